@@ -1,0 +1,1 @@
+//! Lexer, parser and diagnostics for `.visaasm` text.

@@ -1,0 +1,1 @@
+//! Execution of one instruction of one thread.

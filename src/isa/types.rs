@@ -1,0 +1,143 @@
+//! vISA data types: names as the 12504 parser spells them, sizes, and classification.
+
+use std::fmt;
+
+/// An element type of a vISA variable, immediate or operand.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    Ud,
+    D,
+    Uw,
+    W,
+    Ub,
+    B,
+    Df,
+    F,
+    /// Packed vector of eight signed 4-bit integers (immediates only).
+    V,
+    /// Packed vector of four restricted 8-bit floats (immediates only).
+    Vf,
+    Bool,
+    Uq,
+    /// Packed vector of eight unsigned 4-bit integers (immediates only).
+    Uv,
+    Q,
+    Hf,
+    Bf,
+}
+
+impl DataType {
+    /// Every type, in binary-encoding order (UD=0 … BF=15).
+    pub const ALL: [DataType; 16] = [
+        DataType::Ud,
+        DataType::D,
+        DataType::Uw,
+        DataType::W,
+        DataType::Ub,
+        DataType::B,
+        DataType::Df,
+        DataType::F,
+        DataType::V,
+        DataType::Vf,
+        DataType::Bool,
+        DataType::Uq,
+        DataType::Uv,
+        DataType::Q,
+        DataType::Hf,
+        DataType::Bf,
+    ];
+
+    /// Size of one element in bytes (packed vector immediates count as one 4-byte element).
+    pub const fn size(self) -> u32 {
+        match self {
+            DataType::Ub | DataType::B | DataType::Bool => 1,
+            DataType::Uw | DataType::W | DataType::Hf | DataType::Bf => 2,
+            DataType::Ud | DataType::D | DataType::F | DataType::V | DataType::Vf | DataType::Uv => 4,
+            DataType::Uq | DataType::Q | DataType::Df => 8,
+        }
+    }
+
+    /// log2 of [`DataType::size`].
+    pub const fn size_log2(self) -> u32 {
+        self.size().trailing_zeros()
+    }
+
+    pub const fn is_float(self) -> bool {
+        matches!(self, DataType::F | DataType::Df | DataType::Hf | DataType::Bf | DataType::Vf)
+    }
+
+    pub const fn is_int(self) -> bool {
+        !self.is_float()
+    }
+
+    /// Signed integer types (and the signed packed vector `v`).
+    pub const fn is_signed_int(self) -> bool {
+        matches!(self, DataType::D | DataType::W | DataType::B | DataType::Q | DataType::V)
+    }
+
+    pub const fn is_packed_vector(self) -> bool {
+        matches!(self, DataType::V | DataType::Uv | DataType::Vf)
+    }
+
+    /// Bit width of one element.
+    pub const fn bits(self) -> u32 {
+        self.size() * 8
+    }
+
+    /// The lower-case name the text syntax uses.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DataType::Ud => "ud",
+            DataType::D => "d",
+            DataType::Uw => "uw",
+            DataType::W => "w",
+            DataType::Ub => "ub",
+            DataType::B => "b",
+            DataType::Df => "df",
+            DataType::F => "f",
+            DataType::V => "v",
+            DataType::Vf => "vf",
+            DataType::Bool => "bool",
+            DataType::Uq => "uq",
+            DataType::Uv => "uv",
+            DataType::Q => "q",
+            DataType::Hf => "hf",
+            DataType::Bf => "bf",
+        }
+    }
+
+    /// Parses a type name case-insensitively (`ud`, `UD`, `Bool`, …).
+    pub fn from_name(text: &str) -> Option<DataType> {
+        let lower = text.to_ascii_lowercase();
+        DataType::ALL.iter().copied().find(|t| t.name() == lower)
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_in_any_case() {
+        for ty in DataType::ALL {
+            assert_eq!(DataType::from_name(ty.name()), Some(ty));
+            assert_eq!(DataType::from_name(&ty.name().to_ascii_uppercase()), Some(ty));
+        }
+        assert_eq!(DataType::from_name("x"), None);
+    }
+
+    #[test]
+    fn sizes_match_the_spec_table() {
+        assert_eq!(DataType::Ud.size(), 4);
+        assert_eq!(DataType::Hf.size(), 2);
+        assert_eq!(DataType::Q.size(), 8);
+        assert_eq!(DataType::B.size_log2(), 0);
+        assert_eq!(DataType::Df.size_log2(), 3);
+    }
+}

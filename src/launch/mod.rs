@@ -1,0 +1,1 @@
+//! Launch files, zebin and ze_info reading, payload images.

@@ -1,0 +1,1 @@
+//! Thread and memory state.

@@ -1,0 +1,5 @@
+//! The `vdb` command line.
+
+fn main() {
+    println!("vdb");
+}
