@@ -1,1 +1,21 @@
 //! Execution of one instruction of one thread.
+
+pub mod alu;
+mod control;
+mod ctx;
+mod fault;
+mod message;
+mod observer;
+mod operand;
+mod schedule;
+mod step;
+mod tables;
+
+pub use control::{window, FUNCTION_ADDRESS_BASE};
+pub use ctx::Ctx;
+pub use fault::{Fault, FaultKind};
+pub use observer::{CountingObserver, NullObserver, Observer};
+pub use operand::{load_le, operand_type, store_le};
+pub use schedule::{run_to_end, Pick, RunSummary, Scheduler};
+pub use step::{channel_enables, Interpreter, StepEvent, StepInfo};
+pub use tables::Tables;

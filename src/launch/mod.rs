@@ -1,1 +1,2 @@
 //! Launch files, zebin and ze_info reading, payload images.
+pub mod raw;

@@ -6,3 +6,24 @@ mod thread;
 
 pub use memory::{MemError, MemSpace, Region as MemRegion, Slm, Svm, PAGE_SIZE};
 pub use thread::{Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, Waiting};
+
+use std::collections::HashMap;
+
+/// Everything a run changes: the hardware threads and the memories they share.
+#[derive(Clone, Debug, Default)]
+pub struct Machine {
+    pub threads: Vec<ThreadState>,
+    pub svm: Svm,
+    /// One SLM per work-group (indexed by `ThreadState::group`).
+    pub slms: Vec<Slm>,
+    /// Addresses of relocatable symbols (`faddr NAME`): zebin data symbols.
+    pub symbols: HashMap<String, u64>,
+    /// Binding-table surfaces: BTI → (SVM base address, size in bytes).
+    pub surfaces: HashMap<u32, (u64, u64)>,
+}
+
+impl Machine {
+    pub fn thread(&self, id: ThreadId) -> &ThreadState {
+        &self.threads[id.0 as usize]
+    }
+}

@@ -1,5 +1,55 @@
-//! The `vdb` command line.
+//! The `vdb` command line: `check`, `run` (and later `batch`, `trace` and the TUI).
 
-fn main() {
-    println!("vdb");
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// vdb: a time-travel debugger for Intel vISA kernels.
+#[derive(Parser, Debug)]
+#[command(name = "vdb", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse .visaasm files and print every diagnostic (exit 1 if any file has an error).
+    Check {
+        /// Kernel and function files; files given together form one program.
+        files: Vec<PathBuf>,
+        /// Check each file on its own instead of as one program.
+        #[arg(long)]
+        separately: bool,
+        /// GRF register size in bytes (32, or 64 on platforms that have it).
+        #[arg(long, default_value_t = 32)]
+        grf_size: u32,
+    },
+    /// Run a launch to the end, write its outputs and print a summary.
+    Run {
+        /// The launch file (JSON).
+        launch: PathBuf,
+        /// Write outputs under this folder instead of the launch file's.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also print one JSON line of statistics.
+        #[arg(long)]
+        stats: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check {
+            files,
+            separately,
+            grf_size,
+        } => commands::check(&files, separately, grf_size),
+        Command::Run { launch, out, stats } => commands::run(&launch, out.as_deref(), stats),
+    };
+    ExitCode::from(code)
 }

@@ -1,0 +1,177 @@
+//! The execution context of one step and THE write path: every change to a thread's
+//! registers, predicates, address registers or to memory goes through a method here,
+//! which reports it to the [`Observer`] with its old and new value.
+
+use std::collections::HashMap;
+
+use super::fault::FaultKind;
+use super::observer::Observer;
+use super::tables::Tables;
+use crate::isa::PredId;
+use crate::machine::{MemSpace, Slm, Svm, ThreadId, ThreadState};
+use crate::program::Program;
+
+/// Everything one instruction of one thread may read or write.
+pub struct Ctx<'a, O: Observer> {
+    pub program: &'a Program,
+    pub tables: &'a Tables,
+    pub tid: ThreadId,
+    pub thread: &'a mut ThreadState,
+    pub svm: &'a mut Svm,
+    pub slm: Option<&'a mut Slm>,
+    pub symbols: &'a HashMap<String, u64>,
+    pub surfaces: &'a HashMap<u32, (u64, u64)>,
+    pub obs: &'a mut O,
+    /// Reused buffer for old bytes (no allocation per write once warm).
+    pub scratch: Vec<u8>,
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Reads `len` GRF bytes at `offset`.
+    #[inline]
+    pub fn grf(&self, offset: u32, len: u32) -> Result<&[u8], FaultKind> {
+        self.thread
+            .grf
+            .get(offset as usize..offset as usize + len as usize)
+            .ok_or(FaultKind::RegionOutOfBounds {
+                operand: 0,
+                offset,
+                len,
+            })
+    }
+
+    /// Writes GRF bytes `[offset, offset+len)` through `apply`, reporting the change.
+    #[inline]
+    pub fn write_grf_with(
+        &mut self,
+        offset: u32,
+        len: u32,
+        apply: impl FnOnce(&mut [u8]),
+    ) -> Result<(), FaultKind> {
+        let range = offset as usize..offset as usize + len as usize;
+        if range.end > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds {
+                operand: 0,
+                offset,
+                len,
+            });
+        }
+        if O::ACTIVE {
+            self.scratch.clear();
+            self.scratch
+                .extend_from_slice(&self.thread.grf[range.clone()]);
+        }
+        apply(&mut self.thread.grf[range.clone()]);
+        if O::ACTIVE {
+            self.obs
+                .grf(self.tid, offset, &self.scratch, &self.thread.grf[range]);
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at GRF `offset`.
+    pub fn write_grf(&mut self, offset: u32, bytes: &[u8]) -> Result<(), FaultKind> {
+        self.write_grf_with(offset, bytes.len() as u32, |dst| dst.copy_from_slice(bytes))
+    }
+
+    pub fn pred(&self, id: PredId) -> u32 {
+        self.thread.preds.get(id.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// Sets the bits of predicate `id` selected by `mask` to those of `bits`.
+    pub fn write_pred(&mut self, id: PredId, mask: u32, bits: u32) {
+        let Some(slot) = self.thread.preds.get_mut(id.0 as usize) else {
+            return;
+        };
+        let num = self
+            .program
+            .preds
+            .get(id.0 as usize)
+            .map_or(32, |p| p.num_elts);
+        let width_mask = if num >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << num) - 1
+        };
+        let old = *slot;
+        let new = ((old & !mask) | (bits & mask)) & width_mask;
+        *slot = new;
+        if O::ACTIVE && old != new {
+            self.obs.pred(self.tid, id, old, new);
+        }
+    }
+
+    pub fn addr_slot(&self, slot: u32) -> Option<u32> {
+        self.thread.addrs.get(slot as usize).copied()
+    }
+
+    pub fn write_addr(&mut self, slot: u32, value: u32) -> Result<(), FaultKind> {
+        let Some(cell) = self.thread.addrs.get_mut(slot as usize) else {
+            return Err(FaultKind::AddressOutOfBounds {
+                operand: 0,
+                element: slot,
+            });
+        };
+        let old = *cell;
+        *cell = value;
+        if O::ACTIVE && old != value {
+            self.obs.addr(self.tid, slot, old, value);
+        }
+        Ok(())
+    }
+
+    /// Reads memory.
+    pub fn mem_read(
+        &mut self,
+        space: MemSpace,
+        addr: u64,
+        out: &mut [u8],
+    ) -> Result<(), FaultKind> {
+        match space {
+            MemSpace::Svm => self.svm.read(addr, out)?,
+            MemSpace::Slm(_) => match self.slm.as_deref() {
+                Some(slm) => slm.read(addr, out)?,
+                None => return Err(FaultKind::UnboundSurface("%slm".into())),
+            },
+        }
+        Ok(())
+    }
+
+    /// Writes memory, reporting old and new bytes.
+    pub fn mem_write(&mut self, space: MemSpace, addr: u64, bytes: &[u8]) -> Result<(), FaultKind> {
+        if O::ACTIVE {
+            let mut old = vec![0u8; bytes.len()];
+            self.mem_read(space, addr, &mut old)?;
+            self.mem_write_unobserved(space, addr, bytes)?;
+            self.obs.mem(self.tid, space, addr, &old, bytes);
+            Ok(())
+        } else {
+            self.mem_write_unobserved(space, addr, bytes)
+        }
+    }
+
+    fn mem_write_unobserved(
+        &mut self,
+        space: MemSpace,
+        addr: u64,
+        bytes: &[u8],
+    ) -> Result<(), FaultKind> {
+        match space {
+            MemSpace::Svm => self.svm.write(addr, bytes)?,
+            MemSpace::Slm(_) => match self.slm.as_deref_mut() {
+                Some(slm) => slm.write(addr, bytes)?,
+                None => return Err(FaultKind::UnboundSurface("%slm".into())),
+            },
+        }
+        Ok(())
+    }
+
+    /// The thread's `%cr0` value (rounding mode and denormal controls).
+    pub fn cr0(&self) -> u32 {
+        let off = self.tables.cr0_offset as usize;
+        match self.thread.grf.get(off..off + 4) {
+            Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => 0,
+        }
+    }
+}

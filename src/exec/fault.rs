@@ -1,0 +1,134 @@
+//! Guest faults: a kernel doing something the spec leaves undefined stops at that
+//! instruction with one of these, its state intact.
+
+use std::fmt;
+
+use crate::isa::InstIdx;
+use crate::machine::{MemError, ThreadId};
+use crate::program::Program;
+
+/// Why an instruction could not execute. One variant per cause.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The decoder found a problem the real verifier reports (region out of bounds, mask
+    /// offset not aligned to the execution size…).
+    Static(String),
+    /// A direct region reaches outside the GRF file or its variable.
+    RegionOutOfBounds {
+        operand: usize,
+        offset: u32,
+        len: u32,
+    },
+    /// An indirect operand's address falls outside every variable, or a row crosses the end
+    /// of the variable the address points into.
+    IndirectOutOfBounds {
+        operand: usize,
+        lane: u32,
+        address: i64,
+    },
+    /// An indirect address not aligned to the operand type.
+    IndirectMisaligned {
+        operand: usize,
+        lane: u32,
+        address: i64,
+        align: u32,
+    },
+    /// An address-register element outside its variable.
+    AddressOutOfBounds { operand: usize, element: u32 },
+    /// A memory message failed (unmapped or out-of-bounds address, misalignment).
+    Memory { lane: Option<u32>, message: String },
+    /// An arithmetic form the interpreter does not support (type combination, opcode).
+    Alu(String),
+    /// The instruction (or this form of it) is parsed but not implemented.
+    NotImplemented(String),
+    /// All lanes are disabled and none is waiting at a later reconvergence point.
+    NoActiveLanes,
+    /// Execution ran past the last instruction of a function.
+    FellOffEnd,
+    /// `ret`/`fret` with nothing to return to, or `fret` in a subroutine frame.
+    BadReturn(String),
+    /// `fcall`/`ifcall`/`faddr` to an unknown function or symbol.
+    UnknownFunction(String),
+    /// `switchjmp` index past its label list.
+    SwitchOutOfRange { index: u64, labels: usize },
+    /// A surface that the launch did not bind.
+    UnboundSurface(String),
+    /// The configured step limit was reached (a runaway loop).
+    StepLimit(u64),
+    /// Threads wait at a barrier that can never complete.
+    Deadlock(String),
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultKind::Static(m) => write!(f, "{m}"),
+            FaultKind::RegionOutOfBounds { operand, offset, len } => write!(
+                f,
+                "operand {operand}: region reaches GRF bytes {offset}..{} outside its variable",
+                offset + len
+            ),
+            FaultKind::IndirectOutOfBounds { operand, lane, address } => write!(
+                f,
+                "operand {operand}: indirect address {address} (lane {lane}) is outside the variable it points into"
+            ),
+            FaultKind::IndirectMisaligned { operand, lane, address, align } => write!(
+                f,
+                "operand {operand}: indirect address {address} (lane {lane}) is not {align}-byte aligned"
+            ),
+            FaultKind::AddressOutOfBounds { operand, element } => {
+                write!(f, "operand {operand}: address element {element} is outside its address variable")
+            }
+            FaultKind::Memory { lane: Some(l), message } => write!(f, "lane {l}: {message}"),
+            FaultKind::Memory { lane: None, message } => write!(f, "{message}"),
+            FaultKind::Alu(m) => write!(f, "{m}"),
+            FaultKind::NotImplemented(m) => write!(f, "not implemented: {m}"),
+            FaultKind::NoActiveLanes => write!(
+                f,
+                "no lane is active and none waits at a later reconvergence point"
+            ),
+            FaultKind::FellOffEnd => write!(f, "execution ran past the end of the function"),
+            FaultKind::BadReturn(m) => write!(f, "{m}"),
+            FaultKind::UnknownFunction(n) => write!(f, "unknown function or symbol `{n}`"),
+            FaultKind::SwitchOutOfRange { index, labels } => {
+                write!(f, "switchjmp index {index} is past its {labels} labels")
+            }
+            FaultKind::UnboundSurface(n) => write!(f, "surface {n} is not bound by the launch"),
+            FaultKind::StepLimit(n) => write!(f, "step limit of {n} instructions reached"),
+            FaultKind::Deadlock(m) => write!(f, "deadlock: {m}"),
+        }
+    }
+}
+
+impl From<MemError> for FaultKind {
+    fn from(e: MemError) -> FaultKind {
+        FaultKind::Memory {
+            lane: None,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// A fault with where it happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub thread: ThreadId,
+    pub pc: InstIdx,
+}
+
+impl Fault {
+    /// `path:line:col: fault in thread T: message` followed by the instruction text.
+    pub fn render(&self, program: &Program) -> String {
+        let Some(inst) = program.insts.get(self.pc.0 as usize) else {
+            return format!("fault in thread {}: {}", self.thread.0, self.kind);
+        };
+        format!(
+            "{}: fault in thread {}: {}\n    {}",
+            program.location(inst.span),
+            self.thread.0,
+            self.kind,
+            program.inst_text(self.pc)
+        )
+    }
+}

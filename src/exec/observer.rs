@@ -1,0 +1,68 @@
+//! The one write path's listener: every architectural change `exec` makes is reported here
+//! with its old and new value, before the next instruction runs.
+
+use crate::isa::PredId;
+use crate::machine::{Control, MemSpace, ThreadId};
+
+/// Receives every write. `ACTIVE == false` lets the interpreter skip capturing old values.
+pub trait Observer {
+    const ACTIVE: bool;
+    /// GRF bytes `[offset, offset+new.len())` of `thread` changed from `old` to `new`.
+    fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]);
+    fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32);
+    fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32);
+    fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]);
+    /// Control state (pc, masks, reconvergence list, call stack, status) changed.
+    fn control(&mut self, thread: ThreadId, old: &Control, new: &Control);
+}
+
+/// Ignores everything (plain `vdb run` without recording).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct NullObserver;
+
+impl Observer for NullObserver {
+    const ACTIVE: bool = false;
+    #[inline]
+    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
+    #[inline]
+    fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {}
+    #[inline]
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    #[inline]
+    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
+    #[inline]
+    fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
+}
+
+/// Counts writes and bytes (tests and `--stats`).
+#[derive(Clone, Debug, Default)]
+pub struct CountingObserver {
+    pub grf_writes: u64,
+    pub grf_bytes: u64,
+    pub pred_writes: u64,
+    pub addr_writes: u64,
+    pub mem_writes: u64,
+    pub mem_bytes: u64,
+    pub control_changes: u64,
+}
+
+impl Observer for CountingObserver {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], new: &[u8]) {
+        self.grf_writes += 1;
+        self.grf_bytes += new.len() as u64;
+    }
+    fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {
+        self.pred_writes += 1;
+    }
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {
+        self.addr_writes += 1;
+    }
+    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], new: &[u8]) {
+        self.mem_writes += 1;
+        self.mem_bytes += new.len() as u64;
+    }
+    fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {
+        self.control_changes += 1;
+    }
+}

@@ -1,0 +1,262 @@
+//! Reading and writing vector operands: direct and indirect regions, immediates, address
+//! operands. Lane values travel as raw bits zero-extended into u64.
+
+use super::alu::{expand_vector_imm, SrcLanes};
+use super::ctx::Ctx;
+use super::fault::FaultKind;
+use super::observer::Observer;
+use crate::isa::{DataType, DirectOperand, IndirectOperand, Operand, Region, SrcMod};
+
+/// Little-endian load of a `size`-byte element.
+#[inline]
+pub fn load_le(bytes: &[u8], size: u32) -> u64 {
+    match size {
+        1 => bytes[0] as u64,
+        2 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
+        4 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
+        _ => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[..8]);
+            u64::from_le_bytes(b)
+        }
+    }
+}
+
+/// Little-endian store of the low `size` bytes of `value`.
+#[inline]
+pub fn store_le(bytes: &mut [u8], size: u32, value: u64) {
+    bytes[..size as usize].copy_from_slice(&value.to_le_bytes()[..size as usize]);
+}
+
+/// The operand's element type, if it is a vector operand.
+pub fn operand_type(op: &Operand) -> Option<DataType> {
+    match op {
+        Operand::Direct(d) => Some(d.ty),
+        Operand::Indirect(i) => Some(i.ty),
+        Operand::Imm(i) => Some(i.ty),
+        Operand::Pred(_) => Some(DataType::Bool),
+        Operand::Addr(_) | Operand::AddrOf(_) => Some(DataType::Uw),
+        _ => None,
+    }
+}
+
+/// Byte span `[first, end)` that a region touches for `n` lanes.
+#[inline]
+fn region_span(base: u32, region: Region, n: u32, size: u32) -> (u32, u32) {
+    let last = region.element(n.saturating_sub(1)) * size;
+    (base, base + last + size)
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// GRF byte address of lane `lane` of an indirect operand, checked against the variable
+    /// the address points into and the type alignment.
+    fn indirect_address(
+        &self,
+        ind: &IndirectOperand,
+        index: usize,
+        lane: u32,
+    ) -> Result<u32, FaultKind> {
+        let width = ind.region.width.max(1) as u32;
+        let (row_elem, element) = if ind.multi {
+            (lane / width, (lane % width) * ind.region.hstride as u32)
+        } else {
+            (0, ind.region.element(lane))
+        };
+        let var = self.program.addr(ind.addr);
+        let elem = ind.addr_elem + row_elem;
+        if elem >= var.num_elts {
+            return Err(FaultKind::AddressOutOfBounds {
+                operand: index,
+                element: elem,
+            });
+        }
+        let base = self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64;
+        let size = ind.ty.size();
+        if base % size as i64 != 0 {
+            return Err(FaultKind::IndirectMisaligned {
+                operand: index,
+                lane,
+                address: base,
+                align: size,
+            });
+        }
+        let out_of_bounds = FaultKind::IndirectOutOfBounds {
+            operand: index,
+            lane,
+            address: base,
+        };
+        let (start, end) = self.tables.root_at(base).ok_or(out_of_bounds.clone())?;
+        let address = base + (element * size) as i64;
+        if address < start as i64 || address + size as i64 > end as i64 {
+            return Err(FaultKind::IndirectOutOfBounds {
+                operand: index,
+                lane,
+                address,
+            });
+        }
+        Ok(address as u32)
+    }
+
+    /// Reads lanes `0..n` of a source operand.
+    pub fn read_src(&self, op: &Operand, index: usize, n: u32) -> Result<SrcLanes, FaultKind> {
+        let mut lanes = SrcLanes {
+            ty: DataType::Ud,
+            modifier: SrcMod::None,
+            bits: [0; 32],
+        };
+        match op {
+            Operand::Direct(d) => self.read_direct(d, index, n, &mut lanes)?,
+            Operand::Indirect(ind) => {
+                lanes.ty = ind.ty;
+                lanes.modifier = ind.modifier;
+                let size = ind.ty.size();
+                for lane in 0..n {
+                    let at = self.indirect_address(ind, index, lane)?;
+                    lanes.bits[lane as usize] = load_le(self.grf(at, size)?, size);
+                }
+            }
+            Operand::Imm(imm) if imm.ty.is_packed_vector() => {
+                let (ty, bits) = expand_vector_imm(imm.ty, imm.bits);
+                lanes.ty = ty;
+                lanes.bits = bits;
+            }
+            Operand::Imm(imm) => {
+                lanes.ty = imm.ty;
+                lanes.bits = [imm.bits; 32];
+            }
+            Operand::Addr(a) => {
+                lanes.ty = DataType::Uw;
+                let var = self.program.addr(a.addr);
+                let width = a.width.max(1);
+                for lane in 0..n {
+                    let elem = a.elem + lane % width;
+                    let v = if elem < var.num_elts {
+                        self.addr_slot(var.slot + elem)
+                    } else {
+                        None
+                    };
+                    let v = v.ok_or(FaultKind::AddressOutOfBounds {
+                        operand: index,
+                        element: elem,
+                    })?;
+                    lanes.bits[lane as usize] = v as u64;
+                }
+            }
+            Operand::AddrOf(a) => {
+                lanes.ty = DataType::Ud;
+                lanes.bits = [a.address as u64; 32];
+            }
+            other => {
+                return Err(FaultKind::NotImplemented(format!(
+                    "operand {index} form {other:?} as a source"
+                )))
+            }
+        }
+        Ok(lanes)
+    }
+
+    fn read_direct(
+        &self,
+        d: &DirectOperand,
+        index: usize,
+        n: u32,
+        lanes: &mut SrcLanes,
+    ) -> Result<(), FaultKind> {
+        lanes.ty = d.ty;
+        lanes.modifier = d.modifier;
+        if d.is_null {
+            return Ok(());
+        }
+        let size = d.ty.size();
+        let (first, end) = region_span(d.base, d.region, n, size);
+        let bytes = self
+            .grf(first, end - first)
+            .map_err(|_| FaultKind::RegionOutOfBounds {
+                operand: index,
+                offset: first,
+                len: end - first,
+            })?;
+        for lane in 0..n {
+            let at = (d.region.element(lane) * size) as usize;
+            lanes.bits[lane as usize] = load_le(&bytes[at..], size);
+        }
+        Ok(())
+    }
+
+    /// Writes `values` (raw bits of the operand's type) to the lanes of `enabled`.
+    pub fn write_dst(
+        &mut self,
+        op: &Operand,
+        index: usize,
+        n: u32,
+        enabled: u32,
+        values: &[u64; 32],
+    ) -> Result<(), FaultKind> {
+        match op {
+            Operand::Direct(d) => {
+                if d.is_null || enabled == 0 {
+                    return Ok(());
+                }
+                let size = d.ty.size();
+                let (first, end) = region_span(d.base, d.region, n, size);
+                let region = d.region;
+                self.write_grf_with(first, end - first, |bytes| {
+                    for lane in 0..n {
+                        if enabled >> lane & 1 != 0 {
+                            let at = (region.element(lane) * size) as usize;
+                            store_le(&mut bytes[at..], size, values[lane as usize]);
+                        }
+                    }
+                })
+                .map_err(|_| FaultKind::RegionOutOfBounds {
+                    operand: index,
+                    offset: first,
+                    len: end - first,
+                })
+            }
+            Operand::Indirect(ind) => {
+                let size = ind.ty.size();
+                for lane in 0..n {
+                    if enabled >> lane & 1 != 0 {
+                        let at = self.indirect_address(ind, index, lane)?;
+                        let v = values[lane as usize].to_le_bytes();
+                        self.write_grf(at, &v[..size as usize])?;
+                    }
+                }
+                Ok(())
+            }
+            Operand::Addr(a) => {
+                let var = self.program.addr(a.addr);
+                for lane in 0..n {
+                    if enabled >> lane & 1 != 0 {
+                        let elem = a.elem + lane;
+                        if elem >= var.num_elts {
+                            return Err(FaultKind::AddressOutOfBounds {
+                                operand: index,
+                                element: elem,
+                            });
+                        }
+                        self.write_addr(var.slot + elem, values[lane as usize] as u32)?;
+                    }
+                }
+                Ok(())
+            }
+            other => Err(FaultKind::NotImplemented(format!(
+                "operand {index} form {other:?} as a destination"
+            ))),
+        }
+    }
+
+    /// Reads `len` bytes of a raw message operand (`V.off`), or zeros for `%null.0`.
+    pub fn read_raw(&self, op: &Operand, len: u32) -> Result<Vec<u8>, FaultKind> {
+        match op {
+            Operand::Raw(r) if r.is_null => Ok(vec![0; len as usize]),
+            Operand::Raw(r) => Ok(self.grf(r.base, len)?.to_vec()),
+            Operand::LscData(d) if d.raw.is_null => Ok(vec![0; len as usize]),
+            Operand::LscData(d) => Ok(self.grf(d.raw.base, len)?.to_vec()),
+            other => Err(FaultKind::NotImplemented(format!(
+                "raw operand form {other:?}"
+            ))),
+        }
+    }
+}

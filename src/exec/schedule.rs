@@ -1,0 +1,166 @@
+//! The deterministic scheduler: work-groups one after another; inside a group, round-robin
+//! by instruction over its runnable threads; barriers release when every live thread of the
+//! group waits at one.
+
+use std::ops::Range;
+
+use super::fault::{Fault, FaultKind};
+use super::observer::Observer;
+use super::step::{Interpreter, StepEvent};
+use crate::isa::InstIdx;
+use crate::machine::{Machine, ThreadId, ThreadStatus};
+
+/// What to do next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pick {
+    Step(ThreadId),
+    /// Every thread has finished.
+    Finished,
+}
+
+/// Round-robin scheduler state.
+#[derive(Clone, Debug)]
+pub struct Scheduler {
+    /// Thread ranges of each work-group, in dispatch order.
+    pub groups: Vec<Range<u32>>,
+    pub current_group: usize,
+    /// Next thread to consider inside the current group.
+    pub cursor: u32,
+    /// Steps executed so far.
+    pub steps: u64,
+    /// Stop with a fault after this many steps (0 = no limit).
+    pub step_limit: u64,
+}
+
+impl Scheduler {
+    /// One group holding all of `machine`'s threads (a raw launch).
+    pub fn single_group(n_threads: u32) -> Scheduler {
+        Scheduler::new(std::iter::once(0..n_threads).collect())
+    }
+
+    pub fn new(groups: Vec<Range<u32>>) -> Scheduler {
+        let cursor = groups.first().map_or(0, |g| g.start);
+        Scheduler {
+            groups,
+            current_group: 0,
+            cursor,
+            steps: 0,
+            step_limit: 0,
+        }
+    }
+
+    /// Picks the next thread to step, releasing barriers and moving to the next group as
+    /// needed. Barrier releases go through `observer` like any other control change.
+    pub fn pick<O: Observer>(
+        &mut self,
+        machine: &mut Machine,
+        observer: &mut O,
+    ) -> Result<Pick, Fault> {
+        while let Some(range) = self.groups.get(self.current_group).cloned() {
+            let n = range.end - range.start;
+            for i in 0..n {
+                let tid = range.start + (self.cursor - range.start + i) % n.max(1);
+                if machine.threads[tid as usize].is_runnable() {
+                    self.cursor = if tid + 1 >= range.end {
+                        range.start
+                    } else {
+                        tid + 1
+                    };
+                    return Ok(Pick::Step(ThreadId(tid)));
+                }
+            }
+            if self.release_barrier(machine, range.clone(), observer)? {
+                continue;
+            }
+            self.current_group += 1;
+            self.cursor = self.groups.get(self.current_group).map_or(0, |g| g.start);
+        }
+        Ok(Pick::Finished)
+    }
+
+    /// With no runnable thread in `range`: if threads wait at a barrier, release them
+    /// (true), or report a deadlock when some thread can never arrive.
+    fn release_barrier<O: Observer>(
+        &mut self,
+        machine: &mut Machine,
+        range: Range<u32>,
+        observer: &mut O,
+    ) -> Result<bool, Fault> {
+        let waiting: Vec<u32> = range
+            .clone()
+            .filter(|&t| machine.threads[t as usize].control.status == ThreadStatus::AtBarrier)
+            .collect();
+        if waiting.is_empty() {
+            return Ok(false);
+        }
+        let done: Vec<u32> = range
+            .filter(|&t| machine.threads[t as usize].control.status == ThreadStatus::Done)
+            .collect();
+        if let Some(&first_done) = done.first() {
+            let tid = waiting[0];
+            let pc = machine.threads[tid as usize].control.pc;
+            let message = format!(
+                "threads {:?} wait at a barrier but thread {first_done} finished without reaching it",
+                waiting
+            );
+            return Err(Fault {
+                kind: FaultKind::Deadlock(message),
+                thread: ThreadId(tid),
+                pc: InstIdx(pc.0.saturating_sub(1)),
+            });
+        }
+        for t in waiting {
+            let thread = &mut machine.threads[t as usize];
+            let old = if O::ACTIVE {
+                Some(thread.control.clone())
+            } else {
+                None
+            };
+            thread.control.status = ThreadStatus::Running;
+            if let Some(old) = old {
+                observer.control(ThreadId(t), &old, &thread.control);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Summary of a run to the end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub steps: u64,
+    /// Lane-instructions: the sum over steps of enabled channels.
+    pub lane_ops: u64,
+}
+
+/// Runs every thread to the end (or the first fault).
+pub fn run_to_end<O: Observer>(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    observer: &mut O,
+) -> Result<RunSummary, Fault> {
+    let mut summary = RunSummary::default();
+    loop {
+        let tid = match sched.pick(machine, observer)? {
+            Pick::Finished => break,
+            Pick::Step(tid) => tid,
+        };
+        if sched.step_limit != 0 && sched.steps >= sched.step_limit {
+            let pc = machine.thread(tid).control.pc;
+            return Err(Fault {
+                kind: FaultKind::StepLimit(sched.step_limit),
+                thread: tid,
+                pc,
+            });
+        }
+        let info = interp.step(machine, tid, observer)?;
+        sched.steps += 1;
+        summary.lane_ops += info.chen.count_ones() as u64;
+        if info.event == StepEvent::Idle {
+            continue;
+        }
+    }
+    summary.steps = sched.steps;
+    Ok(summary)
+}

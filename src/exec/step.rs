@@ -1,0 +1,391 @@
+//! One step of one thread: channel enables, the flat dispatch over opcode families, and the
+//! pc / reconvergence bookkeeping after the instruction.
+
+use std::sync::Arc;
+
+use super::alu::{self, AluOut, SrcLanes};
+use super::control::{self, size_mask};
+use super::ctx::Ctx;
+use super::fault::{Fault, FaultKind};
+use super::observer::Observer;
+use super::tables::Tables;
+use crate::isa::{DataType, Family, InstIdx, Opcode, Operand, PredCombine, Region, SrcMod};
+use crate::machine::{Machine, ThreadId, ThreadStatus};
+use crate::program::{Inst, Program};
+
+/// What a step did, beyond its writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StepEvent {
+    /// The instruction ran; the thread continues.
+    Executed,
+    /// The thread reached a `barrier` and waits for its work-group.
+    Barrier,
+    /// The thread finished (its final `ret`).
+    Finished,
+    /// The thread was not runnable; nothing happened.
+    Idle,
+}
+
+/// The outcome of one step.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StepInfo {
+    pub pc: InstIdx,
+    /// Channel enables of the instruction (bit n = lane n of the instruction).
+    pub chen: u32,
+    pub event: StepEvent,
+}
+
+/// A decoded program ready to run.
+#[derive(Clone, Debug)]
+pub struct Interpreter {
+    pub program: Arc<Program>,
+    pub tables: Tables,
+}
+
+/// Channel enables per `EvaluateChEn` (5_operands.md): relative bits, lane n = channel
+/// n + offset. Returns (ChEn, the EM part alone, the predicate mask alone).
+pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
+    let n = inst.exec.size;
+    let off = inst.exec.offset.min(31);
+    let lanes = size_mask(n);
+    let em_part = if inst.exec.no_mask {
+        lanes
+    } else {
+        (em >> off) & lanes
+    };
+    let Some(pred) = inst.pred else {
+        return (em_part, em_part, lanes);
+    };
+    let bits = (preds.get(pred.pred.0 as usize).copied().unwrap_or(0) >> off) & lanes;
+    let combined = match pred.combine {
+        PredCombine::None => bits,
+        PredCombine::Any => {
+            if bits != 0 {
+                lanes
+            } else {
+                0
+            }
+        }
+        PredCombine::All => {
+            if bits == lanes {
+                lanes
+            } else {
+                0
+            }
+        }
+    };
+    let pmask = if pred.invert {
+        !combined & lanes
+    } else {
+        combined
+    };
+    (em_part & pmask, em_part, pmask)
+}
+
+impl Interpreter {
+    pub fn new(program: Arc<Program>) -> Interpreter {
+        let tables = Tables::new(&program);
+        Interpreter { program, tables }
+    }
+
+    /// Executes the instruction at thread `tid`'s pc.
+    pub fn step<O: Observer>(
+        &self,
+        machine: &mut Machine,
+        tid: ThreadId,
+        obs: &mut O,
+    ) -> Result<StepInfo, Fault> {
+        let Machine {
+            threads,
+            svm,
+            slms,
+            symbols,
+            surfaces,
+        } = machine;
+        let Some(thread) = threads.get_mut(tid.0 as usize) else {
+            return Ok(StepInfo {
+                pc: InstIdx(0),
+                chen: 0,
+                event: StepEvent::Idle,
+            });
+        };
+        let pc = thread.control.pc;
+        if !thread.is_runnable() {
+            return Ok(StepInfo {
+                pc,
+                chen: 0,
+                event: StepEvent::Idle,
+            });
+        }
+        let old_control = if O::ACTIVE {
+            Some(thread.control.clone())
+        } else {
+            None
+        };
+        let slm = slms.get_mut(thread.group as usize);
+        let mut ctx = Ctx {
+            program: &self.program,
+            tables: &self.tables,
+            tid,
+            thread,
+            svm,
+            slm,
+            symbols,
+            surfaces,
+            obs,
+            scratch: Vec::new(),
+        };
+        let Some(inst) = self.program.insts.get(pc.0 as usize) else {
+            return Err(Fault {
+                kind: FaultKind::FellOffEnd,
+                thread: tid,
+                pc,
+            });
+        };
+        let (chen, em_part, pmask) =
+            channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+        let result = self.execute(&mut ctx, inst, pc, chen, em_part, pmask);
+        let control = &mut ctx.thread.control;
+        let outcome = match result {
+            Ok(()) => {
+                control::arrive(control);
+                let event = match control.status {
+                    ThreadStatus::Done => StepEvent::Finished,
+                    ThreadStatus::AtBarrier => StepEvent::Barrier,
+                    _ => StepEvent::Executed,
+                };
+                Ok(StepInfo { pc, chen, event })
+            }
+            Err(kind) => {
+                control.pc = pc;
+                control.status = ThreadStatus::Faulted;
+                Err(Fault {
+                    kind,
+                    thread: tid,
+                    pc,
+                })
+            }
+        };
+        if let Some(old) = old_control {
+            if old != ctx.thread.control {
+                ctx.obs.control(tid, &old, &ctx.thread.control);
+            }
+        }
+        outcome
+    }
+
+    fn execute<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        inst: &Inst,
+        pc: InstIdx,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
+        if let Some(message) = &inst.static_fault {
+            return Err(FaultKind::Static(message.clone()));
+        }
+        let next = InstIdx(pc.0 + 1);
+        let off = inst.exec.offset.min(31);
+        match inst.op.family() {
+            Family::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
+            Family::Address => self.addr_add(ctx, inst, chen)?,
+            Family::Control => {
+                let pred_true = pmask & 1 != 0;
+                return control::execute(ctx, inst, pc, chen << off, pred_true);
+            }
+            Family::Memory => super::message::execute(ctx, inst, chen)?,
+            Family::Sync => {
+                if inst.op == Opcode::Barrier {
+                    ctx.thread.control.status = ThreadStatus::AtBarrier;
+                }
+            }
+            Family::Nop => {}
+            Family::Unsupported => {
+                return Err(FaultKind::NotImplemented(format!(
+                    "`{}` instructions",
+                    inst.op.mnemonic()
+                )))
+            }
+        }
+        ctx.thread.control.pc = next;
+        Ok(())
+    }
+
+    fn addr_add<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        inst: &Inst,
+        chen: u32,
+    ) -> Result<(), FaultKind> {
+        let n = inst.exec.size;
+        let a = ctx.read_src(&inst.operands[1], 1, n)?;
+        let b = ctx.read_src(&inst.operands[2], 2, n)?;
+        let mut values = [0u64; 32];
+        for (lane, value) in values.iter_mut().enumerate().take(n as usize) {
+            let offset = alu_int(&b, lane);
+            *value = (a.bits[lane] as i64).wrapping_add(offset) as u64 & 0xffff_ffff;
+        }
+        ctx.write_dst(&inst.operands[0], 0, n, chen, &values)
+    }
+
+    fn alu<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        inst: &Inst,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
+        let n = inst.exec.size;
+        let off = inst.exec.offset.min(31);
+        let operands = &inst.operands;
+        match (inst.op, operands.first(), operands.get(1)) {
+            (Opcode::Setp, Some(Operand::Pred(p)), Some(src)) => {
+                let lanes = ctx.read_src(src, 1, n)?;
+                let scalar = is_scalar(src);
+                let mut bits = 0u32;
+                for lane in 0..n {
+                    let bit = if scalar {
+                        lanes.bits[0] >> lane
+                    } else {
+                        lanes.bits[lane as usize]
+                    };
+                    bits |= ((bit & 1) as u32) << lane;
+                }
+                let mask = if scalar { size_mask(n) } else { chen };
+                ctx.write_pred(*p, mask << off, bits << off);
+                return Ok(());
+            }
+            (Opcode::Mov, Some(dst), Some(Operand::Pred(p))) => {
+                let mut values = [0u64; 32];
+                values[0] = ctx.pred(*p) as u64;
+                return ctx.write_dst(dst, 0, 1, chen & 1, &values);
+            }
+            (Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not, Some(Operand::Pred(dst)), _) => {
+                return pred_logic(ctx, inst, *dst, chen);
+            }
+            _ => {}
+        }
+        let (n_dsts, is_cmp) = match inst.op {
+            Opcode::Addc | Opcode::Subb => (2, false),
+            Opcode::Cmp => (1, true),
+            _ => (1, false),
+        };
+        let dst = operands
+            .first()
+            .ok_or(FaultKind::Alu("missing destination".into()))?;
+        let dst_ty = match dst {
+            Operand::Pred(_) => DataType::Bool,
+            other => super::operand::operand_type(other).unwrap_or(DataType::Ud),
+        };
+        let src_ops = operands.get(n_dsts..).unwrap_or(&[]);
+        if src_ops.len() > 4 {
+            return Err(FaultKind::Alu(format!("{} sources", src_ops.len())));
+        }
+        let mut srcs: [SrcLanes; 4] = std::array::from_fn(|_| SrcLanes {
+            ty: DataType::Ud,
+            modifier: SrcMod::None,
+            bits: [0; 32],
+        });
+        for (i, op) in src_ops.iter().enumerate() {
+            srcs[i] = ctx.read_src(op, i + n_dsts, n)?;
+        }
+        let (enabled, select) = if inst.op == Opcode::Sel {
+            (em_part, pmask)
+        } else {
+            (chen, u32::MAX)
+        };
+        let mut out = AluOut {
+            values: [0; 32],
+            second: [0; 32],
+            flags: 0,
+        };
+        alu::eval(
+            inst.op,
+            &inst.sub,
+            inst.sat,
+            dst_ty,
+            &srcs[..src_ops.len()],
+            n as usize,
+            enabled,
+            select,
+            ctx.cr0(),
+            &mut out,
+        )
+        .map_err(|e| FaultKind::Alu(e.to_string()))?;
+        if is_cmp {
+            if let Operand::Pred(p) = dst {
+                ctx.write_pred(*p, enabled << off, out.flags << off);
+                return Ok(());
+            }
+        }
+        ctx.write_dst(dst, 0, n, enabled, &out.values)?;
+        if n_dsts == 2 {
+            ctx.write_dst(&operands[1], 1, n, enabled, &out.second)?;
+        }
+        if inst.op == Opcode::Madw {
+            let high = shifted_by_registers(dst, n, ctx.tables.grf_size)?;
+            ctx.write_dst(&high, 0, n, enabled, &out.second)?;
+        }
+        Ok(())
+    }
+}
+
+/// Sign-aware integer value of a source lane (for address arithmetic).
+fn alu_int(lanes: &SrcLanes, lane: usize) -> i64 {
+    let bits = lanes.bits[lane];
+    match lanes.ty {
+        DataType::W => bits as u16 as i16 as i64,
+        DataType::B => bits as u8 as i8 as i64,
+        DataType::D => bits as u32 as i32 as i64,
+        _ => bits as i64,
+    }
+}
+
+fn is_scalar(op: &Operand) -> bool {
+    match op {
+        Operand::Imm(_) => true,
+        Operand::Direct(d) => d.region == Region::scalar(),
+        Operand::Indirect(i) => i.region == Region::scalar(),
+        _ => false,
+    }
+}
+
+/// The destination moved past the low half's registers (where `madw` puts the high half).
+fn shifted_by_registers(dst: &Operand, n: u32, grf_size: u32) -> Result<Operand, FaultKind> {
+    match dst {
+        Operand::Direct(d) => {
+            let mut high = d.clone();
+            high.base += (n * d.ty.size()).div_ceil(grf_size) * grf_size;
+            Ok(Operand::Direct(high))
+        }
+        _ => Err(FaultKind::NotImplemented(
+            "madw with an indirect destination".into(),
+        )),
+    }
+}
+
+/// `and/or/xor/not` on predicate operands.
+fn pred_logic<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    dst: crate::isa::PredId,
+    chen: u32,
+) -> Result<(), FaultKind> {
+    let off = inst.exec.offset.min(31);
+    let value = |op: Option<&Operand>| match op {
+        Some(Operand::Pred(p)) => Ok(ctx.pred(*p)),
+        other => Err(FaultKind::Alu(format!("predicate logic operand {other:?}"))),
+    };
+    let a = value(inst.operands.get(1))?;
+    let result = match inst.op {
+        Opcode::Not => !a,
+        Opcode::And => a & value(inst.operands.get(2))?,
+        Opcode::Or => a | value(inst.operands.get(2))?,
+        _ => a ^ value(inst.operands.get(2))?,
+    };
+    ctx.write_pred(dst, chen << off, result);
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! Lookup tables derived once from a `Program` for execution (no name lookups per step).
+
+use crate::program::Program;
+
+/// Per-program execution tables.
+#[derive(Clone, Debug)]
+pub struct Tables {
+    pub grf_size: u32,
+    /// For each GRF register of the thread file, the byte range `[start, end)` of the root
+    /// variable stored there (roots are GRF-aligned and never share a register), or None.
+    pub root_by_grf: Vec<Option<(u32, u32)>>,
+    pub cr0_offset: u32,
+    pub sp_offset: u32,
+    pub fp_offset: u32,
+}
+
+impl Tables {
+    pub fn new(program: &Program) -> Tables {
+        let grf_size = program.grf_size.max(1);
+        let n_regs = program.grf_bytes.div_ceil(grf_size) as usize;
+        let mut root_by_grf = vec![None; n_regs];
+        for var in program.vars.iter().filter(|v| v.alias.is_none()) {
+            let end = var.offset + var.size.max(1);
+            for reg in var.offset / grf_size..end.div_ceil(grf_size) {
+                if let Some(slot) = root_by_grf.get_mut(reg as usize) {
+                    *slot = Some((var.offset, var.offset + var.size));
+                }
+            }
+        }
+        let offset_of = |name: &str| {
+            program
+                .vars
+                .iter()
+                .find(|v| v.name == name)
+                .map_or(0, |v| v.offset)
+        };
+        Tables {
+            grf_size,
+            root_by_grf,
+            cr0_offset: offset_of("%cr0"),
+            sp_offset: offset_of("%sp"),
+            fp_offset: offset_of("%fp"),
+        }
+    }
+
+    /// The root variable range containing GRF byte `address`.
+    #[inline]
+    pub fn root_at(&self, address: i64) -> Option<(u32, u32)> {
+        if address < 0 {
+            return None;
+        }
+        let (start, end) = (*self
+            .root_by_grf
+            .get((address as u64 / self.grf_size as u64) as usize)?)?;
+        ((start as i64..end as i64).contains(&address)).then_some((start, end))
+    }
+}

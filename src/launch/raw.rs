@@ -1,0 +1,558 @@
+//! The raw launch file: one hardware thread of any kernel, its registers and SVM set by
+//! hand. JSON, read with serde at the edge and validated into a [`Launch`].
+//!
+//! ```json
+//! { "kernel": "k.visaasm", "functions": ["k_f0.visaasm"], "simd": 16,
+//!   "dispatch_mask": "0xffff", "payload": "payload.bin",
+//!   "inputs": { "V0034": { "type": "uq", "values": ["0x100000000"] } },
+//!   "svm": [ { "name": "in", "address": "0x100000000", "size": 64, "file": "in.bin",
+//!              "output": "out/in.bin" } ],
+//!   "registers_out": [ { "var": "V0049", "output": "out/v49.bin" } ],
+//!   "step_limit": 1000000 }
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+
+use crate::asm::{parse_files, ParseOptions};
+use crate::exec::Scheduler;
+use crate::isa::{DataType, VarId};
+use crate::machine::{Machine, ThreadState};
+use crate::program::{InputVar, Program, SourceFile};
+
+/// A launch file problem: which file, which field, what is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchError {
+    pub file: String,
+    /// Dotted path of the offending field (`svm[1].size`), when one is to blame.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl LaunchError {
+    pub fn new(file: &str, field: Option<&str>, message: impl Into<String>) -> LaunchError {
+        LaunchError {
+            file: file.to_string(),
+            field: field.map(str::to_string),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "{}: field `{}`: {}", self.file, field, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// A number written as a JSON integer or as a string (decimal or `0x` hex).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Number(pub u64);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Number, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Int(u64),
+            Neg(i64),
+            Float(f64),
+            Text(String),
+        }
+        match Repr::deserialize(d)? {
+            Repr::Int(v) => Ok(Number(v)),
+            Repr::Neg(v) => Ok(Number(v as u64)),
+            Repr::Float(v) => Ok(Number(v.to_bits())),
+            Repr::Text(s) => parse_number(&s).map(Number).ok_or_else(|| {
+                de::Error::custom(format!("`{s}` is not a number (decimal or 0x-hex)"))
+            }),
+        }
+    }
+}
+
+/// Parses `123`, `-5`, `0x1F`.
+pub fn parse_number(text: &str) -> Option<u64> {
+    let t = text.trim().replace('_', "");
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if let Some(neg) = t.strip_prefix('-') {
+        neg.parse::<u64>()
+            .ok()
+            .map(|v| (v as i64).wrapping_neg() as u64)
+    } else {
+        t.parse().ok()
+    }
+}
+
+/// Initial contents: typed values, hex bytes or a file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueSpec {
+    /// Element type for `values` (ud, d, uw, w, ub, b, uq, q, f, df, hf).
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+    /// Elements; floats may be written as JSON numbers for f/df.
+    pub values: Option<Vec<serde_json::Value>>,
+    /// Hex bytes, e.g. "0000803f".
+    pub bytes: Option<String>,
+    /// A file whose bytes are used.
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SvmSpec {
+    name: Option<String>,
+    address: Number,
+    size: Option<Number>,
+    #[serde(flatten)]
+    init: ValueSpec,
+    output: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegOutSpec {
+    var: String,
+    output: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunchFile {
+    kernel: String,
+    #[serde(default)]
+    functions: Vec<String>,
+    grf_size: Option<u32>,
+    simd: Option<u32>,
+    dispatch_mask: Option<Number>,
+    payload: Option<String>,
+    #[serde(default)]
+    inputs: BTreeMap<String, ValueSpec>,
+    #[serde(default)]
+    svm: Vec<SvmSpec>,
+    #[serde(default)]
+    registers_out: Vec<RegOutSpec>,
+    step_limit: Option<u64>,
+}
+
+/// Where a result goes after the run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputSource {
+    Svm { address: u64, size: u64 },
+    Register(VarId),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub source: OutputSource,
+    /// Path as written in the launch file (relative to its folder or to `--out`).
+    pub path: String,
+}
+
+/// A validated launch, ready to run.
+pub struct Launch {
+    pub program: Arc<Program>,
+    pub machine: Machine,
+    pub scheduler: Scheduler,
+    pub outputs: Vec<Output>,
+    /// Folder of the launch file: relative paths resolve against it.
+    pub base_dir: PathBuf,
+    pub simd: u32,
+    /// Group and thread labels for messages: (group ids, thread index in group).
+    pub thread_labels: Vec<([u32; 3], u32)>,
+}
+
+/// Reads a file relative to `base`, naming the field on failure.
+pub fn read_relative(
+    base: &Path,
+    path: &str,
+    file: &str,
+    field: &str,
+) -> Result<Vec<u8>, LaunchError> {
+    let full = base.join(path);
+    std::fs::read(&full).map_err(|e| {
+        LaunchError::new(
+            file,
+            Some(field),
+            format!("cannot read {}: {e}", full.display()),
+        )
+    })
+}
+
+/// Reads the kernel and function files and parses them.
+pub fn load_program(
+    base: &Path,
+    kernel: &str,
+    functions: &[String],
+    grf_size: u32,
+    file: &str,
+) -> Result<Program, LaunchError> {
+    let mut sources = Vec::new();
+    for (i, path) in std::iter::once(kernel)
+        .chain(functions.iter().map(String::as_str))
+        .enumerate()
+    {
+        let field = if i == 0 {
+            "kernel".to_string()
+        } else {
+            format!("functions[{}]", i - 1)
+        };
+        let bytes = read_relative(base, path, file, &field)?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        sources.push(SourceFile {
+            path: base.join(path).display().to_string(),
+            text,
+        });
+    }
+    parse_files(sources, &ParseOptions { grf_size }).map_err(|d| {
+        LaunchError::new(
+            file,
+            Some("kernel"),
+            format!("the kernel does not parse:\n{}", d.render()),
+        )
+    })
+}
+
+/// Decodes a hex string (spaces allowed).
+pub fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    if !digits.len().is_multiple_of(2) {
+        return None;
+    }
+    digits
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
+}
+
+/// Turns a [`ValueSpec`] into bytes.
+pub fn spec_bytes(
+    spec: &ValueSpec,
+    base: &Path,
+    file: &str,
+    field: &str,
+) -> Result<Option<Vec<u8>>, LaunchError> {
+    let given =
+        spec.values.is_some() as u8 + spec.bytes.is_some() as u8 + spec.file.is_some() as u8;
+    if given > 1 {
+        return Err(LaunchError::new(
+            file,
+            Some(field),
+            "give only one of `values`, `bytes`, `file`",
+        ));
+    }
+    if let Some(hex) = &spec.bytes {
+        return decode_hex(hex).map(Some).ok_or_else(|| {
+            LaunchError::new(
+                file,
+                Some(&format!("{field}.bytes")),
+                "not an even-length hex string",
+            )
+        });
+    }
+    if let Some(path) = &spec.file {
+        return read_relative(base, path, file, &format!("{field}.file")).map(Some);
+    }
+    let Some(values) = &spec.values else {
+        return Ok(None);
+    };
+    let ty_name = spec.ty.as_deref().unwrap_or("ud");
+    let ty = DataType::from_name(ty_name)
+        .filter(|t| !t.is_packed_vector() && *t != DataType::Bool)
+        .ok_or_else(|| {
+            LaunchError::new(
+                file,
+                Some(&format!("{field}.type")),
+                format!("unknown type `{ty_name}`"),
+            )
+        })?;
+    let mut out = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let bits = value_bits(v, ty).ok_or_else(|| {
+            LaunchError::new(
+                file,
+                Some(&format!("{field}.values[{i}]")),
+                format!("`{v}` is not a {ty} value"),
+            )
+        })?;
+        out.extend_from_slice(&bits.to_le_bytes()[..ty.size() as usize]);
+    }
+    Ok(Some(out))
+}
+
+fn value_bits(v: &serde_json::Value, ty: DataType) -> Option<u64> {
+    match (v, ty) {
+        (serde_json::Value::Number(n), DataType::F) => {
+            Some(n.as_f64()? as f32).map(|f| f.to_bits() as u64)
+        }
+        (serde_json::Value::Number(n), DataType::Df) => n.as_f64().map(f64::to_bits),
+        (serde_json::Value::Number(n), _) => n.as_u64().or_else(|| n.as_i64().map(|i| i as u64)),
+        (serde_json::Value::String(s), _) => parse_number(s),
+        _ => None,
+    }
+}
+
+/// Loads and validates a raw launch file.
+pub fn load(path: &Path) -> Result<Launch, LaunchError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LaunchError::new(&file, None, format!("cannot read: {e}")))?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let spec: RawLaunchFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let field = (field != ".").then_some(field);
+        LaunchError {
+            file: file.clone(),
+            field,
+            message: e.into_inner().to_string(),
+        }
+    })?;
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    build(spec, &base, &file)
+}
+
+fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchError> {
+    let grf_size = spec.grf_size.unwrap_or(32);
+    if grf_size != 32 && grf_size != 64 {
+        return Err(LaunchError::new(file, Some("grf_size"), "must be 32 or 64"));
+    }
+    let program = Arc::new(load_program(
+        base,
+        &spec.kernel,
+        &spec.functions,
+        grf_size,
+        file,
+    )?);
+    let simd = spec.simd.or(program.kernel().simd_size()).unwrap_or(16);
+    if ![1, 2, 4, 8, 16, 32].contains(&simd) {
+        return Err(LaunchError::new(
+            file,
+            Some("simd"),
+            format!("{simd} is not 1, 2, 4, 8, 16 or 32"),
+        ));
+    }
+    let full = crate::exec::window(crate::isa::ExecMask {
+        size: simd,
+        offset: 0,
+        no_mask: false,
+    });
+    let mask = spec.dispatch_mask.map_or(full, |m| m.0 as u32);
+    if mask & !full != 0 {
+        return Err(LaunchError::new(
+            file,
+            Some("dispatch_mask"),
+            format!("{mask:#x} has lanes beyond SIMD{simd}"),
+        ));
+    }
+    let mut thread = ThreadState::new(&program, simd, mask);
+    if let Some(payload) = &spec.payload {
+        let bytes = read_relative(base, payload, file, "payload")?;
+        apply_payload(&program, &mut thread, &bytes);
+    }
+    for (name, value) in &spec.inputs {
+        let field = format!("inputs.{name}");
+        set_var(&program, &mut thread, name, value, base, file, &field)?;
+    }
+    let mut machine = Machine {
+        threads: vec![thread],
+        slms: vec![crate::machine::Slm::new(64 * 1024)],
+        ..Machine::default()
+    };
+    let mut outputs = Vec::new();
+    for (i, region) in spec.svm.iter().enumerate() {
+        map_region(&mut machine, region, i, base, file, &mut outputs)?;
+    }
+    for (i, reg) in spec.registers_out.iter().enumerate() {
+        let var = program
+            .var_id(crate::isa::UnitId(0), &reg.var)
+            .ok_or_else(|| {
+                LaunchError::new(
+                    file,
+                    Some(&format!("registers_out[{i}].var")),
+                    format!("no variable `{}`", reg.var),
+                )
+            })?;
+        outputs.push(Output {
+            source: OutputSource::Register(var),
+            path: reg.output.clone(),
+        });
+    }
+    let mut scheduler = Scheduler::single_group(1);
+    scheduler.step_limit = spec.step_limit.unwrap_or(100_000_000);
+    Ok(Launch {
+        program,
+        machine,
+        scheduler,
+        outputs,
+        base_dir: base.to_path_buf(),
+        simd,
+        thread_labels: vec![([0; 3], 0)],
+    })
+}
+
+/// Copies a payload image into r0 and every `.input` of the kernel.
+pub fn apply_payload(program: &Program, thread: &mut ThreadState, payload: &[u8]) {
+    if let Some(r0) = program.var_id(crate::isa::UnitId(0), "%r0") {
+        let at = program.var(r0).offset as usize;
+        let n = payload.len().min(32);
+        thread.grf[at..at + n].copy_from_slice(&payload[..n]);
+    }
+    for input in &program.kernel().inputs {
+        let InputVar::Gen(var) = input.var else {
+            continue;
+        };
+        let v = program.var(var);
+        let len = input.size.min(v.size) as usize;
+        let src = payload.get(input.offset as usize..input.offset as usize + len);
+        if let Some(src) = src {
+            thread.grf[v.offset as usize..v.offset as usize + len].copy_from_slice(src);
+        }
+    }
+}
+
+fn set_var(
+    program: &Program,
+    thread: &mut ThreadState,
+    name: &str,
+    value: &ValueSpec,
+    base: &Path,
+    file: &str,
+    field: &str,
+) -> Result<(), LaunchError> {
+    let var = program.var_id(crate::isa::UnitId(0), name).ok_or_else(|| {
+        LaunchError::new(
+            file,
+            Some(field),
+            format!("the kernel has no variable `{name}`"),
+        )
+    })?;
+    let v = program.var(var);
+    let bytes = spec_bytes(value, base, file, field)?.unwrap_or_default();
+    if bytes.len() as u32 > v.size {
+        return Err(LaunchError::new(
+            file,
+            Some(field),
+            format!(
+                "{} bytes given but `{name}` holds {} ({} × {})",
+                bytes.len(),
+                v.size,
+                v.num_elts,
+                v.ty
+            ),
+        ));
+    }
+    thread.grf[v.offset as usize..v.offset as usize + bytes.len()].copy_from_slice(&bytes);
+    Ok(())
+}
+
+fn map_region(
+    machine: &mut Machine,
+    region: &SvmSpec,
+    index: usize,
+    base: &Path,
+    file: &str,
+    outputs: &mut Vec<Output>,
+) -> Result<(), LaunchError> {
+    let field = format!("svm[{index}]");
+    let init = spec_bytes(&region.init, base, file, &field)?;
+    let size = match (region.size, &init) {
+        (Some(s), _) => s.0,
+        (None, Some(bytes)) => bytes.len() as u64,
+        (None, None) => {
+            return Err(LaunchError::new(
+                file,
+                Some(&format!("{field}.size")),
+                "give a size or initial contents",
+            ))
+        }
+    };
+    let start = region.address.0;
+    if start.checked_add(size).is_none() || size == 0 {
+        return Err(LaunchError::new(
+            file,
+            Some(&field),
+            "the region is empty or wraps around",
+        ));
+    }
+    let overlaps = machine
+        .svm
+        .regions()
+        .iter()
+        .any(|r| start < r.start + r.len && r.start < start + size);
+    if overlaps {
+        return Err(LaunchError::new(
+            file,
+            Some(&format!("{field}.address")),
+            "overlaps another region",
+        ));
+    }
+    let name = region.name.clone().unwrap_or_else(|| format!("svm{index}"));
+    machine.svm.map(start, size, &name);
+    if let Some(bytes) = init {
+        if bytes.len() as u64 > size {
+            return Err(LaunchError::new(
+                file,
+                Some(&format!("{field}.size")),
+                format!("{} initial bytes exceed the size {size}", bytes.len()),
+            ));
+        }
+        machine
+            .svm
+            .write(start, &bytes)
+            .map_err(|e| LaunchError::new(file, Some(&field), e.to_string()))?;
+    }
+    if let Some(out) = &region.output {
+        outputs.push(Output {
+            source: OutputSource::Svm {
+                address: start,
+                size,
+            },
+            path: out.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Writes every output of a finished (or faulted) run under `out_dir` (or the launch's folder).
+pub fn write_outputs(
+    program: &Program,
+    machine: &Machine,
+    outputs: &[Output],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    for out in outputs {
+        let bytes = match out.source {
+            OutputSource::Svm { address, size } => {
+                let mut buf = vec![0u8; size as usize];
+                machine
+                    .svm
+                    .read(address, &mut buf)
+                    .map_err(|e| e.to_string())?;
+                buf
+            }
+            OutputSource::Register(var) => {
+                let v = program.var(var);
+                machine.threads[0].grf[v.offset as usize..(v.offset + v.size) as usize].to_vec()
+            }
+        };
+        let path = dir.join(&out.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
