@@ -41,10 +41,7 @@ impl Diagnostics {
 }
 
 pub fn parse_files(files: Vec<SourceFile>, _opts: &ParseOptions) -> Result<Program, Diagnostics> {
-    Err(Diagnostics {
-        files,
-        items: Vec::new(),
-    })
+    Err(Diagnostics { files, items: Vec::new() })
 }
 
 pub fn parse_files_with_warnings(
@@ -52,13 +49,7 @@ pub fn parse_files_with_warnings(
     opts: &ParseOptions,
 ) -> (Option<Program>, Diagnostics) {
     match parse_files(files, opts) {
-        Ok(p) => (
-            Some(p),
-            Diagnostics {
-                files: Vec::new(),
-                items: Vec::new(),
-            },
-        ),
+        Ok(p) => (Some(p), Diagnostics { files: Vec::new(), items: Vec::new() }),
         Err(d) => (None, d),
     }
 }

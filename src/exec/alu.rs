@@ -60,12 +60,5 @@ pub fn expand_vector_imm(ty: DataType, bits: u64) -> (DataType, [u64; 32]) {
     for (lane, v) in out.iter_mut().enumerate() {
         *v = (bits >> ((lane % 8) * 4)) & 0xf;
     }
-    (
-        if ty == DataType::V {
-            DataType::W
-        } else {
-            DataType::Uw
-        },
-        out,
-    )
+    (if ty == DataType::V { DataType::W } else { DataType::Uw }, out)
 }

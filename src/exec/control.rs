@@ -63,12 +63,7 @@ fn resume_if_idle(control: &mut Control, from: InstIdx) -> Result<(), FaultKind>
     if control.em != 0 {
         return Ok(());
     }
-    let next = control
-        .waiting
-        .iter()
-        .filter(|w| w.at > from)
-        .map(|w| w.at)
-        .min();
+    let next = control.waiting.iter().filter(|w| w.at > from).map(|w| w.at).min();
     match next {
         Some(at) => {
             control.pc = at;
@@ -81,9 +76,7 @@ fn resume_if_idle(control: &mut Control, from: InstIdx) -> Result<(), FaultKind>
 fn label_target(inst: &Inst, index: usize) -> Result<InstIdx, FaultKind> {
     match inst.operands.get(index) {
         Some(Operand::Label(t)) | Some(Operand::Subroutine(t)) => Ok(*t),
-        other => Err(FaultKind::NotImplemented(format!(
-            "branch target {other:?}"
-        ))),
+        other => Err(FaultKind::NotImplemented(format!("branch target {other:?}"))),
     }
 }
 
@@ -152,14 +145,7 @@ pub fn execute<O: Observer>(
             } else {
                 chen_abs
             };
-            enter(
-                &mut ctx.thread.control,
-                FrameKind::Subroutine,
-                lanes,
-                target,
-                next,
-                inst.unit,
-            );
+            enter(&mut ctx.thread.control, FrameKind::Subroutine, lanes, target, next, inst.unit);
             Ok(())
         }
         Opcode::Fcall => {
@@ -167,10 +153,7 @@ pub fn execute<O: Observer>(
                 Some(Operand::Function(n)) => n.clone(),
                 other => return Err(FaultKind::NotImplemented(format!("fcall target {other:?}"))),
             };
-            let unit = ctx
-                .program
-                .function_unit(&name)
-                .ok_or(FaultKind::UnknownFunction(name))?;
+            let unit = ctx.program.function_unit(&name).ok_or(FaultKind::UnknownFunction(name))?;
             let entry = ctx.program.unit(unit).entry;
             let lanes = if scalar {
                 if pred_true {
@@ -181,14 +164,7 @@ pub fn execute<O: Observer>(
             } else {
                 chen_abs
             };
-            enter(
-                &mut ctx.thread.control,
-                FrameKind::Function,
-                lanes,
-                entry,
-                next,
-                unit,
-            );
+            enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
             Ok(())
         }
         Opcode::Ifcall => ifcall(ctx, inst, next, scalar, pred_true, chen_abs),
@@ -206,10 +182,7 @@ pub fn execute<O: Observer>(
         }
         Opcode::EndOfCode => Err(FaultKind::FellOffEnd),
         Opcode::Faddr => faddr(ctx, inst, next),
-        other => Err(FaultKind::NotImplemented(format!(
-            "control opcode {}",
-            other.mnemonic()
-        ))),
+        other => Err(FaultKind::NotImplemented(format!("control opcode {}", other.mnemonic()))),
     }
 }
 
@@ -263,11 +236,7 @@ fn ret(control: &mut Control, inst: &Inst, next: InstIdx, lanes: u32) -> Result<
         control.status = ThreadStatus::Done;
         return Ok(());
     };
-    let expected = if inst.op == Opcode::Fret {
-        FrameKind::Function
-    } else {
-        FrameKind::Subroutine
-    };
+    let expected = if inst.op == Opcode::Fret { FrameKind::Function } else { FrameKind::Subroutine };
     if frame.kind != expected {
         let what = if inst.op == Opcode::Fret {
             "fret inside a subroutine"
@@ -284,24 +253,15 @@ fn ret(control: &mut Control, inst: &Inst, next: InstIdx, lanes: u32) -> Result<
     Ok(())
 }
 
-fn switchjmp<O: Observer>(
-    ctx: &mut Ctx<'_, O>,
-    inst: &Inst,
-    _next: InstIdx,
-) -> Result<(), FaultKind> {
+fn switchjmp<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, _next: InstIdx) -> Result<(), FaultKind> {
     let index = ctx.read_src(&inst.operands[0], 0, 1)?.bits[0];
     let Some(Operand::Labels(labels)) = inst.operands.get(1) else {
-        return Err(FaultKind::NotImplemented(
-            "switchjmp without a label list".into(),
-        ));
+        return Err(FaultKind::NotImplemented("switchjmp without a label list".into()));
     };
     let target = labels
         .get(index as usize)
         .copied()
-        .ok_or(FaultKind::SwitchOutOfRange {
-            index,
-            labels: labels.len(),
-        })?;
+        .ok_or(FaultKind::SwitchOutOfRange { index, labels: labels.len() })?;
     ctx.thread.control.pc = target;
     Ok(())
 }
@@ -315,14 +275,9 @@ fn faddr<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, next: InstIdx) -> Resul
     };
     let address = match ctx.program.function_unit(name) {
         Some(unit) => FUNCTION_ADDRESS_BASE + unit.0 as u64 * 0x100,
-        None => *ctx
-            .symbols
-            .get(name)
-            .ok_or_else(|| FaultKind::UnknownFunction(name.clone()))?,
+        None => *ctx.symbols.get(name).ok_or_else(|| FaultKind::UnknownFunction(name.clone()))?,
     };
-    let dst = inst.operands.get(1).ok_or(FaultKind::NotImplemented(
-        "faddr without destination".into(),
-    ))?;
+    let dst = inst.operands.get(1).ok_or(FaultKind::NotImplemented("faddr without destination".into()))?;
     let mut values = [0u64; 32];
     values[0] = address;
     ctx.write_dst(dst, 1, 1, 1, &values)?;
@@ -346,9 +301,7 @@ fn ifcall<O: Observer>(
         && (unit_idx as usize) < ctx.program.units.len()
         && unit_idx > 0;
     if !valid {
-        return Err(FaultKind::UnknownFunction(format!(
-            "at address {address:#x}"
-        )));
+        return Err(FaultKind::UnknownFunction(format!("at address {address:#x}")));
     }
     let unit = crate::isa::UnitId(unit_idx as u32);
     let entry = ctx.program.unit(unit).entry;
@@ -361,13 +314,6 @@ fn ifcall<O: Observer>(
     } else {
         chen_abs
     };
-    enter(
-        &mut ctx.thread.control,
-        FrameKind::Function,
-        lanes,
-        entry,
-        next,
-        unit,
-    );
+    enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
     Ok(())
 }

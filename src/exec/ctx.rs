@@ -33,11 +33,7 @@ impl<O: Observer> Ctx<'_, O> {
         self.thread
             .grf
             .get(offset as usize..offset as usize + len as usize)
-            .ok_or(FaultKind::RegionOutOfBounds {
-                operand: 0,
-                offset,
-                len,
-            })
+            .ok_or(FaultKind::RegionOutOfBounds { operand: 0, offset, len })
     }
 
     /// Writes GRF bytes `[offset, offset+len)` through `apply`, reporting the change.
@@ -50,21 +46,15 @@ impl<O: Observer> Ctx<'_, O> {
     ) -> Result<(), FaultKind> {
         let range = offset as usize..offset as usize + len as usize;
         if range.end > self.thread.grf.len() {
-            return Err(FaultKind::RegionOutOfBounds {
-                operand: 0,
-                offset,
-                len,
-            });
+            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset, len });
         }
         if O::ACTIVE {
             self.scratch.clear();
-            self.scratch
-                .extend_from_slice(&self.thread.grf[range.clone()]);
+            self.scratch.extend_from_slice(&self.thread.grf[range.clone()]);
         }
         apply(&mut self.thread.grf[range.clone()]);
         if O::ACTIVE {
-            self.obs
-                .grf(self.tid, offset, &self.scratch, &self.thread.grf[range]);
+            self.obs.grf(self.tid, offset, &self.scratch, &self.thread.grf[range]);
         }
         Ok(())
     }
@@ -83,16 +73,8 @@ impl<O: Observer> Ctx<'_, O> {
         let Some(slot) = self.thread.preds.get_mut(id.0 as usize) else {
             return;
         };
-        let num = self
-            .program
-            .preds
-            .get(id.0 as usize)
-            .map_or(32, |p| p.num_elts);
-        let width_mask = if num >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << num) - 1
-        };
+        let num = self.program.preds.get(id.0 as usize).map_or(32, |p| p.num_elts);
+        let width_mask = if num >= 32 { u32::MAX } else { (1u32 << num) - 1 };
         let old = *slot;
         let new = ((old & !mask) | (bits & mask)) & width_mask;
         *slot = new;
@@ -107,10 +89,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     pub fn write_addr(&mut self, slot: u32, value: u32) -> Result<(), FaultKind> {
         let Some(cell) = self.thread.addrs.get_mut(slot as usize) else {
-            return Err(FaultKind::AddressOutOfBounds {
-                operand: 0,
-                element: slot,
-            });
+            return Err(FaultKind::AddressOutOfBounds { operand: 0, element: slot });
         };
         let old = *cell;
         *cell = value;
@@ -121,12 +100,7 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// Reads memory.
-    pub fn mem_read(
-        &mut self,
-        space: MemSpace,
-        addr: u64,
-        out: &mut [u8],
-    ) -> Result<(), FaultKind> {
+    pub fn mem_read(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
         match space {
             MemSpace::Svm => self.svm.read(addr, out)?,
             MemSpace::Slm(_) => match self.slm.as_deref() {
@@ -150,12 +124,7 @@ impl<O: Observer> Ctx<'_, O> {
         }
     }
 
-    fn mem_write_unobserved(
-        &mut self,
-        space: MemSpace,
-        addr: u64,
-        bytes: &[u8],
-    ) -> Result<(), FaultKind> {
+    fn mem_write_unobserved(&mut self, space: MemSpace, addr: u64, bytes: &[u8]) -> Result<(), FaultKind> {
         match space {
             MemSpace::Svm => self.svm.write(addr, bytes)?,
             MemSpace::Slm(_) => match self.slm.as_deref_mut() {

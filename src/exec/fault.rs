@@ -14,25 +14,12 @@ pub enum FaultKind {
     /// offset not aligned to the execution size…).
     Static(String),
     /// A direct region reaches outside the GRF file or its variable.
-    RegionOutOfBounds {
-        operand: usize,
-        offset: u32,
-        len: u32,
-    },
+    RegionOutOfBounds { operand: usize, offset: u32, len: u32 },
     /// An indirect operand's address falls outside every variable, or a row crosses the end
     /// of the variable the address points into.
-    IndirectOutOfBounds {
-        operand: usize,
-        lane: u32,
-        address: i64,
-    },
+    IndirectOutOfBounds { operand: usize, lane: u32, address: i64 },
     /// An indirect address not aligned to the operand type.
-    IndirectMisaligned {
-        operand: usize,
-        lane: u32,
-        address: i64,
-        align: u32,
-    },
+    IndirectMisaligned { operand: usize, lane: u32, address: i64, align: u32 },
     /// An address-register element outside its variable.
     AddressOutOfBounds { operand: usize, element: u32 },
     /// A memory message failed (unmapped or out-of-bounds address, misalignment).
@@ -102,10 +89,7 @@ impl fmt::Display for FaultKind {
 
 impl From<MemError> for FaultKind {
     fn from(e: MemError) -> FaultKind {
-        FaultKind::Memory {
-            lane: None,
-            message: e.to_string(),
-        }
+        FaultKind::Memory { lane: None, message: e.to_string() }
     }
 }
 

@@ -6,13 +6,6 @@ use super::observer::Observer;
 use crate::program::Inst;
 
 /// Executes a memory instruction.
-pub fn execute<O: Observer>(
-    _ctx: &mut Ctx<'_, O>,
-    inst: &Inst,
-    _chen: u32,
-) -> Result<(), FaultKind> {
-    Err(FaultKind::NotImplemented(format!(
-        "`{}`",
-        inst.op.mnemonic()
-    )))
+pub fn execute<O: Observer>(_ctx: &mut Ctx<'_, O>, inst: &Inst, _chen: u32) -> Result<(), FaultKind> {
+    Err(FaultKind::NotImplemented(format!("`{}`", inst.op.mnemonic())))
 }

@@ -50,12 +50,7 @@ fn region_span(base: u32, region: Region, n: u32, size: u32) -> (u32, u32) {
 impl<O: Observer> Ctx<'_, O> {
     /// GRF byte address of lane `lane` of an indirect operand, checked against the variable
     /// the address points into and the type alignment.
-    fn indirect_address(
-        &self,
-        ind: &IndirectOperand,
-        index: usize,
-        lane: u32,
-    ) -> Result<u32, FaultKind> {
+    fn indirect_address(&self, ind: &IndirectOperand, index: usize, lane: u32) -> Result<u32, FaultKind> {
         let width = ind.region.width.max(1) as u32;
         let (row_elem, element) = if ind.multi {
             (lane / width, (lane % width) * ind.region.hstride as u32)
@@ -65,45 +60,25 @@ impl<O: Observer> Ctx<'_, O> {
         let var = self.program.addr(ind.addr);
         let elem = ind.addr_elem + row_elem;
         if elem >= var.num_elts {
-            return Err(FaultKind::AddressOutOfBounds {
-                operand: index,
-                element: elem,
-            });
+            return Err(FaultKind::AddressOutOfBounds { operand: index, element: elem });
         }
         let base = self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64;
         let size = ind.ty.size();
         if base % size as i64 != 0 {
-            return Err(FaultKind::IndirectMisaligned {
-                operand: index,
-                lane,
-                address: base,
-                align: size,
-            });
+            return Err(FaultKind::IndirectMisaligned { operand: index, lane, address: base, align: size });
         }
-        let out_of_bounds = FaultKind::IndirectOutOfBounds {
-            operand: index,
-            lane,
-            address: base,
-        };
+        let out_of_bounds = FaultKind::IndirectOutOfBounds { operand: index, lane, address: base };
         let (start, end) = self.tables.root_at(base).ok_or(out_of_bounds.clone())?;
         let address = base + (element * size) as i64;
         if address < start as i64 || address + size as i64 > end as i64 {
-            return Err(FaultKind::IndirectOutOfBounds {
-                operand: index,
-                lane,
-                address,
-            });
+            return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
         }
         Ok(address as u32)
     }
 
     /// Reads lanes `0..n` of a source operand.
     pub fn read_src(&self, op: &Operand, index: usize, n: u32) -> Result<SrcLanes, FaultKind> {
-        let mut lanes = SrcLanes {
-            ty: DataType::Ud,
-            modifier: SrcMod::None,
-            bits: [0; 32],
-        };
+        let mut lanes = SrcLanes { ty: DataType::Ud, modifier: SrcMod::None, bits: [0; 32] };
         match op {
             Operand::Direct(d) => self.read_direct(d, index, n, &mut lanes)?,
             Operand::Indirect(ind) => {
@@ -130,15 +105,8 @@ impl<O: Observer> Ctx<'_, O> {
                 let width = a.width.max(1);
                 for lane in 0..n {
                     let elem = a.elem + lane % width;
-                    let v = if elem < var.num_elts {
-                        self.addr_slot(var.slot + elem)
-                    } else {
-                        None
-                    };
-                    let v = v.ok_or(FaultKind::AddressOutOfBounds {
-                        operand: index,
-                        element: elem,
-                    })?;
+                    let v = if elem < var.num_elts { self.addr_slot(var.slot + elem) } else { None };
+                    let v = v.ok_or(FaultKind::AddressOutOfBounds { operand: index, element: elem })?;
                     lanes.bits[lane as usize] = v as u64;
                 }
             }
@@ -147,9 +115,7 @@ impl<O: Observer> Ctx<'_, O> {
                 lanes.bits = [a.address as u64; 32];
             }
             other => {
-                return Err(FaultKind::NotImplemented(format!(
-                    "operand {index} form {other:?} as a source"
-                )))
+                return Err(FaultKind::NotImplemented(format!("operand {index} form {other:?} as a source")))
             }
         }
         Ok(lanes)
@@ -169,13 +135,11 @@ impl<O: Observer> Ctx<'_, O> {
         }
         let size = d.ty.size();
         let (first, end) = region_span(d.base, d.region, n, size);
-        let bytes = self
-            .grf(first, end - first)
-            .map_err(|_| FaultKind::RegionOutOfBounds {
-                operand: index,
-                offset: first,
-                len: end - first,
-            })?;
+        let bytes = self.grf(first, end - first).map_err(|_| FaultKind::RegionOutOfBounds {
+            operand: index,
+            offset: first,
+            len: end - first,
+        })?;
         for lane in 0..n {
             let at = (d.region.element(lane) * size) as usize;
             lanes.bits[lane as usize] = load_le(&bytes[at..], size);
@@ -231,19 +195,16 @@ impl<O: Observer> Ctx<'_, O> {
                     if enabled >> lane & 1 != 0 {
                         let elem = a.elem + lane;
                         if elem >= var.num_elts {
-                            return Err(FaultKind::AddressOutOfBounds {
-                                operand: index,
-                                element: elem,
-                            });
+                            return Err(FaultKind::AddressOutOfBounds { operand: index, element: elem });
                         }
                         self.write_addr(var.slot + elem, values[lane as usize] as u32)?;
                     }
                 }
                 Ok(())
             }
-            other => Err(FaultKind::NotImplemented(format!(
-                "operand {index} form {other:?} as a destination"
-            ))),
+            other => {
+                Err(FaultKind::NotImplemented(format!("operand {index} form {other:?} as a destination")))
+            }
         }
     }
 
@@ -254,9 +215,7 @@ impl<O: Observer> Ctx<'_, O> {
             Operand::Raw(r) => Ok(self.grf(r.base, len)?.to_vec()),
             Operand::LscData(d) if d.raw.is_null => Ok(vec![0; len as usize]),
             Operand::LscData(d) => Ok(self.grf(d.raw.base, len)?.to_vec()),
-            other => Err(FaultKind::NotImplemented(format!(
-                "raw operand form {other:?}"
-            ))),
+            other => Err(FaultKind::NotImplemented(format!("raw operand form {other:?}"))),
         }
     }
 }

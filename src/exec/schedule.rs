@@ -40,32 +40,18 @@ impl Scheduler {
 
     pub fn new(groups: Vec<Range<u32>>) -> Scheduler {
         let cursor = groups.first().map_or(0, |g| g.start);
-        Scheduler {
-            groups,
-            current_group: 0,
-            cursor,
-            steps: 0,
-            step_limit: 0,
-        }
+        Scheduler { groups, current_group: 0, cursor, steps: 0, step_limit: 0 }
     }
 
     /// Picks the next thread to step, releasing barriers and moving to the next group as
     /// needed. Barrier releases go through `observer` like any other control change.
-    pub fn pick<O: Observer>(
-        &mut self,
-        machine: &mut Machine,
-        observer: &mut O,
-    ) -> Result<Pick, Fault> {
+    pub fn pick<O: Observer>(&mut self, machine: &mut Machine, observer: &mut O) -> Result<Pick, Fault> {
         while let Some(range) = self.groups.get(self.current_group).cloned() {
             let n = range.end - range.start;
             for i in 0..n {
                 let tid = range.start + (self.cursor - range.start + i) % n.max(1);
                 if machine.threads[tid as usize].is_runnable() {
-                    self.cursor = if tid + 1 >= range.end {
-                        range.start
-                    } else {
-                        tid + 1
-                    };
+                    self.cursor = if tid + 1 >= range.end { range.start } else { tid + 1 };
                     return Ok(Pick::Step(ThreadId(tid)));
                 }
             }
@@ -93,9 +79,8 @@ impl Scheduler {
         if waiting.is_empty() {
             return Ok(false);
         }
-        let done: Vec<u32> = range
-            .filter(|&t| machine.threads[t as usize].control.status == ThreadStatus::Done)
-            .collect();
+        let done: Vec<u32> =
+            range.filter(|&t| machine.threads[t as usize].control.status == ThreadStatus::Done).collect();
         if let Some(&first_done) = done.first() {
             let tid = waiting[0];
             let pc = machine.threads[tid as usize].control.pc;
@@ -111,11 +96,7 @@ impl Scheduler {
         }
         for t in waiting {
             let thread = &mut machine.threads[t as usize];
-            let old = if O::ACTIVE {
-                Some(thread.control.clone())
-            } else {
-                None
-            };
+            let old = if O::ACTIVE { Some(thread.control.clone()) } else { None };
             thread.control.status = ThreadStatus::Running;
             if let Some(old) = old {
                 observer.control(ThreadId(t), &old, &thread.control);
@@ -148,11 +129,7 @@ pub fn run_to_end<O: Observer>(
         };
         if sched.step_limit != 0 && sched.steps >= sched.step_limit {
             let pc = machine.thread(tid).control.pc;
-            return Err(Fault {
-                kind: FaultKind::StepLimit(sched.step_limit),
-                thread: tid,
-                pc,
-            });
+            return Err(Fault { kind: FaultKind::StepLimit(sched.step_limit), thread: tid, pc });
         }
         let info = interp.step(machine, tid, observer)?;
         sched.steps += 1;

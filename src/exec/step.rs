@@ -48,11 +48,7 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
     let n = inst.exec.size;
     let off = inst.exec.offset.min(31);
     let lanes = size_mask(n);
-    let em_part = if inst.exec.no_mask {
-        lanes
-    } else {
-        (em >> off) & lanes
-    };
+    let em_part = if inst.exec.no_mask { lanes } else { (em >> off) & lanes };
     let Some(pred) = inst.pred else {
         return (em_part, em_part, lanes);
     };
@@ -74,11 +70,7 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
             }
         }
     };
-    let pmask = if pred.invert {
-        !combined & lanes
-    } else {
-        combined
-    };
+    let pmask = if pred.invert { !combined & lanes } else { combined };
     (em_part & pmask, em_part, pmask)
 }
 
@@ -95,33 +87,15 @@ impl Interpreter {
         tid: ThreadId,
         obs: &mut O,
     ) -> Result<StepInfo, Fault> {
-        let Machine {
-            threads,
-            svm,
-            slms,
-            symbols,
-            surfaces,
-        } = machine;
+        let Machine { threads, svm, slms, symbols, surfaces } = machine;
         let Some(thread) = threads.get_mut(tid.0 as usize) else {
-            return Ok(StepInfo {
-                pc: InstIdx(0),
-                chen: 0,
-                event: StepEvent::Idle,
-            });
+            return Ok(StepInfo { pc: InstIdx(0), chen: 0, event: StepEvent::Idle });
         };
         let pc = thread.control.pc;
         if !thread.is_runnable() {
-            return Ok(StepInfo {
-                pc,
-                chen: 0,
-                event: StepEvent::Idle,
-            });
+            return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
         }
-        let old_control = if O::ACTIVE {
-            Some(thread.control.clone())
-        } else {
-            None
-        };
+        let old_control = if O::ACTIVE { Some(thread.control.clone()) } else { None };
         let slm = slms.get_mut(thread.group as usize);
         let mut ctx = Ctx {
             program: &self.program,
@@ -136,14 +110,9 @@ impl Interpreter {
             scratch: Vec::new(),
         };
         let Some(inst) = self.program.insts.get(pc.0 as usize) else {
-            return Err(Fault {
-                kind: FaultKind::FellOffEnd,
-                thread: tid,
-                pc,
-            });
+            return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
         };
-        let (chen, em_part, pmask) =
-            channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+        let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
         let result = self.execute(&mut ctx, inst, pc, chen, em_part, pmask);
         let control = &mut ctx.thread.control;
         let outcome = match result {
@@ -159,11 +128,7 @@ impl Interpreter {
             Err(kind) => {
                 control.pc = pc;
                 control.status = ThreadStatus::Faulted;
-                Err(Fault {
-                    kind,
-                    thread: tid,
-                    pc,
-                })
+                Err(Fault { kind, thread: tid, pc })
             }
         };
         if let Some(old) = old_control {
@@ -203,22 +168,14 @@ impl Interpreter {
             }
             Family::Nop => {}
             Family::Unsupported => {
-                return Err(FaultKind::NotImplemented(format!(
-                    "`{}` instructions",
-                    inst.op.mnemonic()
-                )))
+                return Err(FaultKind::NotImplemented(format!("`{}` instructions", inst.op.mnemonic())))
             }
         }
         ctx.thread.control.pc = next;
         Ok(())
     }
 
-    fn addr_add<O: Observer>(
-        &self,
-        ctx: &mut Ctx<'_, O>,
-        inst: &Inst,
-        chen: u32,
-    ) -> Result<(), FaultKind> {
+    fn addr_add<O: Observer>(&self, ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Result<(), FaultKind> {
         let n = inst.exec.size;
         let a = ctx.read_src(&inst.operands[1], 1, n)?;
         let b = ctx.read_src(&inst.operands[2], 2, n)?;
@@ -247,11 +204,7 @@ impl Interpreter {
                 let scalar = is_scalar(src);
                 let mut bits = 0u32;
                 for lane in 0..n {
-                    let bit = if scalar {
-                        lanes.bits[0] >> lane
-                    } else {
-                        lanes.bits[lane as usize]
-                    };
+                    let bit = if scalar { lanes.bits[0] >> lane } else { lanes.bits[lane as usize] };
                     bits |= ((bit & 1) as u32) << lane;
                 }
                 let mask = if scalar { size_mask(n) } else { chen };
@@ -273,9 +226,7 @@ impl Interpreter {
             Opcode::Cmp => (1, true),
             _ => (1, false),
         };
-        let dst = operands
-            .first()
-            .ok_or(FaultKind::Alu("missing destination".into()))?;
+        let dst = operands.first().ok_or(FaultKind::Alu("missing destination".into()))?;
         let dst_ty = match dst {
             Operand::Pred(_) => DataType::Bool,
             other => super::operand::operand_type(other).unwrap_or(DataType::Ud),
@@ -284,24 +235,13 @@ impl Interpreter {
         if src_ops.len() > 4 {
             return Err(FaultKind::Alu(format!("{} sources", src_ops.len())));
         }
-        let mut srcs: [SrcLanes; 4] = std::array::from_fn(|_| SrcLanes {
-            ty: DataType::Ud,
-            modifier: SrcMod::None,
-            bits: [0; 32],
-        });
+        let mut srcs: [SrcLanes; 4] =
+            std::array::from_fn(|_| SrcLanes { ty: DataType::Ud, modifier: SrcMod::None, bits: [0; 32] });
         for (i, op) in src_ops.iter().enumerate() {
             srcs[i] = ctx.read_src(op, i + n_dsts, n)?;
         }
-        let (enabled, select) = if inst.op == Opcode::Sel {
-            (em_part, pmask)
-        } else {
-            (chen, u32::MAX)
-        };
-        let mut out = AluOut {
-            values: [0; 32],
-            second: [0; 32],
-            flags: 0,
-        };
+        let (enabled, select) = if inst.op == Opcode::Sel { (em_part, pmask) } else { (chen, u32::MAX) };
+        let mut out = AluOut { values: [0; 32], second: [0; 32], flags: 0 };
         alu::eval(
             inst.op,
             &inst.sub,
@@ -361,9 +301,7 @@ fn shifted_by_registers(dst: &Operand, n: u32, grf_size: u32) -> Result<Operand,
             high.base += (n * d.ty.size()).div_ceil(grf_size) * grf_size;
             Ok(Operand::Direct(high))
         }
-        _ => Err(FaultKind::NotImplemented(
-            "madw with an indirect destination".into(),
-        )),
+        _ => Err(FaultKind::NotImplemented("madw with an indirect destination".into())),
     }
 }
 

@@ -27,13 +27,7 @@ impl Tables {
                 }
             }
         }
-        let offset_of = |name: &str| {
-            program
-                .vars
-                .iter()
-                .find(|v| v.name == name)
-                .map_or(0, |v| v.offset)
-        };
+        let offset_of = |name: &str| program.vars.iter().find(|v| v.name == name).map_or(0, |v| v.offset);
         Tables {
             grf_size,
             root_by_grf,
@@ -49,9 +43,7 @@ impl Tables {
         if address < 0 {
             return None;
         }
-        let (start, end) = (*self
-            .root_by_grf
-            .get((address as u64 / self.grf_size as u64) as usize)?)?;
+        let (start, end) = (*self.root_by_grf.get((address as u64 / self.grf_size as u64) as usize)?)?;
         ((start as i64..end as i64).contains(&address)).then_some((start, end))
     }
 }

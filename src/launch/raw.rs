@@ -36,11 +36,7 @@ pub struct LaunchError {
 
 impl LaunchError {
     pub fn new(file: &str, field: Option<&str>, message: impl Into<String>) -> LaunchError {
-        LaunchError {
-            file: file.to_string(),
-            field: field.map(str::to_string),
-            message: message.into(),
-        }
+        LaunchError { file: file.to_string(), field: field.map(str::to_string), message: message.into() }
     }
 }
 
@@ -71,9 +67,9 @@ impl<'de> Deserialize<'de> for Number {
             Repr::Int(v) => Ok(Number(v)),
             Repr::Neg(v) => Ok(Number(v as u64)),
             Repr::Float(v) => Ok(Number(v.to_bits())),
-            Repr::Text(s) => parse_number(&s).map(Number).ok_or_else(|| {
-                de::Error::custom(format!("`{s}` is not a number (decimal or 0x-hex)"))
-            }),
+            Repr::Text(s) => parse_number(&s)
+                .map(Number)
+                .ok_or_else(|| de::Error::custom(format!("`{s}` is not a number (decimal or 0x-hex)"))),
         }
     }
 }
@@ -84,9 +80,7 @@ pub fn parse_number(text: &str) -> Option<u64> {
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(hex, 16).ok()
     } else if let Some(neg) = t.strip_prefix('-') {
-        neg.parse::<u64>()
-            .ok()
-            .map(|v| (v as i64).wrapping_neg() as u64)
+        neg.parse::<u64>().ok().map(|v| (v as i64).wrapping_neg() as u64)
     } else {
         t.parse().ok()
     }
@@ -172,20 +166,10 @@ pub struct Launch {
 }
 
 /// Reads a file relative to `base`, naming the field on failure.
-pub fn read_relative(
-    base: &Path,
-    path: &str,
-    file: &str,
-    field: &str,
-) -> Result<Vec<u8>, LaunchError> {
+pub fn read_relative(base: &Path, path: &str, file: &str, field: &str) -> Result<Vec<u8>, LaunchError> {
     let full = base.join(path);
-    std::fs::read(&full).map_err(|e| {
-        LaunchError::new(
-            file,
-            Some(field),
-            format!("cannot read {}: {e}", full.display()),
-        )
-    })
+    std::fs::read(&full)
+        .map_err(|e| LaunchError::new(file, Some(field), format!("cannot read {}: {e}", full.display())))
 }
 
 /// Reads the kernel and function files and parses them.
@@ -197,28 +181,14 @@ pub fn load_program(
     file: &str,
 ) -> Result<Program, LaunchError> {
     let mut sources = Vec::new();
-    for (i, path) in std::iter::once(kernel)
-        .chain(functions.iter().map(String::as_str))
-        .enumerate()
-    {
-        let field = if i == 0 {
-            "kernel".to_string()
-        } else {
-            format!("functions[{}]", i - 1)
-        };
+    for (i, path) in std::iter::once(kernel).chain(functions.iter().map(String::as_str)).enumerate() {
+        let field = if i == 0 { "kernel".to_string() } else { format!("functions[{}]", i - 1) };
         let bytes = read_relative(base, path, file, &field)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        sources.push(SourceFile {
-            path: base.join(path).display().to_string(),
-            text,
-        });
+        sources.push(SourceFile { path: base.join(path).display().to_string(), text });
     }
     parse_files(sources, &ParseOptions { grf_size }).map_err(|d| {
-        LaunchError::new(
-            file,
-            Some("kernel"),
-            format!("the kernel does not parse:\n{}", d.render()),
-        )
+        LaunchError::new(file, Some("kernel"), format!("the kernel does not parse:\n{}", d.render()))
     })
 }
 
@@ -228,10 +198,7 @@ pub fn decode_hex(text: &str) -> Option<Vec<u8>> {
     if !digits.len().is_multiple_of(2) {
         return None;
     }
-    digits
-        .chunks(2)
-        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
-        .collect()
+    digits.chunks(2).map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()).collect()
 }
 
 /// Turns a [`ValueSpec`] into bytes.
@@ -241,22 +208,13 @@ pub fn spec_bytes(
     file: &str,
     field: &str,
 ) -> Result<Option<Vec<u8>>, LaunchError> {
-    let given =
-        spec.values.is_some() as u8 + spec.bytes.is_some() as u8 + spec.file.is_some() as u8;
+    let given = spec.values.is_some() as u8 + spec.bytes.is_some() as u8 + spec.file.is_some() as u8;
     if given > 1 {
-        return Err(LaunchError::new(
-            file,
-            Some(field),
-            "give only one of `values`, `bytes`, `file`",
-        ));
+        return Err(LaunchError::new(file, Some(field), "give only one of `values`, `bytes`, `file`"));
     }
     if let Some(hex) = &spec.bytes {
         return decode_hex(hex).map(Some).ok_or_else(|| {
-            LaunchError::new(
-                file,
-                Some(&format!("{field}.bytes")),
-                "not an even-length hex string",
-            )
+            LaunchError::new(file, Some(&format!("{field}.bytes")), "not an even-length hex string")
         });
     }
     if let Some(path) = &spec.file {
@@ -266,15 +224,10 @@ pub fn spec_bytes(
         return Ok(None);
     };
     let ty_name = spec.ty.as_deref().unwrap_or("ud");
-    let ty = DataType::from_name(ty_name)
-        .filter(|t| !t.is_packed_vector() && *t != DataType::Bool)
-        .ok_or_else(|| {
-            LaunchError::new(
-                file,
-                Some(&format!("{field}.type")),
-                format!("unknown type `{ty_name}`"),
-            )
-        })?;
+    let ty =
+        DataType::from_name(ty_name).filter(|t| !t.is_packed_vector() && *t != DataType::Bool).ok_or_else(
+            || LaunchError::new(file, Some(&format!("{field}.type")), format!("unknown type `{ty_name}`")),
+        )?;
     let mut out = Vec::new();
     for (i, v) in values.iter().enumerate() {
         let bits = value_bits(v, ty).ok_or_else(|| {
@@ -291,9 +244,7 @@ pub fn spec_bytes(
 
 fn value_bits(v: &serde_json::Value, ty: DataType) -> Option<u64> {
     match (v, ty) {
-        (serde_json::Value::Number(n), DataType::F) => {
-            Some(n.as_f64()? as f32).map(|f| f.to_bits() as u64)
-        }
+        (serde_json::Value::Number(n), DataType::F) => Some(n.as_f64()? as f32).map(|f| f.to_bits() as u64),
         (serde_json::Value::Number(n), DataType::Df) => n.as_f64().map(f64::to_bits),
         (serde_json::Value::Number(n), _) => n.as_u64().or_else(|| n.as_i64().map(|i| i as u64)),
         (serde_json::Value::String(s), _) => parse_number(s),
@@ -310,11 +261,7 @@ pub fn load(path: &Path) -> Result<Launch, LaunchError> {
     let spec: RawLaunchFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
         let field = (field != ".").then_some(field);
-        LaunchError {
-            file: file.clone(),
-            field,
-            message: e.into_inner().to_string(),
-        }
+        LaunchError { file: file.clone(), field, message: e.into_inner().to_string() }
     })?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     build(spec, &base, &file)
@@ -325,26 +272,12 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
     if grf_size != 32 && grf_size != 64 {
         return Err(LaunchError::new(file, Some("grf_size"), "must be 32 or 64"));
     }
-    let program = Arc::new(load_program(
-        base,
-        &spec.kernel,
-        &spec.functions,
-        grf_size,
-        file,
-    )?);
+    let program = Arc::new(load_program(base, &spec.kernel, &spec.functions, grf_size, file)?);
     let simd = spec.simd.or(program.kernel().simd_size()).unwrap_or(16);
     if ![1, 2, 4, 8, 16, 32].contains(&simd) {
-        return Err(LaunchError::new(
-            file,
-            Some("simd"),
-            format!("{simd} is not 1, 2, 4, 8, 16 or 32"),
-        ));
+        return Err(LaunchError::new(file, Some("simd"), format!("{simd} is not 1, 2, 4, 8, 16 or 32")));
     }
-    let full = crate::exec::window(crate::isa::ExecMask {
-        size: simd,
-        offset: 0,
-        no_mask: false,
-    });
+    let full = crate::exec::window(crate::isa::ExecMask { size: simd, offset: 0, no_mask: false });
     let mask = spec.dispatch_mask.map_or(full, |m| m.0 as u32);
     if mask & !full != 0 {
         return Err(LaunchError::new(
@@ -372,19 +305,14 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         map_region(&mut machine, region, i, base, file, &mut outputs)?;
     }
     for (i, reg) in spec.registers_out.iter().enumerate() {
-        let var = program
-            .var_id(crate::isa::UnitId(0), &reg.var)
-            .ok_or_else(|| {
-                LaunchError::new(
-                    file,
-                    Some(&format!("registers_out[{i}].var")),
-                    format!("no variable `{}`", reg.var),
-                )
-            })?;
-        outputs.push(Output {
-            source: OutputSource::Register(var),
-            path: reg.output.clone(),
-        });
+        let var = program.var_id(crate::isa::UnitId(0), &reg.var).ok_or_else(|| {
+            LaunchError::new(
+                file,
+                Some(&format!("registers_out[{i}].var")),
+                format!("no variable `{}`", reg.var),
+            )
+        })?;
+        outputs.push(Output { source: OutputSource::Register(var), path: reg.output.clone() });
     }
     let mut scheduler = Scheduler::single_group(1);
     scheduler.step_limit = spec.step_limit.unwrap_or(100_000_000);
@@ -428,26 +356,16 @@ fn set_var(
     file: &str,
     field: &str,
 ) -> Result<(), LaunchError> {
-    let var = program.var_id(crate::isa::UnitId(0), name).ok_or_else(|| {
-        LaunchError::new(
-            file,
-            Some(field),
-            format!("the kernel has no variable `{name}`"),
-        )
-    })?;
+    let var = program
+        .var_id(crate::isa::UnitId(0), name)
+        .ok_or_else(|| LaunchError::new(file, Some(field), format!("the kernel has no variable `{name}`")))?;
     let v = program.var(var);
     let bytes = spec_bytes(value, base, file, field)?.unwrap_or_default();
     if bytes.len() as u32 > v.size {
         return Err(LaunchError::new(
             file,
             Some(field),
-            format!(
-                "{} bytes given but `{name}` holds {} ({} × {})",
-                bytes.len(),
-                v.size,
-                v.num_elts,
-                v.ty
-            ),
+            format!("{} bytes given but `{name}` holds {} ({} × {})", bytes.len(), v.size, v.num_elts, v.ty),
         ));
     }
     thread.grf[v.offset as usize..v.offset as usize + bytes.len()].copy_from_slice(&bytes);
@@ -477,23 +395,11 @@ fn map_region(
     };
     let start = region.address.0;
     if start.checked_add(size).is_none() || size == 0 {
-        return Err(LaunchError::new(
-            file,
-            Some(&field),
-            "the region is empty or wraps around",
-        ));
+        return Err(LaunchError::new(file, Some(&field), "the region is empty or wraps around"));
     }
-    let overlaps = machine
-        .svm
-        .regions()
-        .iter()
-        .any(|r| start < r.start + r.len && r.start < start + size);
+    let overlaps = machine.svm.regions().iter().any(|r| start < r.start + r.len && r.start < start + size);
     if overlaps {
-        return Err(LaunchError::new(
-            file,
-            Some(&format!("{field}.address")),
-            "overlaps another region",
-        ));
+        return Err(LaunchError::new(file, Some(&format!("{field}.address")), "overlaps another region"));
     }
     let name = region.name.clone().unwrap_or_else(|| format!("svm{index}"));
     machine.svm.map(start, size, &name);
@@ -505,19 +411,10 @@ fn map_region(
                 format!("{} initial bytes exceed the size {size}", bytes.len()),
             ));
         }
-        machine
-            .svm
-            .write(start, &bytes)
-            .map_err(|e| LaunchError::new(file, Some(&field), e.to_string()))?;
+        machine.svm.write(start, &bytes).map_err(|e| LaunchError::new(file, Some(&field), e.to_string()))?;
     }
     if let Some(out) = &region.output {
-        outputs.push(Output {
-            source: OutputSource::Svm {
-                address: start,
-                size,
-            },
-            path: out.clone(),
-        });
+        outputs.push(Output { source: OutputSource::Svm { address: start, size }, path: out.clone() });
     }
     Ok(())
 }
@@ -534,10 +431,7 @@ pub fn write_outputs(
         let bytes = match out.source {
             OutputSource::Svm { address, size } => {
                 let mut buf = vec![0u8; size as usize];
-                machine
-                    .svm
-                    .read(address, &mut buf)
-                    .map_err(|e| e.to_string())?;
+                machine.svm.read(address, &mut buf).map_err(|e| e.to_string())?;
                 buf
             }
             OutputSource::Register(var) => {
@@ -550,8 +444,7 @@ pub fn write_outputs(
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
-        std::fs::write(&path, &bytes)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         written.push(path);
     }
     Ok(written)

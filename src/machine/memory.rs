@@ -60,11 +60,7 @@ static ZERO_PAGE: Page = [0; PAGE_SIZE as usize];
 impl Svm {
     /// Maps `[start, start+len)` under `name`, zero-filled. Regions must not overlap.
     pub fn map(&mut self, start: u64, len: u64, name: &str) {
-        self.regions.push(Region {
-            start,
-            len,
-            name: name.to_string(),
-        });
+        self.regions.push(Region { start, len, name: name.to_string() });
         self.regions.sort_by_key(|r| r.start);
     }
 
@@ -110,10 +106,7 @@ impl Svm {
             let a = addr + done as u64;
             let (page_no, in_page) = (a / PAGE_SIZE, (a % PAGE_SIZE) as usize);
             let n = (PAGE_SIZE as usize - in_page).min(bytes.len() - done);
-            let page = self
-                .pages
-                .entry(page_no)
-                .or_insert_with(|| Arc::new(ZERO_PAGE));
+            let page = self.pages.entry(page_no).or_insert_with(|| Arc::new(ZERO_PAGE));
             Arc::make_mut(page)[in_page..in_page + n].copy_from_slice(&bytes[done..done + n]);
             done += n;
         }
@@ -134,20 +127,14 @@ pub struct Slm {
 
 impl Slm {
     pub fn new(size: usize) -> Slm {
-        Slm {
-            bytes: vec![0; size],
-        }
+        Slm { bytes: vec![0; size] }
     }
 
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, MemError> {
         let size = self.bytes.len() as u64;
         match addr.checked_add(len as u64) {
             Some(end) if end <= size => Ok(addr as usize..end as usize),
-            _ => Err(MemError::SlmOutOfBounds {
-                addr,
-                len: len as u64,
-                size,
-            }),
+            _ => Err(MemError::SlmOutOfBounds { addr, len: len as u64, size }),
         }
     }
 
@@ -177,10 +164,7 @@ mod tests {
         assert!(svm.read(0x1_0000_0000 + 96, &mut b).is_ok());
         assert_eq!(
             svm.read(0x1_0000_0000 + 97, &mut b),
-            Err(MemError::Unmapped {
-                addr: 0x1_0000_0000 + 97,
-                len: 4
-            })
+            Err(MemError::Unmapped { addr: 0x1_0000_0000 + 97, len: 4 })
         );
         assert!(svm.read(0xfff, &mut b).is_err());
     }
@@ -192,12 +176,9 @@ mod tests {
         let data: Vec<u8> = (0..16).collect();
         svm.write(0x2000 + PAGE_SIZE - 8, &data).expect("write");
         let snapshot = svm.clone();
-        svm.write(0x2000 + PAGE_SIZE - 8, &[0xff; 16])
-            .expect("write");
+        svm.write(0x2000 + PAGE_SIZE - 8, &[0xff; 16]).expect("write");
         let mut back = [0u8; 16];
-        snapshot
-            .read(0x2000 + PAGE_SIZE - 8, &mut back)
-            .expect("read");
+        snapshot.read(0x2000 + PAGE_SIZE - 8, &mut back).expect("read");
         assert_eq!(&back[..], &data[..]);
         svm.read(0x2000 + PAGE_SIZE - 8, &mut back).expect("read");
         assert_eq!(back, [0xff; 16]);

@@ -16,10 +16,7 @@ pub const EXIT_FAULT: u8 = 3;
 
 fn read_source(path: &Path) -> Result<SourceFile, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    Ok(SourceFile {
-        path: path.display().to_string(),
-        text: String::from_utf8_lossy(&bytes).into_owned(),
-    })
+    Ok(SourceFile { path: path.display().to_string(), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
 /// `vdb check`.
@@ -38,11 +35,8 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
             }
         }
     }
-    let groups: Vec<Vec<SourceFile>> = if separately {
-        sources.into_iter().map(|s| vec![s]).collect()
-    } else {
-        vec![sources]
-    };
+    let groups: Vec<Vec<SourceFile>> =
+        if separately { sources.into_iter().map(|s| vec![s]).collect() } else { vec![sources] };
     let mut failed = false;
     for group in groups {
         let (program, diags) = parse_files_with_warnings(group, &ParseOptions { grf_size });
@@ -53,12 +47,7 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
         failed |= diags.has_errors() || program.is_none();
         if let Some(p) = program {
             let n = p.insts.len() - p.units.len();
-            println!(
-                "ok: {} ({} instructions, {} variables)",
-                p.kernel().name,
-                n,
-                p.vars.len()
-            );
+            println!("ok: {} ({} instructions, {} variables)", p.kernel().name, n, p.vars.len());
         }
     }
     if failed {
@@ -79,16 +68,9 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool) -> u8 {
         }
     };
     let interp = Interpreter::new(launch.program.clone());
-    let result = run_to_end(
-        &interp,
-        &mut launch.machine,
-        &mut launch.scheduler,
-        &mut NullObserver,
-    );
+    let result = run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver);
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| launch.base_dir.clone());
+    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
     let code = match &result {
         Ok(summary) => {
             println!(
@@ -101,11 +83,8 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool) -> u8 {
             EXIT_OK
         }
         Err(fault) => {
-            let (group, index) = launch
-                .thread_labels
-                .get(fault.thread.0 as usize)
-                .copied()
-                .unwrap_or_default();
+            let (group, index) =
+                launch.thread_labels.get(fault.thread.0 as usize).copied().unwrap_or_default();
             eprintln!("{}", fault.render(&launch.program));
             eprintln!(
                 "  (work-group {group:?}, thread {index} of the group, after {} instructions)",

@@ -44,11 +44,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Check {
-            files,
-            separately,
-            grf_size,
-        } => commands::check(&files, separately, grf_size),
+        Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
         Command::Run { launch, out, stats } => commands::run(&launch, out.as_deref(), stats),
     };
     ExitCode::from(code)
