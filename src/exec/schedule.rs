@@ -95,7 +95,7 @@ impl Scheduler {
             });
         }
         for t in waiting {
-            let thread = &mut machine.threads[t as usize];
+            let thread = machine.thread_mut(ThreadId(t));
             let old = if O::ACTIVE { Some(thread.control.clone()) } else { None };
             thread.control.status = ThreadStatus::Running;
             if let Some(old) = old {

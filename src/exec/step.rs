@@ -88,15 +88,16 @@ impl Interpreter {
         obs: &mut O,
     ) -> Result<StepInfo, Fault> {
         let Machine { threads, svm, slms, symbols, surfaces } = machine;
-        let Some(thread) = threads.get_mut(tid.0 as usize) else {
+        let Some(shared) = threads.get_mut(tid.0 as usize) else {
             return Ok(StepInfo { pc: InstIdx(0), chen: 0, event: StepEvent::Idle });
         };
-        let pc = thread.control.pc;
-        if !thread.is_runnable() {
+        let pc = shared.control.pc;
+        if !shared.is_runnable() {
             return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
         }
+        let thread = Arc::make_mut(shared);
         let old_control = if O::ACTIVE { Some(thread.control.clone()) } else { None };
-        let slm = slms.get_mut(thread.group as usize);
+        let slm = slms.get_mut(thread.group as usize).map(Arc::make_mut);
         let mut ctx = Ctx {
             program: &self.program,
             tables: &self.tables,

@@ -8,14 +8,16 @@ pub use memory::{MemError, MemSpace, Region as MemRegion, Slm, Svm, PAGE_SIZE};
 pub use thread::{Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, Waiting};
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Everything a run changes: the hardware threads and the memories they share.
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
-    pub threads: Vec<ThreadState>,
+    /// Shared with checkpoints: a thread is copied on its first write after a checkpoint.
+    pub threads: Vec<Arc<ThreadState>>,
     pub svm: Svm,
-    /// One SLM per work-group (indexed by `ThreadState::group`).
-    pub slms: Vec<Slm>,
+    /// One SLM per work-group (indexed by `ThreadState::group`), shared the same way.
+    pub slms: Vec<Arc<Slm>>,
     /// Addresses of relocatable symbols (`faddr NAME`): zebin data symbols.
     pub symbols: HashMap<String, u64>,
     /// Binding-table surfaces: BTI → (SVM base address, size in bytes).
@@ -25,5 +27,10 @@ pub struct Machine {
 impl Machine {
     pub fn thread(&self, id: ThreadId) -> &ThreadState {
         &self.threads[id.0 as usize]
+    }
+
+    /// A thread for writing (copied first if a checkpoint shares it).
+    pub fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadState {
+        Arc::make_mut(&mut self.threads[id.0 as usize])
     }
 }
