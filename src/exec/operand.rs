@@ -164,19 +164,22 @@ impl<O: Observer> Ctx<'_, O> {
                 let size = d.ty.size();
                 let (first, end) = region_span(d.base, d.region, n, size);
                 let region = d.region;
-                self.write_grf_with(first, end - first, |bytes| {
-                    for lane in 0..n {
-                        if enabled >> lane & 1 != 0 {
-                            let at = (region.element(lane) * size) as usize;
-                            store_le(&mut bytes[at..], size, values[lane as usize]);
-                        }
+                let oob = FaultKind::RegionOutOfBounds { operand: index, offset: first, len: end - first };
+                let grf = self.thread.grf.get_mut(first as usize..end as usize).ok_or(oob)?;
+                if O::ACTIVE {
+                    self.scratch.clear();
+                    self.scratch.extend_from_slice(grf);
+                }
+                for lane in 0..n {
+                    if enabled >> lane & 1 != 0 {
+                        let at = (region.element(lane) * size) as usize;
+                        store_le(&mut grf[at..], size, values[lane as usize]);
                     }
-                })
-                .map_err(|_| FaultKind::RegionOutOfBounds {
-                    operand: index,
-                    offset: first,
-                    len: end - first,
-                })
+                }
+                if O::ACTIVE {
+                    self.report_lane_runs(first, region, size, n, enabled);
+                }
+                Ok(())
             }
             Operand::Indirect(ind) => {
                 let size = ind.ty.size();
@@ -206,6 +209,35 @@ impl<O: Observer> Ctx<'_, O> {
                 Err(FaultKind::NotImplemented(format!("operand {index} form {other:?} as a destination")))
             }
         }
+    }
+
+    /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
+    /// recorder knows exactly which bytes were written (not the disabled lanes between).
+    fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
+        let mut run: Option<(u32, u32)> = None;
+        for lane in 0..n {
+            if enabled >> lane & 1 == 0 {
+                continue;
+            }
+            let start = region.element(lane) * size;
+            run = match run {
+                Some((a, b)) if b == start => Some((a, start + size)),
+                Some(r) => {
+                    self.flush_run(first, r);
+                    Some((start, start + size))
+                }
+                None => Some((start, start + size)),
+            };
+        }
+        if let Some(r) = run {
+            self.flush_run(first, r);
+        }
+    }
+
+    fn flush_run(&mut self, first: u32, (a, b): (u32, u32)) {
+        let at = first as usize;
+        let new = &self.thread.grf[at + a as usize..at + b as usize];
+        self.obs.grf(self.tid, first + a, &self.scratch[a as usize..b as usize], new);
     }
 
     /// Reads `len` bytes of a raw message operand (`V.off`), or zeros for `%null.0`.
