@@ -14,3 +14,4 @@ pub mod isa;
 pub mod launch;
 pub mod machine;
 pub mod program;
+pub mod trace;

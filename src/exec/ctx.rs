@@ -99,8 +99,17 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(())
     }
 
-    /// Reads memory.
+    /// Reads memory (reported to the observer for read watchpoints).
     pub fn mem_read(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
+        self.mem_peek(space, addr, out)?;
+        if O::ACTIVE {
+            self.obs.mem_read(self.tid, space, addr, out.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Reads memory without reporting it (old values for the write path).
+    fn mem_peek(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
         match space {
             MemSpace::Svm => self.svm.read(addr, out)?,
             MemSpace::Slm(_) => match self.slm.as_deref() {
@@ -115,7 +124,7 @@ impl<O: Observer> Ctx<'_, O> {
     pub fn mem_write(&mut self, space: MemSpace, addr: u64, bytes: &[u8]) -> Result<(), FaultKind> {
         if O::ACTIVE {
             let mut old = vec![0u8; bytes.len()];
-            self.mem_read(space, addr, &mut old)?;
+            self.mem_peek(space, addr, &mut old)?;
             self.mem_write_unobserved(space, addr, bytes)?;
             self.obs.mem(self.tid, space, addr, &old, bytes);
             Ok(())

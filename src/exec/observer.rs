@@ -14,6 +14,8 @@ pub trait Observer {
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]);
     /// Control state (pc, masks, reconvergence list, call stack, status) changed.
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control);
+    /// Memory was read (for read watchpoints); not a change of state.
+    fn mem_read(&mut self, _thread: ThreadId, _space: MemSpace, _addr: u64, _len: u64) {}
 }
 
 /// Ignores everything (plain `vdb run` without recording).

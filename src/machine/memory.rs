@@ -117,6 +117,26 @@ impl Svm {
     pub fn page_count(&self) -> usize {
         self.pages.len()
     }
+
+    /// Pages of `self` not shared with `other` (what a checkpoint costs beyond `other`).
+    pub fn unshared_pages(&self, other: &Svm) -> usize {
+        self.pages
+            .iter()
+            .filter(|(no, page)| other.pages.get(no).is_none_or(|o| !Arc::ptr_eq(o, page)))
+            .count()
+    }
+
+    /// Non-zero pages in address order (an absent page and a zero page are the same state).
+    pub fn nonzero_pages(&self) -> Vec<(u64, &[u8])> {
+        let mut pages: Vec<(u64, &[u8])> = self
+            .pages
+            .iter()
+            .filter(|(_, p)| p.iter().any(|&b| b != 0))
+            .map(|(&no, p)| (no, &p[..]))
+            .collect();
+        pages.sort_unstable_by_key(|(no, _)| *no);
+        pages
+    }
 }
 
 /// One work-group's shared local memory.

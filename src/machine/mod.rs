@@ -1,6 +1,7 @@
 //! Thread and memory state. Plain data: all behaviour lives in `exec`, and every change
 //! to it goes through `exec`'s write path so that the recorder sees it.
 
+mod hash;
 mod memory;
 mod thread;
 

@@ -7,7 +7,7 @@ use crate::program::Program;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ThreadId(pub u32);
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ThreadStatus {
     Running,
     /// Waiting at a `barrier` for the rest of its work-group.

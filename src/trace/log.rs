@@ -1,0 +1,263 @@
+//! The delta log's byte encoding. Each entry is a tag byte and little-endian fields; GRF and
+//! memory entries carry `old XOR new` so one entry undoes and redoes the same write.
+//!
+//! | tag | fields |
+//! |---|---|
+//! | 0 GRF | thread u32, offset u32, len u16, xor\[len\] |
+//! | 1 predicate | thread u32, pred u32, xor u32 |
+//! | 2 address register | thread u32, slot u32, xor u32 |
+//! | 3 SVM | thread u32, addr u64, len u16, xor\[len\] |
+//! | 4 SLM | thread u32, group u32, addr u64, len u16, xor\[len\] |
+//! | 5 control | thread u32, index u32 (into the recorder's control table) |
+//! | 6 pc only | thread u32, old pc u32, new pc u32 |
+//! | 7 SVM read | thread u32, addr u64, len u32 (no state change; for read watchpoints) |
+//! | 8 SLM read | thread u32, group u32, addr u64, len u32 |
+
+use crate::machine::MemSpace;
+
+/// A decoded log entry (borrowing its XOR bytes from the log).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry<'a> {
+    pub thread: u32,
+    pub kind: EntryKind<'a>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EntryKind<'a> {
+    Grf {
+        offset: u32,
+        xor: &'a [u8],
+    },
+    Pred {
+        pred: u32,
+        xor: u32,
+    },
+    Addr {
+        slot: u32,
+        xor: u32,
+    },
+    Mem {
+        space: MemSpace,
+        addr: u64,
+        xor: &'a [u8],
+    },
+    Control {
+        index: u32,
+    },
+    /// Only the pc changed (the common case: 13 bytes instead of two control copies).
+    Pc {
+        old: u32,
+        new: u32,
+    },
+    /// A memory read (no change; kept so read watchpoints work in both directions).
+    Read {
+        space: MemSpace,
+        addr: u64,
+        len: u32,
+    },
+}
+
+fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `old XOR new` for `len` bytes (the slices have equal length).
+fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
+    put_u16(out, new.len() as u16);
+    out.extend(old.iter().zip(new).map(|(a, b)| a ^ b));
+}
+
+pub fn push_grf(out: &mut Vec<u8>, thread: u32, offset: u32, old: &[u8], new: &[u8]) {
+    // Entries hold at most 64 KiB; longer writes (rare message loads) are split.
+    for (i, (o, n)) in old.chunks(u16::MAX as usize).zip(new.chunks(u16::MAX as usize)).enumerate() {
+        out.push(0);
+        put_u32(out, thread);
+        put_u32(out, offset + (i * u16::MAX as usize) as u32);
+        put_xor(out, o, n);
+    }
+}
+
+pub fn push_pred(out: &mut Vec<u8>, thread: u32, pred: u32, old: u32, new: u32) {
+    out.push(1);
+    put_u32(out, thread);
+    put_u32(out, pred);
+    put_u32(out, old ^ new);
+}
+
+pub fn push_addr(out: &mut Vec<u8>, thread: u32, slot: u32, old: u32, new: u32) {
+    out.push(2);
+    put_u32(out, thread);
+    put_u32(out, slot);
+    put_u32(out, old ^ new);
+}
+
+pub fn push_mem(out: &mut Vec<u8>, thread: u32, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
+    for (i, (o, n)) in old.chunks(u16::MAX as usize).zip(new.chunks(u16::MAX as usize)).enumerate() {
+        let at = addr + (i * u16::MAX as usize) as u64;
+        match space {
+            MemSpace::Svm => {
+                out.push(3);
+                put_u32(out, thread);
+            }
+            MemSpace::Slm(group) => {
+                out.push(4);
+                put_u32(out, thread);
+                put_u32(out, group);
+            }
+        }
+        put_u64(out, at);
+        put_xor(out, o, n);
+    }
+}
+
+pub fn push_control(out: &mut Vec<u8>, thread: u32, index: u32) {
+    out.push(5);
+    put_u32(out, thread);
+    put_u32(out, index);
+}
+
+pub fn push_pc(out: &mut Vec<u8>, thread: u32, old: u32, new: u32) {
+    out.push(6);
+    put_u32(out, thread);
+    put_u32(out, old);
+    put_u32(out, new);
+}
+
+/// Appends a read, or extends the previous entry when it is a read that ends at `addr`.
+pub fn push_read(
+    out: &mut Vec<u8>,
+    last_read: &mut Option<usize>,
+    thread: u32,
+    space: MemSpace,
+    addr: u64,
+    len: u32,
+) {
+    if let Some(at) = *last_read {
+        let entry_len = if out[at] == 7 { 17 } else { 21 };
+        if at + entry_len == out.len() {
+            let addr_at = at + entry_len - 12;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&out[addr_at..addr_at + 8]);
+            let mut l = [0u8; 4];
+            l.copy_from_slice(&out[addr_at + 8..addr_at + 12]);
+            let (prev_addr, prev_len) = (u64::from_le_bytes(a), u32::from_le_bytes(l));
+            let same_space = match space {
+                MemSpace::Svm => out[at] == 7,
+                MemSpace::Slm(g) => out[at] == 8 && out[at + 5..at + 9] == g.to_le_bytes(),
+            };
+            if same_space
+                && prev_addr + prev_len as u64 == addr
+                && out[at + 1..at + 5] == thread.to_le_bytes()
+            {
+                out[addr_at + 8..addr_at + 12].copy_from_slice(&(prev_len + len).to_le_bytes());
+                return;
+            }
+        }
+    }
+    *last_read = Some(out.len());
+    match space {
+        MemSpace::Svm => {
+            out.push(7);
+            put_u32(out, thread);
+        }
+        MemSpace::Slm(g) => {
+            out.push(8);
+            put_u32(out, thread);
+            put_u32(out, g);
+        }
+    }
+    put_u64(out, addr);
+    put_u32(out, len);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let s = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        s
+    }
+    fn u16(&mut self) -> u16 {
+        let b = self.take(2);
+        u16::from_le_bytes([b[0], b[1]])
+    }
+    fn u32(&mut self) -> u32 {
+        let b = self.take(4);
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    fn u64(&mut self) -> u64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8));
+        u64::from_le_bytes(a)
+    }
+    fn xor(&mut self) -> &'a [u8] {
+        let n = self.u16() as usize;
+        self.take(n)
+    }
+}
+
+/// Decodes the entries of one step's byte range. The log is written only by this module,
+/// so a malformed range is a bug; decoding stops at the range's end.
+pub fn decode(bytes: &[u8]) -> Vec<Entry<'_>> {
+    let mut r = Reader { bytes, at: 0 };
+    let mut out = Vec::new();
+    while r.at < bytes.len() {
+        let tag = r.take(1)[0];
+        let thread = r.u32();
+        let kind = match tag {
+            0 => EntryKind::Grf { offset: r.u32(), xor: r.xor() },
+            1 => EntryKind::Pred { pred: r.u32(), xor: r.u32() },
+            2 => EntryKind::Addr { slot: r.u32(), xor: r.u32() },
+            3 => EntryKind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor() },
+            4 => {
+                let group = r.u32();
+                EntryKind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor() }
+            }
+            5 => EntryKind::Control { index: r.u32() },
+            6 => EntryKind::Pc { old: r.u32(), new: r.u32() },
+            7 => EntryKind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
+            _ => {
+                let group = r.u32();
+                EntryKind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
+            }
+        };
+        out.push(Entry { thread, kind });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip() {
+        let mut log = Vec::new();
+        push_grf(&mut log, 3, 64, &[1, 2, 3], &[1, 0, 7]);
+        push_pred(&mut log, 3, 1, 0b1010, 0b0110);
+        push_mem(&mut log, 2, MemSpace::Slm(5), 12, &[9], &[8]);
+        push_control(&mut log, 4, 17);
+        let mut last = None;
+        push_read(&mut log, &mut last, 1, MemSpace::Svm, 100, 4);
+        push_read(&mut log, &mut last, 1, MemSpace::Svm, 104, 4);
+        push_read(&mut log, &mut last, 1, MemSpace::Slm(2), 0, 4);
+        let entries = decode(&log);
+        assert_eq!(entries.len(), 6);
+        assert_eq!(entries[4].kind, EntryKind::Read { space: MemSpace::Svm, addr: 100, len: 8 });
+        assert_eq!(entries[5].kind, EntryKind::Read { space: MemSpace::Slm(2), addr: 0, len: 4 });
+        assert_eq!(entries[0], Entry { thread: 3, kind: EntryKind::Grf { offset: 64, xor: &[0, 2, 4] } });
+        assert_eq!(entries[1].kind, EntryKind::Pred { pred: 1, xor: 0b1100 });
+        assert_eq!(entries[2].kind, EntryKind::Mem { space: MemSpace::Slm(5), addr: 12, xor: &[1] });
+        assert_eq!(entries[3], Entry { thread: 4, kind: EntryKind::Control { index: 17 } });
+    }
+}

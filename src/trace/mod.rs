@@ -1,0 +1,16 @@
+//! Recording: every write of a run as a delta log (location + old XOR new), checkpoints that
+//! share unchanged state, and indexes from locations to the steps that wrote them.
+//!
+//! Time `t` is the state after `t` steps; step record `t` takes time `t` to time `t + 1`.
+
+mod index;
+mod log;
+mod recorder;
+
+pub use index::WriteIndex;
+pub use log::{Entry, EntryKind};
+pub use recorder::{Checkpoint, Recorder, StepRecord, WriteHit};
+
+/// A global step index (one step = one instruction of one thread).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct StepIdx(pub u64);

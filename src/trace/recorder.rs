@@ -1,0 +1,403 @@
+//! The recorder: an [`Observer`] that appends every write of a step to the delta log, keeps
+//! checkpoints, and moves a machine to any recorded time by undoing or redoing deltas.
+
+use std::sync::Arc;
+
+use super::index::WriteIndex;
+use super::log::{self, EntryKind};
+use crate::exec::Observer;
+use crate::isa::{InstIdx, PredId};
+use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
+
+/// One executed step.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StepRecord {
+    pub thread: u32,
+    /// The instruction executed.
+    pub pc: u32,
+    /// Its channel enables (relative to its mask offset).
+    pub chen: u32,
+    /// Where its entries start in the log.
+    pub log_start: u64,
+}
+
+/// A full machine at a recorded time (sharing unchanged threads and pages with the live one).
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub time: u64,
+    pub machine: Machine,
+}
+
+/// One write found by a query, with the queried bytes' values around it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteHit {
+    pub step: u64,
+    pub thread: u32,
+    pub pc: u32,
+    /// Values of the queried range just before and just after the step.
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+    /// The first byte of the queried range this step wrote (GRF offset or memory address).
+    pub first_written: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    pub steps: Vec<StepRecord>,
+    log: Vec<u8>,
+    controls: Vec<(Control, Control)>,
+    pub index: WriteIndex,
+    pub checkpoints: Vec<Checkpoint>,
+    /// Steps between checkpoints.
+    pub interval: u64,
+    grf_size: u32,
+    /// Bytes the checkpoints hold beyond what they share.
+    checkpoint_bytes: u64,
+    open_start: u64,
+    last_read: Option<usize>,
+}
+
+impl Recorder {
+    /// A recorder whose time 0 is `machine`.
+    pub fn new(machine: &Machine, grf_size: u32) -> Recorder {
+        let mut r = Recorder {
+            steps: Vec::new(),
+            log: Vec::new(),
+            controls: Vec::new(),
+            index: WriteIndex::default(),
+            checkpoints: Vec::new(),
+            interval: 4096,
+            grf_size: grf_size.max(1),
+            checkpoint_bytes: 0,
+            open_start: 0,
+            last_read: None,
+        };
+        r.checkpoint(machine);
+        r
+    }
+
+    /// Number of recorded steps (the latest recorded time).
+    pub fn len(&self) -> u64 {
+        self.steps.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Call before the scheduler picks the next thread: writes until `end_step` belong to
+    /// step `len()`. Takes a checkpoint first when one is due.
+    pub fn begin_step(&mut self, machine: &Machine) {
+        if self.len().is_multiple_of(self.interval)
+            && self.checkpoints.last().is_none_or(|c| c.time != self.len())
+        {
+            self.checkpoint(machine);
+        }
+        self.open_start = self.log.len() as u64;
+        self.last_read = None;
+    }
+
+    /// Closes the step opened by `begin_step`.
+    pub fn end_step(&mut self, thread: ThreadId, pc: u32, chen: u32) {
+        self.steps.push(StepRecord { thread: thread.0, pc, chen, log_start: self.open_start });
+    }
+
+    /// Drops writes logged since `begin_step` when no step followed (nothing to run).
+    pub fn cancel_step(&mut self) {
+        self.log.truncate(self.open_start as usize);
+    }
+
+    fn checkpoint(&mut self, machine: &Machine) {
+        if let Some(prev) = self.checkpoints.last() {
+            let threads: u64 = machine
+                .threads
+                .iter()
+                .zip(&prev.machine.threads)
+                .filter(|(a, b)| !Arc::ptr_eq(a, b))
+                .map(|(t, _)| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64)
+                .sum();
+            let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
+            self.checkpoint_bytes += threads + pages + 8 * machine.threads.len() as u64;
+        } else {
+            self.checkpoint_bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
+        }
+        self.checkpoints.push(Checkpoint { time: self.len(), machine: machine.clone() });
+    }
+
+    /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
+    pub fn recorded_bytes(&self) -> u64 {
+        self.log.len() as u64
+            + self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
+            + self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64
+            + self.index.entries * 12
+            + self.checkpoint_bytes
+    }
+
+    fn log_range(&self, step: u64) -> &[u8] {
+        let start = self.steps[step as usize].log_start as usize;
+        let end = self.steps.get(step as usize + 1).map_or(self.log.len(), |s| s.log_start as usize);
+        &self.log[start..end]
+    }
+
+    /// Applies step `step`'s deltas forward (time step → step+1) or backward.
+    fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
+        let mut entries = log::decode(self.log_range(step));
+        if !forward {
+            entries.reverse();
+        }
+        for e in entries {
+            match e.kind {
+                EntryKind::Grf { offset, xor } => {
+                    let t = machine.thread_mut(ThreadId(e.thread));
+                    for (b, x) in t.grf[offset as usize..].iter_mut().zip(xor) {
+                        *b ^= x;
+                    }
+                }
+                EntryKind::Pred { pred, xor } => {
+                    machine.thread_mut(ThreadId(e.thread)).preds[pred as usize] ^= xor
+                }
+                EntryKind::Addr { slot, xor } => {
+                    machine.thread_mut(ThreadId(e.thread)).addrs[slot as usize] ^= xor
+                }
+                EntryKind::Mem { space, addr, xor } => xor_memory(machine, space, addr, xor),
+                EntryKind::Pc { old, new } => {
+                    machine.thread_mut(ThreadId(e.thread)).control.pc =
+                        InstIdx(if forward { new } else { old });
+                }
+                EntryKind::Read { .. } => {}
+                EntryKind::Control { index } => {
+                    let (old, new) = &self.controls[index as usize];
+                    machine.thread_mut(ThreadId(e.thread)).control =
+                        if forward { new.clone() } else { old.clone() };
+                }
+            }
+        }
+    }
+
+    /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`).
+    pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
+        let target = target.min(self.len());
+        let ck = self.checkpoints.partition_point(|c| c.time <= target).saturating_sub(1);
+        let ck_time = self.checkpoints.get(ck).map_or(0, |c| c.time);
+        let mut time = now;
+        let from_checkpoint =
+            if target >= now { target - ck_time < target - now } else { target - ck_time < now - target };
+        if from_checkpoint {
+            if let Some(c) = self.checkpoints.get(ck) {
+                *machine = c.machine.clone();
+                time = c.time;
+            }
+        }
+        while time < target {
+            self.apply(machine, time, true);
+            time += 1;
+        }
+        while time > target {
+            time -= 1;
+            self.apply(machine, time, false);
+        }
+    }
+
+    /// The log entries of one step (for `trace` output and watchpoints).
+    pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
+        log::decode(self.log_range(step))
+    }
+
+    pub fn control_change(&self, index: u32) -> Option<&(Control, Control)> {
+        self.controls.get(index as usize)
+    }
+
+    /// Writes to GRF bytes `[offset, offset+len)` of `thread` before time `now`, newest first,
+    /// with the range's values around each (`current` = the bytes at `now`). At most `limit`.
+    pub fn grf_writes(
+        &self,
+        thread: u32,
+        offset: u32,
+        len: u32,
+        now: u64,
+        current: &[u8],
+        limit: usize,
+    ) -> Vec<WriteHit> {
+        let steps = self.index.grf_steps(thread, offset, len, self.grf_size, now);
+        self.walk(
+            steps,
+            current,
+            limit,
+            |kind, t| match kind {
+                EntryKind::Grf { offset: o, xor } if t == thread => Some((*o as u64, *xor)),
+                _ => None,
+            },
+            offset as u64,
+        )
+    }
+
+    /// Writes to memory `[addr, addr+len)` before `now`, newest first.
+    pub fn mem_writes(
+        &self,
+        space: MemSpace,
+        addr: u64,
+        len: u64,
+        now: u64,
+        current: &[u8],
+        limit: usize,
+    ) -> Vec<WriteHit> {
+        let steps = self.index.mem_steps(space, addr, len, now);
+        self.walk(
+            steps,
+            current,
+            limit,
+            |kind, _| match kind {
+                EntryKind::Mem { space: s, addr: a, xor } if *s == space => Some((*a, *xor)),
+                _ => None,
+            },
+            addr,
+        )
+    }
+
+    /// Writes to a predicate before `now`, newest first (values as 4 little-endian bytes).
+    pub fn pred_writes(
+        &self,
+        thread: u32,
+        pred: PredId,
+        now: u64,
+        current: u32,
+        limit: usize,
+    ) -> Vec<WriteHit> {
+        let steps = self.index.pred_steps(thread, pred.0, now);
+        let mut value = current;
+        let mut hits = Vec::new();
+        for step in steps {
+            for e in self.entries(step) {
+                if let EntryKind::Pred { pred: p, xor } = e.kind {
+                    if p == pred.0 && e.thread == thread {
+                        let old = value ^ xor;
+                        let rec = self.steps[step as usize];
+                        hits.push(WriteHit {
+                            step,
+                            thread: rec.thread,
+                            pc: rec.pc,
+                            old: old.to_le_bytes().to_vec(),
+                            new: value.to_le_bytes().to_vec(),
+                            first_written: 0,
+                        });
+                        value = old;
+                    }
+                }
+            }
+            if hits.len() >= limit {
+                break;
+            }
+        }
+        hits
+    }
+
+    /// Walks candidate steps newest first, un-XORing the queried range as it goes.
+    fn walk<'a, F>(
+        &'a self,
+        steps: Vec<u64>,
+        current: &[u8],
+        limit: usize,
+        pick: F,
+        base: u64,
+    ) -> Vec<WriteHit>
+    where
+        F: Fn(&EntryKind<'a>, u32) -> Option<(u64, &'a [u8])>,
+    {
+        let mut value = current.to_vec();
+        let end = base + value.len() as u64;
+        let mut hits = Vec::new();
+        for step in steps {
+            let after = value.clone();
+            let mut first: Option<u64> = None;
+            let entries = self.entries(step);
+            for e in entries.iter().rev() {
+                let Some((at, xor)) = pick(&e.kind, e.thread) else { continue };
+                let lo = at.max(base);
+                let hi = (at + xor.len() as u64).min(end);
+                for b in lo..hi {
+                    value[(b - base) as usize] ^= xor[(b - at) as usize];
+                }
+                if lo < hi {
+                    first = Some(first.map_or(lo, |f: u64| f.min(lo)));
+                }
+            }
+            if let Some(first_written) = first {
+                let rec = self.steps[step as usize];
+                hits.push(WriteHit {
+                    step,
+                    thread: rec.thread,
+                    pc: rec.pc,
+                    old: value.clone(),
+                    new: after,
+                    first_written,
+                });
+                if hits.len() >= limit {
+                    break;
+                }
+            }
+        }
+        hits
+    }
+}
+
+fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: &[u8]) {
+    let mut bytes = vec![0u8; xor.len()];
+    match space {
+        MemSpace::Svm => {
+            if machine.svm.read(addr, &mut bytes).is_ok() {
+                bytes.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x);
+                let _ = machine.svm.write(addr, &bytes);
+            }
+        }
+        MemSpace::Slm(group) => {
+            if let Some(slm) = machine.slms.get_mut(group as usize) {
+                let slm = Arc::make_mut(slm);
+                if let Some(range) = slm.bytes.get_mut(addr as usize..addr as usize + xor.len()) {
+                    range.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x);
+                }
+            }
+        }
+    }
+}
+
+impl Observer for Recorder {
+    const ACTIVE: bool = true;
+
+    fn mem_read(&mut self, thread: ThreadId, space: MemSpace, addr: u64, len: u64) {
+        log::push_read(&mut self.log, &mut self.last_read, thread.0, space, addr, len as u32);
+    }
+
+    fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
+        log::push_grf(&mut self.log, thread.0, offset, old, new);
+        self.index.add_grf(self.len(), thread.0, offset, new.len() as u32, self.grf_size);
+    }
+
+    fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
+        log::push_pred(&mut self.log, thread.0, pred.0, old, new);
+        self.index.add_pred(self.len(), thread.0, pred.0);
+    }
+
+    fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32) {
+        log::push_addr(&mut self.log, thread.0, slot, old, new);
+    }
+
+    fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
+        log::push_mem(&mut self.log, thread.0, space, addr, old, new);
+        self.index.add_mem(self.len(), space, addr, new.len() as u64);
+    }
+
+    fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
+        let only_pc = old.em == new.em
+            && old.call_mask == new.call_mask
+            && old.status == new.status
+            && old.waiting == new.waiting
+            && old.stack == new.stack;
+        if only_pc {
+            log::push_pc(&mut self.log, thread.0, old.pc.0, new.pc.0);
+            return;
+        }
+        let index = self.controls.len() as u32;
+        self.controls.push((old.clone(), new.clone()));
+        log::push_control(&mut self.log, thread.0, index);
+    }
+}
