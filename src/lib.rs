@@ -14,4 +14,5 @@ pub mod isa;
 pub mod launch;
 pub mod machine;
 pub mod program;
+pub mod session;
 pub mod trace;

@@ -163,6 +163,9 @@ pub struct Launch {
     pub simd: u32,
     /// Group and thread labels for messages: (group ids, thread index in group).
     pub thread_labels: Vec<([u32; 3], u32)>,
+    /// Named SVM buffers (`argN` for OpenCL arguments, region names for raw launches):
+    /// name, address, size. Commands accept `NAME+OFF` as an address.
+    pub buffers: Vec<(String, u64, u64)>,
 }
 
 /// Reads a file relative to `base`, naming the field on failure.
@@ -316,6 +319,7 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
     }
     let mut scheduler = Scheduler::single_group(1);
     scheduler.step_limit = spec.step_limit.unwrap_or(100_000_000);
+    let buffers = machine.svm.regions().iter().map(|r| (r.name.clone(), r.start, r.len)).collect();
     Ok(Launch {
         program,
         machine,
@@ -324,6 +328,7 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         base_dir: base.to_path_buf(),
         simd,
         thread_labels: vec![([0; 3], 0)],
+        buffers,
     })
 }
 

@@ -174,6 +174,16 @@ impl Recorder {
         }
     }
 
+    /// Redoes step `step` (time step → step + 1).
+    pub fn redo(&self, machine: &mut Machine, step: u64) {
+        self.apply(machine, step, true);
+    }
+
+    /// Undoes step `step` (time step + 1 → step).
+    pub fn undo(&self, machine: &mut Machine, step: u64) {
+        self.apply(machine, step, false);
+    }
+
     /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`).
     pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
         let target = target.min(self.len());

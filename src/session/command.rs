@@ -1,0 +1,439 @@
+//! The command language shared by `vdb batch` and the TUI: `enum Command` and its parser,
+//! kept apart from execution. Names follow gdb where gdb has one.
+
+use std::fmt;
+
+/// Where a breakpoint goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BreakLoc {
+    /// A 1-based line of the kernel file (or of `file`).
+    Line { file: Option<String>, line: u32 },
+    /// A label or subroutine name.
+    Label(String),
+    /// A vISA instruction id `$N` in the kernel (or in the named function unit).
+    InstId { unit: Option<String>, id: u32 },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WatchKind {
+    Write,
+    Read,
+    Access,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Natural,
+    Hex,
+    Signed,
+    Unsigned,
+    Float,
+}
+
+/// `info` subjects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InfoWhat {
+    Registers,
+    Predicates,
+    Masks,
+    Threads,
+    Breakpoints,
+    Marks,
+    Frame,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Step(u64),
+    ReverseStep(u64),
+    Next(u64),
+    ReverseNext(u64),
+    Finish,
+    Continue,
+    ReverseContinue,
+    /// `goto N` (a step index) or `goto NAME` (a mark).
+    GotoStep(u64),
+    GotoMark(String),
+    Run,
+    When,
+    Thread(u32),
+    Lane(u32),
+    Break {
+        loc: BreakLoc,
+        cond: Option<String>,
+    },
+    Delete(Option<u32>),
+    Disable(u32),
+    Enable(u32),
+    /// `watch/rwatch/awatch TARGET [LEN] [lane L]`: TARGET is a memory address expression or
+    /// a register region; kept as text and resolved against the session.
+    Watch {
+        kind: WatchKind,
+        target: String,
+        len: Option<u64>,
+        lane: Option<u32>,
+    },
+    Print {
+        expr: String,
+        format: Format,
+    },
+    /// `x/NFU ADDR`.
+    Examine {
+        count: u32,
+        format: Format,
+        unit: u32,
+        addr: String,
+    },
+    Info(InfoWhat),
+    LastWrite(String),
+    History(String),
+    Mark(String),
+    StateHash,
+    Help,
+}
+
+/// A command line that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandError(pub String);
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, CommandError> {
+    Err(CommandError(msg.into()))
+}
+
+/// Every command name (with aliases) and a one-line description, for help and completion.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("step [N] (s)", "step the focused thread N instructions"),
+    ("rstep [N] (rs)", "step the focused thread back N instructions"),
+    ("next [N] (n)", "step over calls"),
+    ("rnext [N] (rn)", "step back over calls"),
+    ("finish", "run until the current subroutine or function returns"),
+    ("continue (c)", "run forward to a breakpoint, watchpoint, fault or the end"),
+    ("rcontinue (rc)", "run backward to a breakpoint, watchpoint or the start"),
+    ("goto STEP|MARK", "go to a step index or a mark"),
+    ("run", "go back to step 0"),
+    ("when", "print the current step"),
+    ("thread T", "focus thread T"),
+    ("lane L", "focus lane L"),
+    ("break LOC [if COND] (b)", "LOC: line, file:line, label or $id"),
+    ("delete [N]", "delete breakpoint/watchpoint N (all without N)"),
+    ("disable N / enable N", "toggle breakpoint/watchpoint N"),
+    ("watch|rwatch|awatch LOC [LEN] [lane L]", "SVM address (N, argN+OFF, NAME+OFF) or register region"),
+    ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
+    ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
+    ("info registers|predicates|masks|threads|breakpoints|marks|frame", "state summaries"),
+    ("last-write LOC", "who last wrote a register element or memory range"),
+    ("history LOC", "every write to LOC with values"),
+    ("mark NAME", "bookmark the current step"),
+    ("state-hash", "hash of the whole machine"),
+    ("help", "this list"),
+];
+
+fn count(arg: Option<&str>) -> Result<u64, CommandError> {
+    match arg {
+        None => Ok(1),
+        Some(t) => match t.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => err(format!("`{t}` is not a positive count")),
+        },
+    }
+}
+
+fn number(text: &str, what: &str) -> Result<u32, CommandError> {
+    text.parse().map_err(|_| CommandError(format!("`{text}` is not a {what}")))
+}
+
+/// Splits a trailing `/x` style format from a `print` argument.
+fn split_format(rest: &str) -> Result<(String, Format), CommandError> {
+    let mut expr = rest.trim().to_string();
+    let mut format = Format::Natural;
+    if let Some(pos) = expr.rfind(" /") {
+        let f = expr[pos + 2..].trim().to_string();
+        format = match f.as_str() {
+            "x" => Format::Hex,
+            "d" => Format::Signed,
+            "u" => Format::Unsigned,
+            "f" => Format::Float,
+            other => return err(format!("unknown format /{other} (use /x /d /u /f)")),
+        };
+        expr.truncate(pos);
+    }
+    if let Some(f) = expr.strip_prefix('/') {
+        // `print/x EXPR` is written as `print /x EXPR` after the name is split off.
+        let (f, e) = f.split_once(' ').unwrap_or((f, ""));
+        let (e, fmt) = split_format(&format!("{e} /{f}"))?;
+        return Ok((e, fmt));
+    }
+    Ok((expr.trim().to_string(), format))
+}
+
+fn parse_break(rest: &str) -> Result<Command, CommandError> {
+    let (loc_text, cond) = match rest.split_once(" if ") {
+        Some((l, c)) => (l.trim(), Some(c.trim().to_string())),
+        None => (rest.trim(), None),
+    };
+    if loc_text.is_empty() {
+        return err("break needs a location: a line, file:line, label or $id");
+    }
+    let loc = if let Some(id) = loc_text.strip_prefix('$') {
+        BreakLoc::InstId { unit: None, id: number(id, "instruction id")? }
+    } else if let Ok(line) = loc_text.parse::<u32>() {
+        BreakLoc::Line { file: None, line }
+    } else if let Some((file, tail)) = loc_text.rsplit_once(':') {
+        if let Some(id) = tail.strip_prefix('$') {
+            BreakLoc::InstId { unit: Some(file.to_string()), id: number(id, "instruction id")? }
+        } else {
+            BreakLoc::Line { file: Some(file.to_string()), line: number(tail, "line number")? }
+        }
+    } else {
+        BreakLoc::Label(loc_text.to_string())
+    };
+    Ok(Command::Break { loc, cond })
+}
+
+fn parse_watch(kind: WatchKind, rest: &str) -> Result<Command, CommandError> {
+    let mut words: Vec<&str> = rest.split_whitespace().collect();
+    let mut lane = None;
+    if let Some(pos) = words.iter().position(|w| *w == "lane") {
+        let value = words.get(pos + 1).ok_or(CommandError("`lane` needs a number".into()))?;
+        lane = Some(number(value, "lane")?);
+        words.drain(pos..pos + 2);
+    }
+    let Some(&target) = words.first() else { return err("watch needs an address or a register region") };
+    let len = match words.get(1) {
+        Some(t) => {
+            Some(crate::launch::raw::parse_number(t).ok_or(CommandError(format!("`{t}` is not a length")))?)
+        }
+        None => None,
+    };
+    if words.len() > 2 {
+        return err(format!("unexpected `{}`", words[2]));
+    }
+    Ok(Command::Watch { kind, target: target.to_string(), len, lane })
+}
+
+fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
+    let digits: String = spec.chars().take_while(char::is_ascii_digit).collect();
+    let count = if digits.is_empty() { 1 } else { number(&digits, "count")? };
+    let (mut format, mut unit) = (Format::Hex, 4);
+    for c in spec[digits.len()..].chars() {
+        match c {
+            'x' => format = Format::Hex,
+            'd' => format = Format::Signed,
+            'u' => format = Format::Unsigned,
+            'f' => format = Format::Float,
+            'b' => unit = 1,
+            'h' => unit = 2,
+            'w' => unit = 4,
+            'g' => unit = 8,
+            other => return err(format!("unknown x/ letter `{other}` (formats x d u f, units b h w g)")),
+        }
+    }
+    if rest.trim().is_empty() {
+        return err("x needs an address");
+    }
+    Ok(Command::Examine { count, format, unit, addr: rest.trim().to_string() })
+}
+
+/// Parses one command line. Blank lines and `#` comments are not commands (None).
+pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let rest = rest.trim();
+    let args: Vec<&str> = rest.split_whitespace().collect();
+    let one_arg = |what: &str| -> Result<&str, CommandError> {
+        match args.as_slice() {
+            [a] => Ok(a),
+            [] => err(format!("`{name}` needs {what}")),
+            _ => err(format!("`{name}` takes one argument")),
+        }
+    };
+    let no_args = |cmd: Command| -> Result<Command, CommandError> {
+        if args.is_empty() {
+            Ok(cmd)
+        } else {
+            err(format!("`{name}` takes no arguments"))
+        }
+    };
+    let cmd = match name {
+        "step" | "s" | "stepi" | "si" => Command::Step(count(args.first().copied())?),
+        "rstep" | "rs" | "reverse-step" | "rsi" => Command::ReverseStep(count(args.first().copied())?),
+        "next" | "n" | "nexti" | "ni" => Command::Next(count(args.first().copied())?),
+        "rnext" | "rn" | "reverse-next" => Command::ReverseNext(count(args.first().copied())?),
+        "finish" => no_args(Command::Finish)?,
+        "continue" | "c" => no_args(Command::Continue)?,
+        "rcontinue" | "rc" | "reverse-continue" => no_args(Command::ReverseContinue)?,
+        "goto" => {
+            let a = one_arg("a step index or a mark name")?;
+            match a.parse::<u64>() {
+                Ok(n) => Command::GotoStep(n),
+                Err(_) => Command::GotoMark(a.to_string()),
+            }
+        }
+        "run" | "r" => no_args(Command::Run)?,
+        "when" => no_args(Command::When)?,
+        "thread" | "t" => Command::Thread(number(one_arg("a thread number")?, "thread number")?),
+        "lane" | "l" => Command::Lane(number(one_arg("a lane number")?, "lane number")?),
+        "break" | "b" => parse_break(rest)?,
+        "delete" | "d" => match args.as_slice() {
+            [] => Command::Delete(None),
+            [a] => Command::Delete(Some(number(a, "breakpoint number")?)),
+            _ => return err("`delete` takes at most one number"),
+        },
+        "disable" => Command::Disable(number(one_arg("a breakpoint number")?, "breakpoint number")?),
+        "enable" => Command::Enable(number(one_arg("a breakpoint number")?, "breakpoint number")?),
+        "watch" => parse_watch(WatchKind::Write, rest)?,
+        "rwatch" => parse_watch(WatchKind::Read, rest)?,
+        "awatch" => parse_watch(WatchKind::Access, rest)?,
+        "print" | "p" => {
+            let (expr, format) = split_format(rest)?;
+            if expr.is_empty() {
+                return err("print needs a region, e.g. V0048(0,0)<1;1,0>");
+            }
+            Command::Print { expr, format }
+        }
+        "info" | "i" => Command::Info(match one_arg("a subject")? {
+            "registers" | "reg" | "r" => InfoWhat::Registers,
+            "predicates" | "pred" | "p" => InfoWhat::Predicates,
+            "masks" | "m" => InfoWhat::Masks,
+            "threads" | "t" => InfoWhat::Threads,
+            "breakpoints" | "break" | "b" | "watchpoints" => InfoWhat::Breakpoints,
+            "marks" => InfoWhat::Marks,
+            "frame" | "f" => InfoWhat::Frame,
+            other => return err(format!("unknown info subject `{other}`")),
+        }),
+        "last-write" | "lw" => Command::LastWrite(one_arg("a location")?.to_string()),
+        "history" => Command::History(one_arg("a location")?.to_string()),
+        "mark" => Command::Mark(one_arg("a name")?.to_string()),
+        "state-hash" => no_args(Command::StateHash)?,
+        "help" | "h" | "?" => Command::Help,
+        _ => {
+            if let Some(spec) = name.strip_prefix("x/") {
+                parse_examine(spec, rest)?
+            } else if name == "x" {
+                parse_examine("", rest)?
+            } else if let Some(f) = name.strip_prefix("print/").or_else(|| name.strip_prefix("p/")) {
+                let (expr, format) = split_format(&format!("{rest} /{f}"))?;
+                Command::Print { expr, format }
+            } else {
+                return err(format!("unknown command `{name}` (try `help`)"));
+            }
+        }
+    };
+    Ok(Some(cmd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(line: &str) -> Command {
+        match parse(line) {
+            Ok(Some(c)) => c,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn table_of_good_commands() {
+        let table: Vec<(&str, Command)> = vec![
+            ("s", Command::Step(1)),
+            ("step 5", Command::Step(5)),
+            ("rs 2", Command::ReverseStep(2)),
+            ("n", Command::Next(1)),
+            ("c", Command::Continue),
+            ("rc", Command::ReverseContinue),
+            ("goto 100", Command::GotoStep(100)),
+            ("goto here", Command::GotoMark("here".into())),
+            ("thread 3", Command::Thread(3)),
+            ("lane 7", Command::Lane(7)),
+            ("break 42", Command::Break { loc: BreakLoc::Line { file: None, line: 42 }, cond: None }),
+            (
+                "break $19 if any(V0048(0,0)<1;1,0> == 7)",
+                Command::Break {
+                    loc: BreakLoc::InstId { unit: None, id: 19 },
+                    cond: Some("any(V0048(0,0)<1;1,0> == 7)".into()),
+                },
+            ),
+            ("b _0_004", Command::Break { loc: BreakLoc::Label("_0_004".into()), cond: None }),
+            (
+                "b k.visaasm:10",
+                Command::Break {
+                    loc: BreakLoc::Line { file: Some("k.visaasm".into()), line: 10 },
+                    cond: None,
+                },
+            ),
+            ("delete", Command::Delete(None)),
+            ("delete 2", Command::Delete(Some(2))),
+            (
+                "watch arg1+8 4",
+                Command::Watch { kind: WatchKind::Write, target: "arg1+8".into(), len: Some(4), lane: None },
+            ),
+            (
+                "awatch 0x100000000",
+                Command::Watch {
+                    kind: WatchKind::Access,
+                    target: "0x100000000".into(),
+                    len: None,
+                    lane: None,
+                },
+            ),
+            (
+                "watch V0048(0,0)<1;1,0> lane 3",
+                Command::Watch {
+                    kind: WatchKind::Write,
+                    target: "V0048(0,0)<1;1,0>".into(),
+                    len: None,
+                    lane: Some(3),
+                },
+            ),
+            (
+                "print V0049(0,0)<1;1,0> /x",
+                Command::Print { expr: "V0049(0,0)<1;1,0>".into(), format: Format::Hex },
+            ),
+            ("p/d X", Command::Print { expr: "X".into(), format: Format::Signed }),
+            ("x/8xw arg0", Command::Examine { count: 8, format: Format::Hex, unit: 4, addr: "arg0".into() }),
+            (
+                "x/4dg 0x10",
+                Command::Examine { count: 4, format: Format::Signed, unit: 8, addr: "0x10".into() },
+            ),
+            ("info threads", Command::Info(InfoWhat::Threads)),
+            ("last-write R(0,3)<0;1,0>", Command::LastWrite("R(0,3)<0;1,0>".into())),
+            ("history arg1+4", Command::History("arg1+4".into())),
+            ("mark before", Command::Mark("before".into())),
+            ("state-hash", Command::StateHash),
+        ];
+        for (line, expected) in table {
+            assert_eq!(ok(line), expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn table_of_bad_commands() {
+        for line in [
+            "frobnicate",
+            "step 0",
+            "step x",
+            "thread",
+            "lane a b",
+            "break",
+            "x/8q arg0",
+            "print",
+            "c 3",
+            "info nothing",
+        ] {
+            assert!(parse(line).is_err(), "{line} should not parse");
+        }
+        assert_eq!(parse("  # comment"), Ok(None));
+        assert_eq!(parse(""), Ok(None));
+    }
+}

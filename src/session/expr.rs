@@ -1,0 +1,265 @@
+//! Expressions the commands take: register regions (`V0048(0,0)<1;1,0>:d`), memory
+//! addresses (`0x1000`, `arg1+8`, `out+4`) and breakpoint conditions
+//! (`any(V(0,0)<1;1,0> == 7)`), resolved against a program and a thread.
+
+use crate::exec::load_le;
+use crate::isa::{DataType, Region, UnitId, VarId};
+use crate::launch::raw::parse_number;
+use crate::machine::ThreadState;
+use crate::program::Program;
+
+/// A region of a variable, resolved to bytes of the thread's GRF file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionRef {
+    pub var: VarId,
+    pub ty: DataType,
+    pub base: u32,
+    pub region: Region,
+    /// Elements the region covers.
+    pub n: u32,
+    /// True for a bare variable name (the whole variable).
+    pub whole: bool,
+    /// True when `(r,c)` was given without a region (one element).
+    pub single: bool,
+}
+
+impl RegionRef {
+    /// GRF byte offset of element `i`.
+    pub fn offset(&self, i: u32) -> u32 {
+        self.base + self.region.element(i) * self.ty.size()
+    }
+
+    /// Raw bits of element `i` in `thread`.
+    pub fn value(&self, thread: &ThreadState, i: u32) -> Option<u64> {
+        let at = self.offset(i) as usize;
+        thread.grf.get(at..at + self.ty.size() as usize).map(|b| load_le(b, self.ty.size()))
+    }
+}
+
+fn split_type(text: &str) -> Result<(&str, Option<DataType>), String> {
+    match text.rsplit_once(':') {
+        Some((head, ty)) if !ty.contains(['(', '<', ')']) => match DataType::from_name(ty) {
+            Some(t) if !t.is_packed_vector() => Ok((head, Some(t))),
+            _ => Err(format!("unknown type `:{ty}`")),
+        },
+        _ => Ok((text, None)),
+    }
+}
+
+fn nums(text: &str, sep: char) -> Result<Vec<u32>, String> {
+    text.split(sep).map(|t| t.trim().parse::<u32>().map_err(|_| format!("`{t}` is not a number"))).collect()
+}
+
+/// Parses `NAME[(r,c)][<v;w,h>|<h>][:type]` and resolves it for `simd` lanes.
+pub fn resolve_region(program: &Program, unit: UnitId, text: &str, simd: u32) -> Result<RegionRef, String> {
+    let (head, ty_override) = split_type(text.trim())?;
+    let name_end = head.find(['(', '<']).unwrap_or(head.len());
+    let name = &head[..name_end];
+    let var = program
+        .var_id(unit, name)
+        .or_else(|| program.var_id(UnitId(0), name))
+        .ok_or_else(|| format!("no variable `{name}`"))?;
+    let v = program.var(var);
+    let mut rest = &head[name_end..];
+    let (mut row, mut col) = (0, 0);
+    let mut single = false;
+    if let Some(r) = rest.strip_prefix('(') {
+        let close = r.find(')').ok_or("missing `)`")?;
+        let rc = nums(&r[..close], ',')?;
+        let [r0, c0] = rc[..] else { return Err("write (row,col)".into()) };
+        (row, col) = (r0, c0);
+        rest = &r[close + 1..];
+        single = true;
+    }
+    let ty = ty_override.unwrap_or(v.ty);
+    let mut region = Region { vstride: 1, width: 1, hstride: 0 };
+    let mut has_region = false;
+    if let Some(r) = rest.strip_prefix('<') {
+        let inner = r.strip_suffix('>').ok_or("missing `>`")?;
+        region = match inner.split_once(';') {
+            Some((vs, wh)) => {
+                let wh = nums(wh, ',')?;
+                let [w, h] = wh[..] else { return Err("write <vstride;width,hstride>".into()) };
+                Region { vstride: nums(vs, ',')?[0] as u8, width: w.max(1) as u8, hstride: h as u8 }
+            }
+            None => Region::dst(nums(inner, ',')?[0] as u8),
+        };
+        has_region = true;
+        single = false;
+    } else if !rest.is_empty() {
+        return Err(format!("unexpected `{rest}`"));
+    }
+    let base = v.offset + row * program.grf_size + col * ty.size();
+    let end = v.offset + v.size;
+    if base >= end {
+        return Err(format!("({row},{col}) is outside `{name}` ({} bytes)", v.size));
+    }
+    let whole = !single && !has_region;
+    let n = if single {
+        region = Region::scalar();
+        1
+    } else if whole {
+        (end - base) / ty.size()
+    } else {
+        (0..simd).take_while(|&i| base + region.element(i) * ty.size() + ty.size() <= end).count() as u32
+    };
+    Ok(RegionRef { var, ty, base, region, n: n.max(1), whole, single })
+}
+
+/// A memory address expression: `N`, `argN[+OFF]`, or an SVM region name `[+OFF]`.
+pub fn resolve_address(text: &str, args: &[(String, u64, u64)]) -> Result<u64, String> {
+    let text = text.trim();
+    if let Some(v) = parse_number(text) {
+        return Ok(v);
+    }
+    let (name, offset) = match text.find(['+', '-']) {
+        Some(pos) => {
+            let off = parse_number(text[pos + 1..].trim()).ok_or(format!("bad offset in `{text}`"))?;
+            let off = if text.as_bytes()[pos] == b'-' { off.wrapping_neg() } else { off };
+            (text[..pos].trim(), off)
+        }
+        None => (text, 0),
+    };
+    let base = args
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .map(|(_, addr, _)| *addr)
+        .ok_or_else(|| format!("`{name}` is neither a number nor a buffer (argN or a region name)"))?;
+    Ok(base.wrapping_add(offset))
+}
+
+/// Comparison in a condition.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    /// The focused lane.
+    Lane,
+    Any,
+    All,
+}
+
+/// A parsed condition `[any|all](REGION OP VALUE)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Condition {
+    pub quantifier: Quantifier,
+    pub region: String,
+    pub cmp: Cmp,
+    pub value: String,
+}
+
+pub fn parse_condition(text: &str) -> Result<Condition, String> {
+    let t = text.trim();
+    let (quantifier, inner) = if let Some(r) = t.strip_prefix("any(") {
+        (Quantifier::Any, r.strip_suffix(')').ok_or("missing `)`")?)
+    } else if let Some(r) = t.strip_prefix("all(") {
+        (Quantifier::All, r.strip_suffix(')').ok_or("missing `)`")?)
+    } else {
+        (Quantifier::Lane, t)
+    };
+    for (op, cmp) in [
+        ("==", Cmp::Eq),
+        ("!=", Cmp::Ne),
+        ("<=", Cmp::Le),
+        (">=", Cmp::Ge),
+        (" < ", Cmp::Lt),
+        (" > ", Cmp::Gt),
+    ] {
+        if let Some((a, b)) = inner.split_once(op) {
+            return Ok(Condition {
+                quantifier,
+                region: a.trim().to_string(),
+                cmp,
+                value: b.trim().to_string(),
+            });
+        }
+    }
+    Err(format!("`{inner}` is not a comparison (REGION == VALUE, !=, <, <=, >, >=)"))
+}
+
+/// The value of a lane as f64 (for comparisons) per its type.
+pub fn as_f64(ty: DataType, bits: u64) -> f64 {
+    match ty {
+        DataType::F => f32::from_bits(bits as u32) as f64,
+        DataType::Df => f64::from_bits(bits),
+        DataType::Hf => crate::session::format::f16_to_f32(bits as u16) as f64,
+        DataType::D => bits as u32 as i32 as f64,
+        DataType::W => bits as u16 as i16 as f64,
+        DataType::B => bits as u8 as i8 as f64,
+        DataType::Q => bits as i64 as f64,
+        _ => bits as f64,
+    }
+}
+
+impl Condition {
+    /// Evaluates the condition on `thread` (`lane` for the per-lane form).
+    pub fn eval(
+        &self,
+        program: &Program,
+        unit: UnitId,
+        thread: &ThreadState,
+        lane: u32,
+    ) -> Result<bool, String> {
+        let r = resolve_region(program, unit, &self.region, thread.simd)?;
+        let rhs = match parse_number(&self.value) {
+            Some(v) if !self.value.contains('.') => {
+                if self.value.trim_start().starts_with('-') {
+                    v as i64 as f64
+                } else {
+                    v as f64
+                }
+            }
+            _ => self.value.parse::<f64>().map_err(|_| format!("`{}` is not a number", self.value))?,
+        };
+        let test = |i: u32| -> bool {
+            let Some(bits) = r.value(thread, i) else { return false };
+            let lhs = as_f64(r.ty, bits);
+            match self.cmp {
+                Cmp::Eq => lhs == rhs,
+                Cmp::Ne => lhs != rhs,
+                Cmp::Lt => lhs < rhs,
+                Cmp::Le => lhs <= rhs,
+                Cmp::Gt => lhs > rhs,
+                Cmp::Ge => lhs >= rhs,
+            }
+        };
+        Ok(match self.quantifier {
+            Quantifier::Any => (0..r.n).any(test),
+            Quantifier::All => (0..r.n).all(test),
+            Quantifier::Lane => test(if r.n == 1 { 0 } else { lane.min(r.n - 1) }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_parse() {
+        let c = parse_condition("any(V0048(0,0)<1;1,0> == 7)").expect("parse");
+        assert_eq!(c.quantifier, Quantifier::Any);
+        assert_eq!(c.region, "V0048(0,0)<1;1,0>");
+        assert_eq!(c.cmp, Cmp::Eq);
+        assert_eq!(c.value, "7");
+        assert_eq!(parse_condition("X(0,1)<0;1,0> <= -3").expect("parse").cmp, Cmp::Le);
+        assert!(parse_condition("X").is_err());
+    }
+
+    #[test]
+    fn addresses_resolve() {
+        let args = vec![("arg1".to_string(), 0x1000u64, 64u64), ("out".to_string(), 0x2000, 16)];
+        assert_eq!(resolve_address("arg1+8", &args), Ok(0x1008));
+        assert_eq!(resolve_address("out", &args), Ok(0x2000));
+        assert_eq!(resolve_address("0x40", &args), Ok(0x40));
+        assert!(resolve_address("arg9", &args).is_err());
+    }
+}

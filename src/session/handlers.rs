@@ -1,0 +1,594 @@
+//! One handler per command. Each returns a [`Reply`]: JSON fields for `vdb batch --json`
+//! and a human-readable text for the TUI's log and plain batch output.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::command::{BreakLoc, Command, Format, InfoWhat, WatchKind, COMMANDS};
+use super::expr::{parse_condition, resolve_address, resolve_region};
+use super::format::value as fmt_value;
+use super::motion::hex;
+use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
+use crate::exec::load_le;
+use crate::isa::{InstIdx, Opcode, Operand, SubOp};
+use crate::machine::{MemSpace, ThreadId, ThreadStatus};
+
+/// The result of one command.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Reply {
+    /// Why movement stopped (movement commands only).
+    pub stop: Option<StopReason>,
+    /// Command-specific fields.
+    #[serde(flatten)]
+    pub fields: Map<String, Value>,
+    /// The same for people.
+    #[serde(skip)]
+    pub text: String,
+}
+
+impl Reply {
+    fn text(text: impl Into<String>) -> Reply {
+        Reply { text: text.into(), ..Reply::default() }
+    }
+    fn with(mut self, key: &str, value: Value) -> Reply {
+        self.fields.insert(key.to_string(), value);
+        self
+    }
+}
+
+fn stop_text(reason: &StopReason) -> String {
+    match reason {
+        StopReason::Step => String::new(),
+        StopReason::Breakpoint { id } => format!("breakpoint {id}"),
+        StopReason::Watchpoint(h) => format!(
+            "watchpoint {}: {} by step {} (thread {}, line {}, lanes {:?}): {} -> {}\n  {}",
+            h.id, h.access, h.step, h.thread, h.line, h.lanes, h.old, h.new, h.instruction
+        ),
+        StopReason::Start => "reached the start of the run".into(),
+        StopReason::End => "reached the end of the run".into(),
+        StopReason::Fault { message } => format!("fault: {message}"),
+        StopReason::Interrupted => "interrupted".into(),
+        StopReason::RecordLimit { bytes } => {
+            format!("recording budget reached ({bytes} bytes); everything recorded stays usable")
+        }
+    }
+}
+
+impl Session {
+    /// Executes one command.
+    pub fn execute(&mut self, cmd: &Command) -> Result<Reply, String> {
+        let moved = |s: &mut Session, reason: StopReason| -> Result<Reply, String> {
+            let text = stop_text(&reason);
+            let line = s.line();
+            let here = format!("step {} thread {} line {}: {}", s.now, s.focus.0, line, s.current_text());
+            let text = if text.is_empty() { here } else { format!("{text}\n{here}") };
+            Ok(Reply { stop: Some(reason), text, ..Reply::default() })
+        };
+        match cmd {
+            Command::Step(n) => {
+                let r = self.step_focused(*n);
+                moved(self, r)
+            }
+            Command::ReverseStep(n) => {
+                let r = self.reverse_step_focused(*n);
+                moved(self, r)
+            }
+            Command::Next(n) => {
+                let r = self.next(*n);
+                moved(self, r)
+            }
+            Command::ReverseNext(n) => {
+                let r = self.reverse_next(*n);
+                moved(self, r)
+            }
+            Command::Finish => {
+                let r = self.finish()?;
+                moved(self, r)
+            }
+            Command::Continue => {
+                let r = self.continue_forward(false);
+                moved(self, r)
+            }
+            Command::ReverseContinue => {
+                let r = self.continue_backward();
+                moved(self, r)
+            }
+            Command::GotoStep(n) => {
+                let r = self.goto(*n);
+                moved(self, r)
+            }
+            Command::GotoMark(name) => {
+                let step = *self.marks.get(name).ok_or_else(|| format!("no mark `{name}`"))?;
+                let r = self.goto(step);
+                moved(self, r)
+            }
+            Command::Run => {
+                let r = self.goto(0);
+                moved(self, if r == StopReason::Step { StopReason::Start } else { r })
+            }
+            Command::When => Ok(Reply::text(format!("step {} of {}", self.now, self.total_steps()))
+                .with("total", json!(self.total_steps()))),
+            Command::Thread(t) => self.focus_thread(*t),
+            Command::Lane(l) => {
+                let simd = self.machine.thread(self.focus).simd;
+                if *l >= simd {
+                    return Err(format!("lane {l} is outside SIMD{simd}"));
+                }
+                self.lane = *l;
+                Ok(Reply::text(format!("lane {l}")).with("lane", json!(l)))
+            }
+            Command::Break { loc, cond } => self.add_breakpoint(loc, cond.as_deref()),
+            Command::Delete(id) => self.delete(*id),
+            Command::Disable(id) => self.set_enabled(*id, false),
+            Command::Enable(id) => self.set_enabled(*id, true),
+            Command::Watch { kind, target, len, lane } => self.add_watch(*kind, target, *len, *lane),
+            Command::Print { expr, format } => self.print(expr, *format),
+            Command::Examine { count, format, unit, addr } => self.examine(*count, *format, *unit, addr),
+            Command::Info(what) => self.info(*what),
+            Command::LastWrite(loc) => self.writes_query(loc, 1),
+            Command::History(loc) => self.writes_query(loc, usize::MAX),
+            Command::Mark(name) => {
+                self.marks.insert(name.clone(), self.now);
+                Ok(Reply::text(format!("mark {name} = step {}", self.now)).with("mark", json!(name)))
+            }
+            Command::StateHash => {
+                let h = format!("{:016x}", self.machine.state_hash());
+                Ok(Reply::text(format!("state hash {h}")).with("hash", json!(h)))
+            }
+            Command::Help => {
+                let text: Vec<String> = COMMANDS.iter().map(|(c, d)| format!("{c:48} {d}")).collect();
+                Ok(Reply::text(text.join("\n")))
+            }
+        }
+    }
+
+    /// The focused thread's current instruction text.
+    pub fn current_text(&self) -> String {
+        let t = self.machine.thread(self.focus);
+        match t.control.status {
+            ThreadStatus::Done => "(finished)".into(),
+            _ => self.program.inst_text(t.control.pc).to_string(),
+        }
+    }
+
+    fn focus_thread(&mut self, t: u32) -> Result<Reply, String> {
+        if t as usize >= self.machine.threads.len() {
+            return Err(format!("no thread {t} (there are {})", self.machine.threads.len()));
+        }
+        self.focus = ThreadId(t);
+        self.lane = self.lane.min(self.machine.thread(self.focus).simd - 1);
+        Ok(Reply::text(format!("thread {t}: line {}: {}", self.line(), self.current_text())))
+    }
+
+    /// Instruction indices a breakpoint location names.
+    fn locate(&self, loc: &BreakLoc) -> Result<Vec<InstIdx>, String> {
+        let code = |i: &InstIdx| self.program.inst(*i).op != Opcode::EndOfCode;
+        match loc {
+            BreakLoc::Line { file, line } => {
+                let files: Vec<usize> = match file {
+                    None => vec![self.program.kernel().file.0 as usize],
+                    Some(name) => (0..self.program.files.len())
+                        .filter(|&i| self.program.files[i].path.ends_with(name.as_str()))
+                        .collect(),
+                };
+                let found: Vec<InstIdx> = files
+                    .iter()
+                    .filter_map(|&f| self.program.inst_at_line(crate::program::FileId(f as u32), *line))
+                    .filter(code)
+                    .collect();
+                if found.is_empty() {
+                    return Err(format!("no instruction at or after line {line}"));
+                }
+                Ok(found)
+            }
+            BreakLoc::Label(name) => {
+                let hit = self
+                    .program
+                    .units
+                    .iter()
+                    .flat_map(|u| u.labels.iter().chain(&u.subroutines))
+                    .find(|l| &l.name == name);
+                hit.map(|l| vec![l.target]).ok_or_else(|| format!("no label `{name}`"))
+            }
+            BreakLoc::InstId { unit, id } => {
+                let u = match unit {
+                    None => crate::isa::UnitId(0),
+                    Some(name) => self
+                        .program
+                        .units
+                        .iter()
+                        .position(|u| &u.name == name)
+                        .map(|i| crate::isa::UnitId(i as u32))
+                        .ok_or_else(|| format!("no function `{name}`"))?,
+                };
+                self.program
+                    .inst_by_id(u, *id)
+                    .map(|i| vec![i])
+                    .ok_or_else(|| format!("no instruction ${id}"))
+            }
+        }
+    }
+
+    fn add_breakpoint(&mut self, loc: &BreakLoc, cond: Option<&str>) -> Result<Reply, String> {
+        let pcs = self.locate(loc)?;
+        let cond = cond.map(parse_condition).transpose()?;
+        if let Some(c) = &cond {
+            resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
+        }
+        let id = self.fresh_id();
+        let first = self.program.inst(pcs[0]);
+        let text = format!("{}:{} ${}", self.program.file(first.span.file).path, first.span.line, first.id);
+        self.breakpoints.push(Breakpoint { id, pcs, text: text.clone(), cond, enabled: true, hits: 0 });
+        Ok(Reply::text(format!("breakpoint {id} at {text}"))
+            .with("id", json!(id))
+            .with("line", json!(first.span.line)))
+    }
+
+    fn delete(&mut self, id: Option<u32>) -> Result<Reply, String> {
+        match id {
+            None => {
+                self.breakpoints.clear();
+                self.watchpoints.clear();
+                Ok(Reply::text("deleted all breakpoints and watchpoints"))
+            }
+            Some(id) => {
+                let before = self.breakpoints.len() + self.watchpoints.len();
+                self.breakpoints.retain(|b| b.id != id);
+                self.watchpoints.retain(|w| w.id != id);
+                if before == self.breakpoints.len() + self.watchpoints.len() {
+                    return Err(format!("no breakpoint or watchpoint {id}"));
+                }
+                Ok(Reply::text(format!("deleted {id}")))
+            }
+        }
+    }
+
+    fn set_enabled(&mut self, id: u32, enabled: bool) -> Result<Reply, String> {
+        if let Some(b) = self.breakpoints.iter_mut().find(|b| b.id == id) {
+            b.enabled = enabled;
+        } else if let Some(w) = self.watchpoints.iter_mut().find(|w| w.id == id) {
+            w.enabled = enabled;
+        } else {
+            return Err(format!("no breakpoint or watchpoint {id}"));
+        }
+        Ok(Reply::text(format!("{} {id}", if enabled { "enabled" } else { "disabled" })))
+    }
+
+    /// Resolves a location to a register byte range (focused thread) or a memory range.
+    fn location(&self, text: &str, len: Option<u64>, lane: Option<u32>) -> Result<WatchTarget, String> {
+        let simd = self.machine.thread(self.focus).simd;
+        let name_end = text.find(['(', '<', ':']).unwrap_or(text.len());
+        if self.program.var_id(self.unit(), &text[..name_end]).is_some() {
+            let r = resolve_region(&self.program, self.unit(), text, simd)?;
+            let size = r.ty.size();
+            let ranges: Vec<(u32, u32)> = match lane {
+                Some(l) if l >= r.n => {
+                    return Err(format!("lane {l} is outside the region's {} elements", r.n))
+                }
+                Some(l) => vec![(r.offset(l), r.offset(l) + size)],
+                None => (0..r.n).map(|i| (r.offset(i), r.offset(i) + size)).collect(),
+            };
+            return Ok(WatchTarget::Register { thread: self.focus.0, ranges, text: text.to_string() });
+        }
+        let addr = resolve_address(text, &self.buffers)?;
+        Ok(WatchTarget::Memory { space: MemSpace::Svm, addr, len: len.unwrap_or(4).max(1) })
+    }
+
+    fn add_watch(
+        &mut self,
+        kind: WatchKind,
+        target: &str,
+        len: Option<u64>,
+        lane: Option<u32>,
+    ) -> Result<Reply, String> {
+        let target = self.location(target, len, lane)?;
+        if matches!(target, WatchTarget::Register { .. }) && kind != WatchKind::Write {
+            return Err("read watchpoints work on SVM memory only".into());
+        }
+        let id = self.fresh_id();
+        let desc = describe_target(&target);
+        self.watchpoints.push(Watchpoint { id, kind, target, enabled: true, hits: 0 });
+        Ok(Reply::text(format!("watchpoint {id}: {desc}")).with("id", json!(id)))
+    }
+
+    fn print(&mut self, expr: &str, format: Format) -> Result<Reply, String> {
+        let thread = self.machine.thread(self.focus);
+        let r = resolve_region(&self.program, self.unit(), expr, thread.simd)?;
+        let values: Vec<String> =
+            (0..r.n).map(|i| r.value(thread, i).map_or("?".into(), |b| fmt_value(r.ty, b, format))).collect();
+        let text = format!("{expr} = [{}]", values.join(", "));
+        Ok(Reply::text(text).with("value", json!(values)).with("type", json!(r.ty.name())))
+    }
+
+    pub(crate) fn read_memory(&self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        match space {
+            MemSpace::Svm => self.machine.svm.read(addr, out).map_err(|e| e.to_string()),
+            MemSpace::Slm(g) => match self.machine.slms.get(g as usize) {
+                Some(slm) => slm.read(addr, out).map_err(|e| e.to_string()),
+                None => Err(format!("no SLM for group {g}")),
+            },
+        }
+    }
+
+    fn examine(&mut self, count: u32, format: Format, unit: u32, addr: &str) -> Result<Reply, String> {
+        let addr = resolve_address(addr, &self.buffers)?;
+        let mut bytes = vec![0u8; (count * unit) as usize];
+        self.read_memory(MemSpace::Svm, addr, &mut bytes)?;
+        let ty = match (unit, format) {
+            (4, Format::Float) => crate::isa::DataType::F,
+            (8, Format::Float) => crate::isa::DataType::Df,
+            (1, _) => crate::isa::DataType::Ub,
+            (2, _) => crate::isa::DataType::Uw,
+            (8, _) => crate::isa::DataType::Uq,
+            _ => crate::isa::DataType::Ud,
+        };
+        let values: Vec<String> =
+            bytes.chunks(unit as usize).map(|c| fmt_value(ty, load_le(c, unit), format)).collect();
+        let mut text = String::new();
+        for (i, row) in values.chunks(8).enumerate() {
+            text.push_str(&format!("{:#x}: {}\n", addr + (i * 8) as u64 * unit as u64, row.join(" ")));
+        }
+        Ok(Reply::text(text.trim_end())
+            .with("address", json!(format!("{addr:#x}")))
+            .with("value", json!(values)))
+    }
+
+    fn writes_query(&mut self, loc: &str, limit: usize) -> Result<Reply, String> {
+        let (text, len) = match loc.rsplit_once(' ') {
+            Some((t, l)) => (t.trim(), crate::launch::raw::parse_number(l)),
+            None => (loc.trim(), None),
+        };
+        let target = self.location(text, Some(len.unwrap_or(1)), None)?;
+        let (hits, base) = match &target {
+            WatchTarget::Register { thread, ranges, .. } => {
+                let (lo, hi) = if ranges.len() == 1 {
+                    ranges[0]
+                } else {
+                    let r = ranges.get(self.lane as usize).copied().unwrap_or(ranges[0]);
+                    r
+                };
+                let current = self.machine.thread(ThreadId(*thread)).grf[lo as usize..hi as usize].to_vec();
+                (self.recorder.grf_writes(*thread, lo, hi - lo, self.now, &current, limit), lo as u64)
+            }
+            WatchTarget::Memory { space, addr, len } => {
+                let mut current = vec![0u8; *len as usize];
+                self.read_memory(*space, *addr, &mut current)?;
+                (self.recorder.mem_writes(*space, *addr, *len, self.now, &current, limit), *addr)
+            }
+        };
+        let writes: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                let inst = self.program.inst(InstIdx(h.pc));
+                let lanes = self.writer_lanes(h.step, h.pc, &target, h.first_written);
+                json!({
+                    "step": h.step, "thread": h.thread, "line": inst.span.line, "id": inst.id,
+                    "instruction": self.program.inst_text(InstIdx(h.pc)),
+                    "lane": lanes.first(), "lanes": lanes,
+                    "old": hex(&h.old), "new": hex(&h.new),
+                })
+            })
+            .collect();
+        let desc = describe_target(&target);
+        if limit == 1 {
+            let Some(w) = writes.first() else {
+                return Ok(Reply::text(format!("{desc}: no write before step {}", self.now))
+                    .with("writer", Value::Null));
+            };
+            let text = format!(
+                "{desc} ({base:#x}): last written at step {} by thread {}, lane {}, line {}: {}  ({} -> {})",
+                w["step"],
+                w["thread"],
+                w["lane"],
+                w["line"],
+                w["instruction"].as_str().unwrap_or(""),
+                w["old"],
+                w["new"]
+            );
+            let mut reply = Reply::text(text);
+            for key in ["step", "thread", "lane", "line", "instruction", "old", "new"] {
+                reply.fields.insert(format!("writer_{key}"), w[key].clone());
+            }
+            return Ok(reply.with("writer", w.clone()));
+        }
+        let text: Vec<String> = writes
+            .iter()
+            .map(|w| {
+                format!(
+                    "step {} thread {} lane {} line {}: {} -> {}",
+                    w["step"], w["thread"], w["lane"], w["line"], w["old"], w["new"]
+                )
+            })
+            .collect();
+        Ok(Reply::text(format!("{desc}: {} writes\n{}", writes.len(), text.join("\n")))
+            .with("writes", json!(writes)))
+    }
+
+    fn info(&mut self, what: InfoWhat) -> Result<Reply, String> {
+        match what {
+            InfoWhat::Threads => {
+                let rows: Vec<Value> = self
+                    .machine
+                    .threads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let (group, index) = self.thread_labels.get(i).copied().unwrap_or_default();
+                        let line = self.program.insts.get(t.control.pc.0 as usize).map_or(0, |x| x.span.line);
+                        json!({"thread": i, "status": format!("{:?}", t.control.status).to_lowercase(),
+                               "group": group, "index": index, "line": line, "em": format!("{:#010x}", t.control.em)})
+                    })
+                    .collect();
+                let text: Vec<String> = rows
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{}{:>4} {:10} group {} line {} em {}",
+                            if r["thread"] == self.focus.0 { "*" } else { " " },
+                            r["thread"],
+                            r["status"].as_str().unwrap_or(""),
+                            r["group"],
+                            r["line"],
+                            r["em"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                Ok(Reply::text(text.join("\n")).with("threads", json!(rows)))
+            }
+            InfoWhat::Masks => {
+                let t = self.machine.thread(self.focus);
+                let pc = t.control.pc;
+                let inst = self.program.inst(pc);
+                let (chen, _, _) = crate::exec::channel_enables(inst, t.control.em, &t.preds);
+                let waiting: Vec<Value> = t.control.waiting.iter().map(|w| json!({"line": self.program.inst(w.at).span.line, "lanes": format!("{:#010x}", w.lanes)})).collect();
+                let text = format!(
+                    "em {:#010x}  call mask {:#010x}  dispatch {:#010x}  chen {:#010x} (offset {})  waiting {:?}",
+                    t.control.em, t.control.call_mask, t.dispatch_mask, chen, inst.exec.offset, waiting
+                );
+                Ok(Reply::text(text)
+                    .with("em", json!(t.control.em))
+                    .with("call_mask", json!(t.control.call_mask))
+                    .with("dispatch_mask", json!(t.dispatch_mask))
+                    .with("chen", json!(chen))
+                    .with("waiting", json!(waiting)))
+            }
+            InfoWhat::Predicates => {
+                let t = self.machine.thread(self.focus);
+                let preds: Map<String, Value> = self
+                    .program
+                    .preds
+                    .iter()
+                    .zip(&t.preds)
+                    .map(|(p, v)| (p.name.clone(), json!(format!("{v:#010x}"))))
+                    .collect();
+                let text: Vec<String> =
+                    preds.iter().map(|(k, v)| format!("{k} = {}", v.as_str().unwrap_or(""))).collect();
+                Ok(Reply::text(text.join("\n")).with("predicates", Value::Object(preds)))
+            }
+            InfoWhat::Registers => {
+                let t = self.machine.thread(self.focus);
+                let unit = self.unit();
+                let mut rows = Map::new();
+                for v in self.program.vars.iter().filter(|v| {
+                    v.alias.is_none() && (v.unit == Some(unit) || v.name == "%r0" || v.name == "%cr0")
+                }) {
+                    let bytes = &t.grf[v.offset as usize..(v.offset + v.size) as usize];
+                    let vals: Vec<String> = bytes
+                        .chunks(v.ty.size() as usize)
+                        .take(8)
+                        .map(|c| fmt_value(v.ty, load_le(c, v.ty.size()), Format::Natural))
+                        .collect();
+                    rows.insert(v.name.clone(), json!(vals));
+                }
+                let text: Vec<String> = rows.iter().map(|(k, v)| format!("{k:10} {v}")).collect();
+                Ok(Reply::text(text.join("\n")).with("registers", Value::Object(rows)))
+            }
+            InfoWhat::Breakpoints => {
+                let mut rows = Vec::new();
+                for b in &self.breakpoints {
+                    rows.push(json!({"id": b.id, "kind": "breakpoint", "at": b.text, "enabled": b.enabled, "hits": b.hits}));
+                }
+                for w in &self.watchpoints {
+                    rows.push(json!({"id": w.id, "kind": format!("{:?}", w.kind).to_lowercase() + "-watch", "at": describe_target(&w.target), "enabled": w.enabled, "hits": w.hits}));
+                }
+                let text: Vec<String> = rows
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} {} {} {}",
+                            r["id"],
+                            r["kind"],
+                            r["at"],
+                            if r["enabled"] == true { "" } else { "(disabled)" }
+                        )
+                    })
+                    .collect();
+                Ok(Reply::text(text.join("\n")).with("breakpoints", json!(rows)))
+            }
+            InfoWhat::Marks => {
+                let text: Vec<String> = self.marks.iter().map(|(k, v)| format!("{k} = step {v}")).collect();
+                Ok(Reply::text(text.join("\n")).with("marks", json!(self.marks)))
+            }
+            InfoWhat::Frame => {
+                let t = self.machine.thread(self.focus);
+                let frames: Vec<Value> = t.control.stack.iter().map(|f| json!({"return_line": self.program.inst(f.return_pc).span.line, "kind": format!("{:?}", f.kind)})).collect();
+                Ok(Reply::text(format!("{} frame(s): {:?}", frames.len(), frames))
+                    .with("frames", json!(frames)))
+            }
+        }
+    }
+
+    /// Lanes of the instruction at `pc` (executed at `step`) that wrote the location.
+    fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64) -> Vec<u32> {
+        let inst = self.program.inst(InstIdx(pc));
+        let chen = self.recorder.steps[step as usize].chen;
+        match (target, inst.operands.first()) {
+            (WatchTarget::Register { .. }, Some(Operand::Direct(d))) => {
+                let size = d.ty.size() as u64;
+                (0..inst.exec.size)
+                    .filter(|&l| chen >> l & 1 != 0)
+                    .filter(|&l| {
+                        let at = d.base as u64 + d.region.element(l) as u64 * size;
+                        byte >= at && byte < at + size
+                    })
+                    .collect()
+            }
+            (WatchTarget::Memory { .. }, _) => self.lanes_at(step, target),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Lanes of step `step`'s memory instruction whose addresses touch `target`.
+    pub(crate) fn lanes_touching(&self, step: u64, target: &WatchTarget) -> Vec<u32> {
+        match target {
+            WatchTarget::Memory { .. } => self.lanes_at(step, target),
+            WatchTarget::Register { ranges, .. } => {
+                let rec = self.recorder.steps[step as usize];
+                let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0) as u64;
+                self.writer_lanes(step, rec.pc, target, lo)
+            }
+        }
+    }
+
+    fn lanes_at(&self, step: u64, target: &WatchTarget) -> Vec<u32> {
+        let WatchTarget::Memory { addr, len, .. } = target else { return Vec::new() };
+        let rec = self.recorder.steps[step as usize];
+        let inst = self.program.inst(InstIdx(rec.pc));
+        let thread = self.machine.thread(ThreadId(rec.thread));
+        let (base, width, per_lane) = match (&inst.op, &inst.sub, inst.operands.first()) {
+            (
+                Opcode::SvmScatter | Opcode::SvmGather,
+                SubOp::Blocks { block_size, num_blocks },
+                Some(Operand::Raw(r)),
+            ) => (r.base, 8u32, (*block_size * *num_blocks) as u64),
+            (Opcode::SvmAtomic, SubOp::Atomic { bits, .. }, Some(Operand::Raw(r))) => {
+                (r.base, 8, *bits as u64 / 8)
+            }
+            _ => match inst
+                .operands
+                .iter()
+                .find_map(|o| if let Operand::LscAddr(a) = o { Some(a) } else { None })
+            {
+                Some(a) if a.size == crate::isa::LscAddrSize::A64 => (a.addr.base, 8, 4),
+                _ => return Vec::new(),
+            },
+        };
+        (0..inst.exec.size)
+            .filter(|&l| rec.chen >> l & 1 != 0)
+            .filter(|&l| {
+                let at = (base + l * width) as usize;
+                let Some(bytes) = thread.grf.get(at..at + width as usize) else { return false };
+                let a = load_le(bytes, width);
+                a < addr + len && *addr < a + per_lane
+            })
+            .collect()
+    }
+}
+
+fn describe_target(t: &WatchTarget) -> String {
+    match t {
+        WatchTarget::Memory { space: MemSpace::Svm, addr, len } => format!("SVM [{addr:#x}, +{len})"),
+        WatchTarget::Memory { space: MemSpace::Slm(g), addr, len } => format!("SLM{g} [{addr:#x}, +{len})"),
+        WatchTarget::Register { thread, text, .. } => format!("{text} of thread {thread}"),
+    }
+}

@@ -1,0 +1,208 @@
+//! A debugging session: one recorded run, a position in its time, focus, breakpoints and
+//! watchpoints, and the commands that move and inspect. The TUI and `vdb batch` both drive
+//! this; nothing here prints.
+
+pub mod command;
+pub mod expr;
+pub mod format;
+mod handlers;
+mod motion;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::exec::{Fault, Interpreter, Scheduler};
+use crate::isa::{InstIdx, UnitId};
+use crate::launch::raw::{Launch, Output};
+use crate::machine::{Machine, MemSpace, ThreadId};
+use crate::program::Program;
+use crate::trace::Recorder;
+
+pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
+pub use expr::{Condition, RegionRef};
+pub use handlers::Reply;
+
+/// How the recorded run ended at its frontier, once it has.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EndState {
+    Finished,
+    Fault(Fault),
+    /// The recording budget ran out; everything recorded stays usable.
+    RecordLimit(u64),
+}
+
+/// Why a movement stopped.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The requested steps were done.
+    Step,
+    Breakpoint {
+        id: u32,
+    },
+    Watchpoint(WatchHit),
+    /// Reached step 0 going backwards.
+    Start,
+    /// Reached the end of the run.
+    End,
+    Fault {
+        message: String,
+    },
+    /// Ctrl-C.
+    Interrupted,
+    RecordLimit {
+        bytes: u64,
+    },
+}
+
+/// A watchpoint trigger.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WatchHit {
+    pub id: u32,
+    /// "write" or "read".
+    pub access: &'static str,
+    /// The step that accessed the location.
+    pub step: u64,
+    pub thread: u32,
+    pub line: u32,
+    pub instruction: String,
+    /// Lanes that accessed it, where the instruction says.
+    pub lanes: Vec<u32>,
+    /// Hex bytes of the watched range before and after the step.
+    pub old: String,
+    pub new: String,
+}
+
+/// What a watchpoint watches.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchTarget {
+    Memory {
+        space: MemSpace,
+        addr: u64,
+        len: u64,
+    },
+    /// GRF byte ranges of one thread.
+    Register {
+        thread: u32,
+        ranges: Vec<(u32, u32)>,
+        text: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Watchpoint {
+    pub id: u32,
+    pub kind: WatchKind,
+    pub target: WatchTarget,
+    pub enabled: bool,
+    pub hits: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breakpoint {
+    pub id: u32,
+    pub pcs: Vec<InstIdx>,
+    pub text: String,
+    pub cond: Option<Condition>,
+    pub enabled: bool,
+    pub hits: u64,
+}
+
+/// One session over one launch.
+pub struct Session {
+    pub program: Arc<Program>,
+    pub interp: Interpreter,
+    /// The machine at time `now`.
+    pub machine: Machine,
+    pub now: u64,
+    pub recorder: Recorder,
+    /// The scheduler as it stands at the frontier (time `recorder.len()`).
+    sched: Scheduler,
+    pub end: Option<EndState>,
+    pub focus: ThreadId,
+    pub lane: u32,
+    pub breakpoints: Vec<Breakpoint>,
+    pub watchpoints: Vec<Watchpoint>,
+    next_id: u32,
+    /// The breakpoint of the last breakpoint stop.
+    last_bp: u32,
+    pub marks: BTreeMap<String, u64>,
+    /// Recording budget in bytes.
+    pub record_limit: u64,
+    pub buffers: Vec<(String, u64, u64)>,
+    pub thread_labels: Vec<([u32; 3], u32)>,
+    pub outputs: Vec<Output>,
+    pub base_dir: PathBuf,
+    /// Set from another thread (Ctrl-C) to stop a long movement.
+    pub interrupt: Arc<AtomicBool>,
+}
+
+/// Half of physical memory, or 4 GiB when it cannot be read.
+pub fn default_record_limit() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    });
+    total.map_or(4 << 30, |kib| kib * 1024 / 2)
+}
+
+impl Session {
+    pub fn new(launch: Launch) -> Session {
+        let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, .. } = launch;
+        let recorder = Recorder::new(&machine, program.grf_size);
+        Session {
+            interp: Interpreter::new(program.clone()),
+            program,
+            machine,
+            now: 0,
+            recorder,
+            sched: scheduler,
+            end: None,
+            focus: ThreadId(0),
+            lane: 0,
+            breakpoints: Vec::new(),
+            watchpoints: Vec::new(),
+            next_id: 1,
+            last_bp: 0,
+            marks: BTreeMap::new(),
+            record_limit: default_record_limit(),
+            buffers,
+            thread_labels,
+            outputs,
+            base_dir,
+            interrupt: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The unit whose names are in scope for the focused thread.
+    pub fn unit(&self) -> UnitId {
+        let pc = self.machine.thread(self.focus).control.pc;
+        self.program.insts.get(pc.0 as usize).map_or(UnitId(0), |i| i.unit)
+    }
+
+    /// Source line of the focused thread's current instruction.
+    pub fn line(&self) -> u32 {
+        let pc = self.machine.thread(self.focus).control.pc;
+        self.program.insts.get(pc.0 as usize).map_or(0, |i| i.span.line)
+    }
+
+    /// Total recorded steps.
+    pub fn total_steps(&self) -> u64 {
+        self.recorder.len()
+    }
+
+    fn fresh_id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Runs forward to the end (used by `vdb run --stats` with recording and by tests).
+    pub fn run_to_end(&mut self) -> StopReason {
+        self.continue_forward(false)
+    }
+}

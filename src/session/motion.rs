@@ -1,0 +1,374 @@
+//! Moving through time: one step forward (replayed from the log, or executed and recorded
+//! at the frontier), one step back, and the commands built on them.
+
+use std::sync::atomic::Ordering;
+
+use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
+use crate::exec::{Fault, FaultKind, Pick};
+use crate::isa::InstIdx;
+use crate::machine::ThreadId;
+use crate::trace::{EntryKind, StepRecord};
+
+/// How often long movements look at the interrupt flag.
+const INTERRUPT_CHECK: u64 = 1 << 14;
+
+impl Session {
+    /// The end state as a stop reason.
+    fn end_reason(&self) -> StopReason {
+        match &self.end {
+            Some(EndState::Fault(f)) => StopReason::Fault { message: f.render(&self.program) },
+            Some(EndState::RecordLimit(b)) => StopReason::RecordLimit { bytes: *b },
+            _ => StopReason::End,
+        }
+    }
+
+    /// Executes one new step at the frontier and records it.
+    fn execute_new(&mut self) -> Option<StepRecord> {
+        if self.end.is_some() {
+            return None;
+        }
+        let bytes = self.recorder.recorded_bytes();
+        if bytes > self.record_limit {
+            self.end = Some(EndState::RecordLimit(bytes));
+            return None;
+        }
+        self.recorder.begin_step(&self.machine);
+        let tid = match self.sched.pick(&mut self.machine, &mut self.recorder) {
+            Ok(Pick::Step(tid)) => tid,
+            Ok(Pick::Finished) => {
+                self.recorder.cancel_step();
+                self.end = Some(EndState::Finished);
+                return None;
+            }
+            Err(fault) => {
+                self.recorder.cancel_step();
+                self.end = Some(EndState::Fault(fault));
+                return None;
+            }
+        };
+        if self.sched.step_limit != 0 && self.sched.steps >= self.sched.step_limit {
+            self.recorder.cancel_step();
+            let pc = self.machine.thread(tid).control.pc;
+            let kind = FaultKind::StepLimit(self.sched.step_limit);
+            self.end = Some(EndState::Fault(Fault { kind, thread: tid, pc }));
+            return None;
+        }
+        let (pc, chen) = match self.interp.step(&mut self.machine, tid, &mut self.recorder) {
+            Ok(info) => (info.pc.0, info.chen),
+            Err(fault) => {
+                let pc = fault.pc.0;
+                self.end = Some(EndState::Fault(fault));
+                (pc, 0)
+            }
+        };
+        self.recorder.end_step(tid, pc, chen);
+        self.sched.steps += 1;
+        self.now += 1;
+        self.recorder.steps.last().copied()
+    }
+
+    /// One step forward; None at the end of the run.
+    pub fn forward(&mut self) -> Option<StepRecord> {
+        if self.now < self.recorder.len() {
+            let rec = self.recorder.steps[self.now as usize];
+            self.recorder.redo(&mut self.machine, self.now);
+            self.now += 1;
+            return Some(rec);
+        }
+        self.execute_new()
+    }
+
+    /// One step back; None at step 0.
+    pub fn backward(&mut self) -> Option<StepRecord> {
+        if self.now == 0 {
+            return None;
+        }
+        self.now -= 1;
+        self.recorder.undo(&mut self.machine, self.now);
+        Some(self.recorder.steps[self.now as usize])
+    }
+
+    /// Moves to recorded time `target` (executing forward if it lies past the frontier).
+    pub fn goto(&mut self, target: u64) -> StopReason {
+        let recorded = self.recorder.len();
+        self.recorder.seek(&mut self.machine, self.now, target.min(recorded));
+        self.now = target.min(recorded);
+        while self.now < target {
+            if self.forward().is_none() {
+                return self.end_reason();
+            }
+        }
+        StopReason::Step
+    }
+
+    fn interrupted(&self, count: u64) -> bool {
+        count.is_multiple_of(INTERRUPT_CHECK) && self.interrupt.swap(false, Ordering::Relaxed)
+    }
+
+    /// Steps forward until the focused thread has executed `n` instructions.
+    pub fn step_focused(&mut self, n: u64) -> StopReason {
+        let mut done = 0;
+        let mut count = 0u64;
+        while done < n {
+            let Some(rec) = self.forward() else { return self.end_reason() };
+            done += (rec.thread == self.focus.0) as u64;
+            count += 1;
+            if self.interrupted(count) {
+                return StopReason::Interrupted;
+            }
+        }
+        StopReason::Step
+    }
+
+    /// Steps back until the focused thread has un-executed `n` instructions.
+    pub fn reverse_step_focused(&mut self, n: u64) -> StopReason {
+        let mut done = 0;
+        while done < n {
+            let Some(rec) = self.backward() else { return StopReason::Start };
+            done += (rec.thread == self.focus.0) as u64;
+        }
+        StopReason::Step
+    }
+
+    fn depth(&self) -> usize {
+        self.machine.thread(self.focus).control.stack.len()
+    }
+
+    /// `next`: like step, but a call runs until it returns.
+    pub fn next(&mut self, n: u64) -> StopReason {
+        for _ in 0..n {
+            let depth = self.depth();
+            let reason = self.step_focused(1);
+            if reason != StopReason::Step {
+                return reason;
+            }
+            while self.depth() > depth {
+                let reason = self.step_focused(1);
+                if reason != StopReason::Step {
+                    return reason;
+                }
+            }
+        }
+        StopReason::Step
+    }
+
+    /// `rnext`: like rstep, but stepping back out of a call lands on the call.
+    pub fn reverse_next(&mut self, n: u64) -> StopReason {
+        for _ in 0..n {
+            let depth = self.depth();
+            let reason = self.reverse_step_focused(1);
+            if reason != StopReason::Step {
+                return reason;
+            }
+            while self.depth() > depth {
+                let reason = self.reverse_step_focused(1);
+                if reason != StopReason::Step {
+                    return reason;
+                }
+            }
+        }
+        StopReason::Step
+    }
+
+    /// `finish`: run until the focused thread leaves its current subroutine or function.
+    pub fn finish(&mut self) -> Result<StopReason, String> {
+        let depth = self.depth();
+        if depth == 0 {
+            return Err(
+                "`finish` needs a subroutine or function frame; the thread is in the kernel body".into()
+            );
+        }
+        while self.depth() >= depth {
+            let reason = self.step_focused(1);
+            if reason != StopReason::Step {
+                return Ok(reason);
+            }
+        }
+        Ok(StopReason::Step)
+    }
+
+    /// Whether a breakpoint stops step `rec` at the current time (before it executes).
+    fn breakpoint_hit(&mut self, rec: &StepRecord) -> Option<u32> {
+        let unit = self.program.insts.get(rec.pc as usize).map(|i| i.unit)?;
+        let thread = self.machine.thread(ThreadId(rec.thread));
+        let mut hit = None;
+        for bp in self.breakpoints.iter().filter(|b| b.enabled && b.pcs.contains(&InstIdx(rec.pc))) {
+            let ok = match &bp.cond {
+                None => true,
+                Some(c) => c.eval(&self.program, unit, thread, self.lane).unwrap_or(false),
+            };
+            if ok {
+                hit = Some(bp.id);
+                break;
+            }
+        }
+        if let Some(id) = hit {
+            if let Some(bp) = self.breakpoints.iter_mut().find(|b| b.id == id) {
+                bp.hits += 1;
+            }
+        }
+        hit
+    }
+
+    /// Watchpoints that step `step` triggers. `after` says whether the machine is at
+    /// time step + 1 (forward) or step (backward), for old/new values.
+    fn watch_hit(&mut self, step: u64, after: bool) -> Option<WatchHit> {
+        if self.watchpoints.iter().all(|w| !w.enabled) {
+            return None;
+        }
+        let rec = self.recorder.steps[step as usize];
+        let entries = self.recorder.entries(step);
+        for wp in self.watchpoints.iter().filter(|w| w.enabled) {
+            for e in &entries {
+                let (access, xor, at) = match (&wp.target, &e.kind) {
+                    (WatchTarget::Memory { space, addr, len }, EntryKind::Mem { space: s, addr: a, xor })
+                        if s == space && *a < addr + len && *addr < *a + xor.len() as u64 =>
+                    {
+                        ("write", *xor, *a)
+                    }
+                    (
+                        WatchTarget::Memory { space, addr, len },
+                        EntryKind::Read { space: s, addr: a, len: l },
+                    ) if s == space && *a < addr + len && *addr < *a + *l as u64 => ("read", &[][..], *a),
+                    (WatchTarget::Register { thread, ranges, .. }, EntryKind::Grf { offset, xor })
+                        if e.thread == *thread
+                            && ranges
+                                .iter()
+                                .any(|(lo, hi)| *offset < *hi && *lo < offset + xor.len() as u32) =>
+                    {
+                        ("write", *xor, *offset as u64)
+                    }
+                    _ => continue,
+                };
+                let wanted = match wp.kind {
+                    WatchKind::Write => access == "write",
+                    WatchKind::Read => access == "read",
+                    WatchKind::Access => true,
+                };
+                if !wanted {
+                    continue;
+                }
+                let (old, new) = self.watch_values(&wp.target, xor, at, after);
+                let lanes = self.lanes_touching(step, &wp.target);
+                let id = wp.id;
+                let inst = self.program.inst(InstIdx(rec.pc));
+                let hit = WatchHit {
+                    id,
+                    access,
+                    step,
+                    thread: rec.thread,
+                    line: inst.span.line,
+                    instruction: self.program.inst_text(InstIdx(rec.pc)).to_string(),
+                    lanes,
+                    old: hex(&old),
+                    new: hex(&new),
+                };
+                if let Some(w) = self.watchpoints.iter_mut().find(|w| w.id == id) {
+                    w.hits += 1;
+                }
+                return Some(hit);
+            }
+        }
+        None
+    }
+
+    /// Values of the watched range around a write whose XOR starts at `at`.
+    fn watch_values(&self, target: &WatchTarget, xor: &[u8], at: u64, after: bool) -> (Vec<u8>, Vec<u8>) {
+        let (base, now) = match target {
+            WatchTarget::Memory { space, addr, len } => {
+                let mut buf = vec![0u8; *len as usize];
+                let _ = self.read_memory(*space, *addr, &mut buf);
+                (*addr, buf)
+            }
+            WatchTarget::Register { thread, ranges, .. } => {
+                let (lo, hi) = ranges.first().copied().unwrap_or((0, 0));
+                let t = self.machine.thread(ThreadId(*thread));
+                (lo as u64, t.grf.get(lo as usize..hi as usize).unwrap_or(&[]).to_vec())
+            }
+        };
+        let mut other = now.clone();
+        for (i, b) in other.iter_mut().enumerate() {
+            let addr = base + i as u64;
+            if addr >= at && addr < at + xor.len() as u64 {
+                *b ^= xor[(addr - at) as usize];
+            }
+        }
+        if after {
+            (other, now)
+        } else {
+            (now, other)
+        }
+    }
+
+    /// `continue` (forward) or `rcontinue`.
+    pub fn continue_forward(&mut self, check_first: bool) -> StopReason {
+        let mut first = !check_first;
+        let mut count = 0u64;
+        loop {
+            let Some(rec) = self.forward() else { return self.end_reason() };
+            let step = self.now - 1;
+            if !first && !self.breakpoints.is_empty() && self.breakpoint_hit_before(&rec, step) {
+                let id = self.last_bp;
+                return StopReason::Breakpoint { id };
+            }
+            first = false;
+            if let Some(hit) = self.watch_hit(step, true) {
+                self.focus = ThreadId(hit.thread);
+                return StopReason::Watchpoint(hit);
+            }
+            count += 1;
+            if self.interrupted(count) {
+                return StopReason::Interrupted;
+            }
+        }
+    }
+
+    /// Checks a breakpoint on the step just executed; on a hit, steps back so the stop is
+    /// before the instruction runs.
+    fn breakpoint_hit_before(&mut self, rec: &StepRecord, step: u64) -> bool {
+        if !self.breakpoints.iter().any(|b| b.enabled && b.pcs.contains(&InstIdx(rec.pc))) {
+            return false;
+        }
+        self.recorder.undo(&mut self.machine, step);
+        self.now = step;
+        match self.breakpoint_hit(rec) {
+            Some(id) => {
+                self.last_bp = id;
+                self.focus = ThreadId(rec.thread);
+                true
+            }
+            None => {
+                self.recorder.redo(&mut self.machine, step);
+                self.now = step + 1;
+                false
+            }
+        }
+    }
+
+    /// Reverse continue to the previous breakpoint or watchpoint hit.
+    pub fn continue_backward(&mut self) -> StopReason {
+        let mut count = 0u64;
+        loop {
+            let Some(rec) = self.backward() else { return StopReason::Start };
+            if let Some(hit) = self.watch_hit(self.now, false) {
+                self.focus = ThreadId(hit.thread);
+                return StopReason::Watchpoint(hit);
+            }
+            if !self.breakpoints.is_empty() {
+                if let Some(id) = self.breakpoint_hit(&rec) {
+                    self.focus = ThreadId(rec.thread);
+                    return StopReason::Breakpoint { id };
+                }
+            }
+            count += 1;
+            if self.interrupted(count) {
+                return StopReason::Interrupted;
+            }
+        }
+    }
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
