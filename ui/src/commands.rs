@@ -19,6 +19,17 @@ fn read_source(path: &Path) -> Result<SourceFile, String> {
     Ok(SourceFile { path: path.display().to_string(), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
+/// Loads a launch file into a new session (errors printed; the exit code returned).
+pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
+    match raw::load(launch_path) {
+        Ok(l) => Ok(vdb::session::Session::new(l)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(EXIT_BAD_LAUNCH)
+        }
+    }
+}
+
 /// `vdb check`.
 pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u8 {
     if files.is_empty() {

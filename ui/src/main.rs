@@ -1,5 +1,6 @@
 //! The `vdb` command line: `check`, `run` (and later `batch`, `trace` and the TUI).
 
+mod batch;
 mod commands;
 
 use std::path::PathBuf;
@@ -39,6 +40,25 @@ enum Command {
         #[arg(long)]
         stats: bool,
     },
+    /// Run debugger commands from a script against a recorded run.
+    Batch {
+        launch: PathBuf,
+        /// One command per line; `#` starts a comment.
+        #[arg(long)]
+        script: PathBuf,
+        /// Print one JSON object per command.
+        #[arg(long)]
+        json: bool,
+        /// Recording budget in bytes (default: half of physical memory).
+        #[arg(long)]
+        record_limit: Option<u64>,
+    },
+    /// Write the whole recorded run as JSON lines.
+    Trace {
+        launch: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +66,10 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
         Command::Run { launch, out, stats } => commands::run(&launch, out.as_deref(), stats),
+        Command::Batch { launch, script, json, record_limit } => {
+            batch::batch(&launch, &script, json, record_limit)
+        }
+        Command::Trace { launch, output } => batch::trace(&launch, &output),
     };
     ExitCode::from(code)
 }

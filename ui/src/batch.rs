@@ -1,0 +1,161 @@
+//! `vdb batch` (commands from a script, text or one JSON object per command) and
+//! `vdb trace` (the whole recorded run as JSON lines).
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use serde_json::{json, Value};
+use vdb::isa::InstIdx;
+use vdb::machine::{MemSpace, ThreadId};
+use vdb::session::{self, Session};
+use vdb::trace::EntryKind;
+
+use crate::commands::{open_session, EXIT_BAD_LAUNCH, EXIT_DIAGNOSTICS, EXIT_OK};
+
+/// One reply as the JSON object `vdb batch --json` prints.
+pub fn reply_json(session: &Session, cmd: &str, reply: &session::Reply) -> Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("cmd".into(), json!(cmd));
+    obj.insert("step".into(), json!(session.now));
+    obj.insert("thread".into(), json!(session.focus.0));
+    obj.insert("lane".into(), json!(session.lane));
+    obj.insert("line".into(), json!(session.line()));
+    obj.insert("stop".into(), serde_json::to_value(&reply.stop).unwrap_or(Value::Null));
+    for (k, v) in &reply.fields {
+        obj.entry(k.clone()).or_insert(v.clone());
+    }
+    Value::Object(obj)
+}
+
+pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u64>) -> u8 {
+    let text = match std::fs::read_to_string(script) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: cannot read: {e}", script.display());
+            return EXIT_BAD_LAUNCH;
+        }
+    };
+    let mut session = match open_session(launch) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if let Some(limit) = record_limit {
+        session.record_limit = limit;
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut failed = false;
+    for (n, line) in text.lines().enumerate() {
+        let cmd = line.trim();
+        let result = match session::parse(cmd) {
+            Ok(None) => continue,
+            Ok(Some(c)) => session.execute(&c),
+            Err(e) => Err(e.0),
+        };
+        let written = match result {
+            Ok(reply) if as_json => writeln!(out, "{}", reply_json(&session, cmd, &reply)),
+            Ok(reply) => writeln!(out, "(vdb) {cmd}\n{}", reply.text),
+            Err(e) => {
+                failed = true;
+                if as_json {
+                    let obj = json!({"cmd": cmd, "error": e, "script_line": n + 1, "step": session.now,
+                                     "thread": session.focus.0, "line": session.line(), "stop": null});
+                    writeln!(out, "{obj}")
+                } else {
+                    writeln!(out, "(vdb) {cmd}\nerror: {e}")
+                }
+            }
+        };
+        if written.is_err() {
+            return EXIT_DIAGNOSTICS;
+        }
+    }
+    let _ = out.flush();
+    if failed {
+        EXIT_DIAGNOSTICS
+    } else {
+        EXIT_OK
+    }
+}
+
+pub fn trace(launch: &Path, output: &Path) -> u8 {
+    let mut session = match open_session(launch) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let stop = session.run_to_end();
+    let file = match std::fs::File::create(output) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {}: {e}", output.display());
+            return EXIT_BAD_LAUNCH;
+        }
+    };
+    let mut out = BufWriter::new(file);
+    session.goto(0);
+    let total = session.total_steps();
+    for step in 0..total {
+        let line = step_json(&session, step);
+        if writeln!(out, "{line}").is_err() {
+            return EXIT_BAD_LAUNCH;
+        }
+        session.forward();
+    }
+    let _ = out.flush();
+    println!("wrote {} steps to {} ({:?})", total, output.display(), stop);
+    EXIT_OK
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One step with each write's old and new bytes (the session stands at time `step`).
+fn step_json(session: &Session, step: u64) -> Value {
+    let rec = session.recorder.steps[step as usize];
+    let thread = session.machine.thread(ThreadId(rec.thread));
+    let inst = session.program.inst(InstIdx(rec.pc));
+    let mut writes = Vec::new();
+    for e in session.recorder.entries(step) {
+        let t = session.machine.thread(ThreadId(e.thread));
+        let w = match e.kind {
+            EntryKind::Grf { offset, xor } => {
+                let old = &t.grf[offset as usize..offset as usize + xor.len()];
+                let new: Vec<u8> = old.iter().zip(xor).map(|(a, b)| a ^ b).collect();
+                json!({"kind": "grf", "thread": e.thread, "offset": offset, "old": hex(old), "new": hex(&new)})
+            }
+            EntryKind::Pred { pred, xor } => {
+                let old = t.preds[pred as usize];
+                json!({"kind": "pred", "thread": e.thread, "pred": session.program.preds[pred as usize].name, "old": old, "new": old ^ xor})
+            }
+            EntryKind::Addr { slot, xor } => {
+                let old = t.addrs[slot as usize];
+                json!({"kind": "addr", "thread": e.thread, "slot": slot, "old": old, "new": old ^ xor})
+            }
+            EntryKind::Mem { space, addr, xor } => {
+                let mut old = vec![0u8; xor.len()];
+                let _ = match space {
+                    MemSpace::Svm => session.machine.svm.read(addr, &mut old),
+                    MemSpace::Slm(g) => session.machine.slms[g as usize].read(addr, &mut old),
+                };
+                let new: Vec<u8> = old.iter().zip(xor).map(|(a, b)| a ^ b).collect();
+                let space = match space {
+                    MemSpace::Svm => "svm".to_string(),
+                    MemSpace::Slm(g) => format!("slm{g}"),
+                };
+                json!({"kind": space, "addr": format!("{addr:#x}"), "old": hex(&old), "new": hex(&new)})
+            }
+            EntryKind::Pc { old, new } => json!({"kind": "pc", "thread": e.thread, "old": old, "new": new}),
+            EntryKind::Control { index } => match session.recorder.control_change(index) {
+                Some((old, new)) => json!({"kind": "control", "thread": e.thread,
+                    "old": {"pc": old.pc.0, "em": old.em, "call_mask": old.call_mask, "status": format!("{:?}", old.status)},
+                    "new": {"pc": new.pc.0, "em": new.em, "call_mask": new.call_mask, "status": format!("{:?}", new.status)}}),
+                None => continue,
+            },
+            EntryKind::Read { .. } => continue,
+        };
+        writes.push(w);
+    }
+    json!({"step": step, "thread": rec.thread, "pc": rec.pc, "id": inst.id, "line": inst.span.line,
+           "em": thread.control.em, "chen": rec.chen, "writes": writes})
+}
