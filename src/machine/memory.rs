@@ -1,7 +1,6 @@
 //! Memories shared by threads: the SVM address space (sparse, page-granular, copy-on-write
-//! pages so a checkpoint is a cheap clone) and each work-group's SLM.
+//! pages in a persistent map, so a checkpoint is an O(1) clone) and each work-group's SLM.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -52,7 +51,9 @@ type Page = [u8; PAGE_SIZE as usize];
 #[derive(Clone, Debug, Default)]
 pub struct Svm {
     regions: Vec<Region>,
-    pages: HashMap<u64, Arc<Page>>,
+    /// A persistent map: cloning the SVM for a checkpoint shares the map's structure and
+    /// every page; a write copies one page and one path of the map.
+    pages: imbl::HashMap<u64, Arc<Page>>,
 }
 
 static ZERO_PAGE: Page = [0; PAGE_SIZE as usize];
