@@ -1,0 +1,54 @@
+//! Golden tests: every launch file under sample-kernels/ runs to the end and its outputs
+//! equal the committed expected bytes (computed by the kernel's reference model).
+
+use std::path::{Path, PathBuf};
+
+use vdb::exec::{run_to_end, Interpreter, NullObserver};
+use vdb::launch::raw;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// A unique scratch folder for one test's outputs.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vdb-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+pub fn hand_launches() -> Vec<PathBuf> {
+    let dir = root().join("sample-kernels/hand");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("sample-kernels/hand")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".launch.json"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn hand_written_kernels_match_their_reference_model() {
+    let launches = hand_launches();
+    assert!(launches.len() >= 6, "expected the six hand-written kernels, found {}", launches.len());
+    for path in launches {
+        let mut launch = raw::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let interp = Interpreter::new(launch.program.clone());
+        let result = run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver);
+        if let Err(f) = &result {
+            panic!("{}: {}", path.display(), f.render(&launch.program));
+        }
+        let name = path.file_name().expect("name").to_string_lossy().replace(".launch.json", "");
+        let out = scratch(&name);
+        raw::write_outputs(&launch.program, &launch.machine, &launch.outputs, &out).expect("outputs");
+        for output in &launch.outputs {
+            let got = std::fs::read(out.join(&output.path)).expect("output written");
+            let file = Path::new(&output.path).file_name().expect("file name");
+            let expected =
+                std::fs::read(root().join("sample-kernels/hand/expected").join(file)).expect("expected");
+            assert_eq!(got, expected, "{}: {}", path.display(), output.path);
+        }
+    }
+}

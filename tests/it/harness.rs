@@ -1,0 +1,111 @@
+//! A tiny harness: wrap instructions in a kernel, parse it, run one thread, read variables.
+
+use std::sync::Arc;
+
+use vdb::asm::{parse_files, ParseOptions};
+use vdb::exec::{run_to_end, Fault, Interpreter, NullObserver, Scheduler};
+use vdb::isa::UnitId;
+use vdb::machine::{Machine, Slm, ThreadState};
+use vdb::program::{Program, SourceFile};
+
+/// A finished (or faulted) single-thread run.
+pub struct Run {
+    pub program: Arc<Program>,
+    pub machine: Machine,
+    pub result: Result<u64, Fault>,
+}
+
+/// Builds a kernel from declarations and body lines (SIMD `simd`).
+pub fn kernel_text(decls: &str, body: &str, simd: u32) -> String {
+    format!(
+        ".version 4.1\n.kernel \"t\"\n{decls}\n.kernel_attr Target=\"3d\"\n.kernel_attr SimdSize={simd}\n.function \"_main_0\"\n\n_main_0:\n{body}\n    ret (M1, 1)\n"
+    )
+}
+
+pub fn parse(text: &str) -> Program {
+    let file = SourceFile { path: "t.visaasm".into(), text: text.into() };
+    match parse_files(vec![file], &ParseOptions::default()) {
+        Ok(p) => p,
+        Err(d) => panic!("does not parse:\n{}\n{text}", d.render()),
+    }
+}
+
+/// Runs `body` on one SIMD-`simd` thread with all lanes dispatched (or `mask`).
+pub fn run_with(
+    decls: &str,
+    body: &str,
+    simd: u32,
+    mask: u32,
+    setup: impl FnOnce(&Program, &mut Machine),
+) -> Run {
+    run_text(&kernel_text(decls, body, simd), simd, mask, setup)
+}
+
+/// Runs a whole kernel text on one thread.
+pub fn run_text(text: &str, simd: u32, mask: u32, setup: impl FnOnce(&Program, &mut Machine)) -> Run {
+    let program = Arc::new(parse(text));
+    let thread = ThreadState::new(&program, simd, mask);
+    let mut machine = Machine {
+        threads: vec![Arc::new(thread)],
+        slms: vec![Arc::new(Slm::new(4096))],
+        ..Machine::default()
+    };
+    setup(&program, &mut machine);
+    let interp = Interpreter::new(program.clone());
+    let mut sched = Scheduler::single_group(1);
+    sched.step_limit = 1_000_000;
+    let result = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).map(|s| s.steps);
+    Run { program, machine, result }
+}
+
+pub fn run(decls: &str, body: &str, simd: u32) -> Run {
+    let mask = if simd >= 32 { u32::MAX } else { (1u32 << simd) - 1 };
+    run_with(decls, body, simd, mask, |_, _| {})
+}
+
+impl Run {
+    pub fn ok(self) -> Run {
+        if let Err(f) = &self.result {
+            panic!("faulted: {}", f.render(&self.program));
+        }
+        self
+    }
+
+    /// Raw bytes of a variable in thread 0.
+    pub fn bytes(&self, name: &str) -> Vec<u8> {
+        let v = self.program.var(self.program.var_id(UnitId(0), name).unwrap_or_else(|| panic!("no {name}")));
+        self.machine.threads[0].grf[v.offset as usize..(v.offset + v.size) as usize].to_vec()
+    }
+
+    pub fn u32s(&self, name: &str) -> Vec<u32> {
+        self.bytes(name).chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+
+    pub fn i32s(&self, name: &str) -> Vec<i32> {
+        self.u32s(name).into_iter().map(|v| v as i32).collect()
+    }
+
+    pub fn u64s(&self, name: &str) -> Vec<u64> {
+        self.bytes(name).chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+    }
+
+    pub fn f32s(&self, name: &str) -> Vec<f32> {
+        self.u32s(name).into_iter().map(f32::from_bits).collect()
+    }
+
+    pub fn pred(&self, name: &str) -> u32 {
+        let idx = self.program.preds.iter().position(|p| p.name == name).expect("predicate");
+        self.machine.threads[0].preds[idx]
+    }
+}
+
+/// Writes bytes into a variable of thread 0 before the run.
+pub fn set_var(program: &Program, machine: &mut Machine, name: &str, bytes: &[u8]) {
+    let v = program.var(program.var_id(UnitId(0), name).expect("variable"));
+    let t = machine.thread_mut(vdb::machine::ThreadId(0));
+    t.grf[v.offset as usize..v.offset as usize + bytes.len()].copy_from_slice(bytes);
+}
+
+pub fn le32(values: &[i32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}

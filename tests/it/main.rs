@@ -1,0 +1,6 @@
+//! Engine integration tests (one binary): control flow, golden sample kernels, time travel.
+
+mod control;
+mod golden;
+mod harness;
+mod timetravel;

@@ -1,0 +1,93 @@
+//! Time travel: every path to a step gives the same state (forward, backward, goto,
+//! checkpoint replay), reverse-continue finds the hit forward execution saw, and
+//! last-write/history agree with a brute-force scan of the trace.
+
+use vdb::launch::raw;
+use vdb::session::{parse, Session, StopReason};
+
+use crate::golden::hand_launches;
+
+fn session(path: &std::path::Path) -> Session {
+    Session::new(raw::load(path).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn run(s: &mut Session, line: &str) -> vdb::session::Reply {
+    let cmd = parse(line).expect("parses").expect("a command");
+    s.execute(&cmd).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+#[test]
+fn forward_then_backward_gives_the_same_hash_at_every_step() {
+    for path in hand_launches() {
+        let mut s = session(&path);
+        s.recorder.interval = 7; // many checkpoints, to exercise replay from them
+        let mut hashes = vec![s.machine.state_hash()];
+        while s.forward().is_some() {
+            hashes.push(s.machine.state_hash());
+        }
+        assert!(hashes.len() > 10, "{}: only {} steps", path.display(), hashes.len());
+        for t in (0..hashes.len() - 1).rev() {
+            s.backward().expect("step back");
+            assert_eq!(s.machine.state_hash(), hashes[t], "{} step {t} backward", path.display());
+        }
+        assert!(s.backward().is_none());
+        // goto to scattered steps, from wherever we are, equals straight-line execution.
+        let n = hashes.len() as u64;
+        for k in 0..40u64 {
+            let target = (k * 7919 + 13) % n;
+            s.goto(target);
+            assert_eq!(s.machine.state_hash(), hashes[target as usize], "{} goto {target}", path.display());
+        }
+    }
+}
+
+#[test]
+fn reverse_continue_stops_at_the_write_forward_continue_saw() {
+    let path = hand_launches().into_iter().find(|p| p.ends_with("loop_exit.launch.json")).expect("loop_exit");
+    let mut s = session(&path);
+    // Lane 9's output word (out + 36).
+    run(&mut s, "watch out+36 4");
+    let forward = run(&mut s, "continue");
+    let Some(StopReason::Watchpoint(hit)) = forward.stop.clone() else {
+        panic!("no watch hit: {:?}", forward.stop)
+    };
+    assert_eq!(hit.lanes, vec![9]);
+    run(&mut s, "continue");
+    let end = s.now;
+    assert!(end > hit.step);
+    let back = run(&mut s, "rcontinue");
+    let Some(StopReason::Watchpoint(rhit)) = back.stop else { panic!("no reverse hit") };
+    assert_eq!(rhit.step, hit.step);
+    assert_eq!((rhit.old.clone(), rhit.new.clone()), (hit.old.clone(), hit.new.clone()));
+    assert_eq!(s.now, hit.step, "reverse stops before the writing instruction");
+}
+
+#[test]
+fn last_write_and_history_agree_with_a_scan_of_the_trace() {
+    let path = hand_launches().into_iter().find(|p| p.ends_with("loop_exit.launch.json")).expect("loop_exit");
+    let mut s = session(&path);
+    run(&mut s, "continue");
+    let reply = run(&mut s, "history R(0,5)<0;1,0>");
+    let writes = reply.fields["writes"].as_array().expect("writes").clone();
+    // Brute force: every step whose log writes the GRF bytes of R element 5.
+    let unit = vdb::isa::UnitId(0);
+    let r = s.program.var(s.program.var_id(unit, "R").expect("R"));
+    let (lo, hi) = (r.offset + 20, r.offset + 24);
+    let mut expected = Vec::new();
+    for step in 0..s.total_steps() {
+        for e in s.recorder.entries(step) {
+            if let vdb::trace::EntryKind::Grf { offset, xor } = e.kind {
+                if offset < hi && lo < offset + xor.len() as u32 {
+                    expected.push(step);
+                    break;
+                }
+            }
+        }
+    }
+    expected.reverse();
+    let got: Vec<u64> = writes.iter().map(|w| w["step"].as_u64().expect("step")).collect();
+    assert_eq!(got, expected);
+    let last = run(&mut s, "last-write R(0,5)<0;1,0>");
+    assert_eq!(last.fields["writer_step"].as_u64(), expected.first().copied());
+    assert_eq!(last.fields["writer_lane"].as_u64(), Some(5));
+}
