@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Builds sample-kernels/opencl/: compiles each OpenCL kernel with Intel's ocloc for skl,
+tgllp and acm-g10 (vISA text + zebin), generates inputs, computes reference outputs with pocl
+through scripts/clrun.c, and writes one launch file per device.
+
+Needs ocloc (intel-opencl-icd, libigc-tools), pocl-opencl-icd, gcc and ocl-icd-opencl-dev.
+The outputs are committed so that `cargo test` needs none of these tools.
+"""
+import glob, json, os, random, shutil, struct, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "sample-kernels", "opencl")
+SRC = os.path.join(OUT, "src")
+DEVICES = ["skl", "tgllp", "acm-g10"]
+OCLOC_OPTS = "-cl-std=CL2.0 -cl-intel-greater-than-4GB-buffer-required"
+
+def pack(fmt, values):
+    return struct.pack("<%d%s" % (len(values), fmt), *values)
+
+def gen_inputs(rng):
+    """Per kernel: (global, local, args). An arg is (kind, name, bytes_or_size, compare)."""
+    n = 256
+    nodes = []
+    for k in range(128):
+        nxt = rng.randrange(-1, 128) if rng.random() < 0.9 else -1
+        nodes += [nxt, rng.randint(-50, 50)]
+    return {
+        "collatz": (1024, 64, [("buffer", "in", pack("I", [rng.randint(1, 100000) for _ in range(1024)]), None),
+                               ("size", "steps", 4096, "exact")]),
+        "slm_reduce": (256, 64, [("buffer", "in", pack("i", [rng.randint(-1000, 1000) for _ in range(n)]), None),
+                                 ("size", "sums", 16, "exact"), ("size", "scan", 4 * n, "exact")]),
+        "atomics": (200, 40, [("buffer", "in", pack("I", [rng.randint(0, 1 << 30) for _ in range(200)]), None),
+                              ("buffer", "counters", pack("i", [0, 0, -1, 1 << 30, 0, 0, 0, 0, 0]), "exact"),
+                              ("size", "hist", 64, "exact")]),
+        "long_math": (64, 32, [("buffer", "a", pack("Q", [rng.getrandbits(64) for _ in range(64)]), None),
+                               ("buffer", "b", pack("Q", [rng.getrandbits(rng.choice([8, 33, 64])) for _ in range(64)]), None),
+                               ("size", "out", 64 * 64, "exact")]),
+        "half_conv": (64, 32, [("buffer", "in", pack("f", [rng.uniform(-60, 60) for _ in range(64)]), None),
+                               ("size", "rte", 128, "exact"), ("size", "rtz", 128, "exact"), ("size", "back", 256, "exact")]),
+        "pointer_chase": (64, 16, [("buffer", "nodes", pack("i", nodes), None),
+                                   ("buffer", "starts", pack("i", [rng.randrange(-1, 128) for _ in range(64)]), None),
+                                   ("size", "out", 512, "exact")]),
+        "divergence": (96, 32, [("buffer", "in", pack("i", [rng.randint(-200, 200) for _ in range(96)]), None),
+                                ("size", "out", 384, "exact")]),
+        "subgroups": (64, 16, [("buffer", "in", pack("i", [rng.randint(-1000, 1000) for _ in range(64)]), None),
+                               ("size", "out", 1024, "exact")]),
+    }
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+    return r.stdout
+
+def compile_device(name, device, tmp):
+    dump = os.path.join(tmp, "dump_%s_%s" % (name, device))
+    outdir = os.path.join(tmp, "out_%s_%s" % (name, device))
+    opts = "%s -igc_opts 'ShaderDumpEnable=1,DumpToCustomDir=%s'" % (OCLOC_OPTS, dump)
+    run(["ocloc", "compile", "-file", os.path.join(SRC, name + ".cl"), "-device", device, "--format", "zebin",
+         "-output_no_suffix", "-out_dir", outdir, "-options", opts])
+    visa = [f for f in glob.glob(os.path.join(dump, "*_entry_*.visaasm"))]
+    if len(visa) != 1:
+        sys.exit("%s/%s: expected one kernel .visaasm, got %s" % (name, device, visa))
+    simd = visa[0].split("_simd")[1].split("_")[0]
+    dest = os.path.join(OUT, name, device)
+    os.makedirs(dest, exist_ok=True)
+    kfile = "%s.simd%s.visaasm" % (name, simd)
+    shutil.copy(visa[0], os.path.join(dest, kfile))
+    shutil.copy(os.path.join(outdir, name), os.path.join(dest, name + ".zebin"))
+    return "%s/%s" % (device, kfile), "%s/%s.zebin" % (device, name)
+
+def main():
+    rng = random.Random(2026)
+    tmp = tempfile.mkdtemp(prefix="vdb-samples-")
+    clrun = os.path.join(tmp, "clrun")
+    run(["gcc", "-O2", "-o", clrun, os.path.join(ROOT, "scripts", "clrun.c"), "-lOpenCL"])
+    for name, (gsize, lsize, args) in gen_inputs(rng).items():
+        kdir = os.path.join(OUT, name)
+        for sub in ["in", "expected"]:
+            os.makedirs(os.path.join(kdir, sub), exist_ok=True)
+        cl_args, launch_args, compare = [], [], {}
+        for index, (kind, aname, data, rule) in enumerate(args):
+            if kind == "buffer":
+                path = os.path.join(kdir, "in", aname + ".bin")
+                open(path, "wb").write(data)
+                exp = os.path.join(kdir, "expected", aname + ".bin")
+                cl_args += ["--buf", "%s:%s" % (path, exp) if rule else path]
+                entry = {"index": index, "buffer": "in/%s.bin" % aname}
+            else:
+                exp = os.path.join(kdir, "expected", aname + ".bin")
+                cl_args += ["--zero", "%d:%s" % (data, exp)]
+                entry = {"index": index, "size": data}
+            if rule:
+                entry["output"] = "out/%s.bin" % aname
+                compare[aname] = rule
+            launch_args.append(entry)
+        # pocl rejects vload_half/vstore_half under CL2.0; everything else needs 2.0 (work_group_*).
+        std = "-cl-std=CL1.2" if name == "half_conv" else "-cl-std=CL2.0"
+        run([clrun, os.path.join(SRC, name + ".cl"), name, "--global", str(gsize), "--local", str(lsize),
+             "--options", std + " -DREF_HOST"] + cl_args, env=dict(os.environ, CLRUN_PLATFORM="Portable"))
+        for device in DEVICES:
+            kernel, zebin = compile_device(name, device, tmp)
+            launch = {"kernel": kernel, "zebin": zebin, "global_size": [gsize, 1, 1], "local_size": [lsize, 1, 1],
+                      "global_offset": [0, 0, 0], "args": launch_args}
+            with open(os.path.join(kdir, device + ".launch.json"), "w") as f:
+                json.dump(launch, f, indent=2)
+                f.write("\n")
+        with open(os.path.join(kdir, "compare.json"), "w") as f:
+            json.dump(compare, f, indent=2)
+            f.write("\n")
+        print("built", name)
+    shutil.rmtree(tmp)
+
+if __name__ == "__main__":
+    main()
