@@ -1,5 +1,6 @@
 //! Engine integration tests (one binary): control flow, golden sample kernels, time travel.
 
+mod alu;
 mod control;
 mod golden;
 mod harness;
