@@ -68,43 +68,64 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
     }
 }
 
+/// Peak resident memory of this process in bytes (Linux), if known.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
+}
+
 /// `vdb run`.
-pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool) -> u8 {
+pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) -> u8 {
     let started = Instant::now();
-    let mut launch = match raw::load(launch_path) {
+    let launch = match raw::load(launch_path) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_LAUNCH;
         }
     };
-    let interp = Interpreter::new(launch.program.clone());
-    let result = run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver);
-    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let threads = launch.machine.threads.len();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
-    let code = match &result {
-        Ok(summary) => {
+    let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
+        let mut session = vdb::session::Session::new(launch);
+        let stop = session.run_to_end();
+        let fault = match &session.end {
+            Some(vdb::session::EndState::Fault(f)) => Some(f.clone()),
+            _ => None,
+        };
+        if let vdb::session::StopReason::RecordLimit { bytes } = stop {
+            eprintln!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
+        }
+        let steps = session.total_steps();
+        let lane_ops = session.recorder.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
+        let recorded = session.recorder.recorded_bytes();
+        (session.program.clone(), session.machine, session.outputs, steps, lane_ops, fault, Some(recorded))
+    } else {
+        let mut launch = launch;
+        let interp = Interpreter::new(launch.program.clone());
+        let result = run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver);
+        let (lane_ops, fault) = match result {
+            Ok(summary) => (summary.lane_ops, None),
+            Err(f) => (0, Some(f)),
+        };
+        (launch.program, launch.machine, launch.outputs, launch.scheduler.steps, lane_ops, fault, None)
+    };
+    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let code = match &fault {
+        None => {
             println!(
-                "finished: {} thread(s), {} instructions ({} lane-operations) in {:.1} ms",
-                launch.machine.threads.len(),
-                summary.steps,
-                summary.lane_ops,
-                wall_ms
+                "finished: {threads} thread(s), {steps} instructions ({lane_ops} lane-operations) in {wall_ms:.1} ms"
             );
             EXIT_OK
         }
-        Err(fault) => {
-            let (group, index) =
-                launch.thread_labels.get(fault.thread.0 as usize).copied().unwrap_or_default();
-            eprintln!("{}", fault.render(&launch.program));
-            eprintln!(
-                "  (work-group {group:?}, thread {index} of the group, after {} instructions)",
-                launch.scheduler.steps
-            );
+        Some(fault) => {
+            eprintln!("{}", fault.render(&program));
+            eprintln!("  (thread {}, after {steps} instructions)", fault.thread.0);
             EXIT_FAULT
         }
     };
-    match raw::write_outputs(&launch.program, &launch.machine, &launch.outputs, &dir) {
+    match raw::write_outputs(&program, &machine, &outputs, &dir) {
         Ok(paths) => {
             for p in paths {
                 println!("wrote {}", p.display());
@@ -116,12 +137,14 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool) -> u8 {
         }
     }
     if stats {
-        let line = serde_json::json!({
-            "threads": launch.machine.threads.len(),
-            "instructions": launch.scheduler.steps,
-            "steps": launch.scheduler.steps,
-            "wall_ms": wall_ms,
+        let mut line = serde_json::json!({
+            "threads": threads, "instructions": steps, "steps": steps, "lane_ops": lane_ops,
+            "wall_ms": wall_ms, "peak_rss": peak_rss(),
         });
+        if let Some(bytes) = recorded {
+            line["recorded_bytes"] = serde_json::json!(bytes);
+            line["bytes_per_step"] = serde_json::json!(bytes as f64 / steps.max(1) as f64);
+        }
         println!("{line}");
     }
     code

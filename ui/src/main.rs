@@ -39,6 +39,9 @@ enum Command {
         /// Also print one JSON line of statistics.
         #[arg(long)]
         stats: bool,
+        /// Record every write (as the debugger does) and report the recording's size.
+        #[arg(long)]
+        record: bool,
     },
     /// Run debugger commands from a script against a recorded run.
     Batch {
@@ -65,7 +68,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
-        Command::Run { launch, out, stats } => commands::run(&launch, out.as_deref(), stats),
+        Command::Run { launch, out, stats, record } => commands::run(&launch, out.as_deref(), stats, record),
         Command::Batch { launch, script, json, record_limit } => {
             batch::batch(&launch, &script, json, record_limit)
         }
