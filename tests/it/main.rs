@@ -1,0 +1,3 @@
+//! Integration tests of the vdb engine (one module per area).
+
+mod parse;
