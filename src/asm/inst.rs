@@ -144,15 +144,15 @@ impl UnitParser<'_> {
         Ok(())
     }
 
-    /// What the real verifier would reject: bad mask for the size, regions past the end of
-    /// their variable or spanning more than two GRFs.
+    /// What the real verifier would reject: a bad mask for the size, or a region past the end
+    /// of its variable. (Regions spanning more than two GRFs are not flagged: IGC's own SIMD16
+    /// 64-bit operations span four and GenX_IR accepts them; the finalizer splits them.)
     fn static_fault(&self, inst: &Inst, kind: ExecKind) -> Option<String> {
         let e = inst.exec;
         if kind == ExecKind::Simd && (e.offset % e.size != 0 || e.offset + e.size > 32) {
             return Some(format!("invalid emask M{} for SIMD{} instruction", e.offset / 4 + 1, e.size));
         }
         let lanes = if kind == ExecKind::Simd { e.size } else { 1 };
-        let grf = self.ctx.grf_size;
         for op in &inst.operands {
             let Operand::Direct(d) = op else { continue };
             if d.is_null {
@@ -177,10 +177,6 @@ impl UnitParser<'_> {
                     var.name,
                     var.size
                 ));
-            }
-            let grfs = (end - 1) / u64::from(grf) - u64::from(first / grf) + 1;
-            if grfs > 2 {
-                return Some(format!("operand {} {verb} a region spanning {grfs} GRFs (at most 2)", var.name));
             }
         }
         None

@@ -35,7 +35,10 @@ fn good_files() -> Vec<PathBuf> {
     visaasm_files(&data("kernels"), &mut files);
     files.retain(|p| {
         let s = p.to_string_lossy();
-        !s.contains("/broken/") && !s.contains("/probes/")
+        // probe_roundtrip is GenX_IR's own re-print, which GenX_IR itself rejects
+        // (`fence_local.` with an empty option list).
+        !s.contains("/broken/") && !s.contains("/probes/") && !s.ends_with("probe_roundtrip.visaasm")
+            && !s.contains("/rt2/")
     });
     files
 }
@@ -157,7 +160,10 @@ fn parse_probes_agree_with_genx_ir() {
             }
             Some(line) => {
                 assert!(prog.is_none(), "{name} should be rejected");
-                assert!(diags.errors().any(|d| d.span.line == line), "{name}: no error on line {line}:\n{}", diags.render());
+                // GenX_IR reports errors found at a line's end after reading the newline,
+                // so its line number can be one past ours.
+                let near = |l: u32| l == line || l + 1 == line;
+                assert!(diags.errors().any(|d| near(d.span.line)), "{name}: no error near line {line}:\n{}", diags.render());
             }
         }
     }
