@@ -41,44 +41,70 @@ impl UnitParser<'_> {
                 self.key("num_elts")?;
                 let n_span = self.peek().span;
                 let n = self.expr(false)?;
-                if kind == "S" || kind == "T" {
-                    if self.opt_key("v_name")? {
-                        // The decl identifier is what instructions use; v_name is ignored.
-                        self.expect_name("a name")?;
-                    }
+                // The decl identifier is what instructions use; v_name is ignored.
+                if (kind == "S" || kind == "T") && self.opt_key("v_name")? {
+                    self.expect_name("a name")?;
                 }
                 if self.opt_key("attrs")? {
                     self.attr_list()?;
                 }
                 self.decl_other(&kind, name, span, n, n_span)
             }
-            _ => Err(PErr { span: kind_span, msg: format!("unknown v_type '{kind}', expecting G, A, P, S or T") }),
+            _ => Err(PErr {
+                span: kind_span,
+                msg: format!("unknown v_type '{kind}', expecting G, A, P, S or T"),
+            }),
         }
     }
 
-    fn decl_other(&mut self, kind: &str, name: String, span: Span, n: i64, n_span: Span) -> PResult<()> {
+    fn decl_other(
+        &mut self,
+        kind: &str,
+        name: String,
+        span: Span,
+        n: i64,
+        n_span: Span,
+    ) -> PResult<()> {
         let binding = match kind {
             "P" => {
                 if !(1..=32).contains(&n) {
-                    return Err(PErr { span: n_span, msg: format!("predicate {name}: num_elts must be 1..32, got {n}") });
+                    return Err(PErr {
+                        span: n_span,
+                        msg: format!("predicate {name}: num_elts must be 1..32, got {n}"),
+                    });
                 }
                 let id = PredId(self.ctx.preds.len() as u32);
-                self.ctx.preds.push(PredVar { name: name.clone(), num_elts: n as u32, span: Some(span) });
+                self.ctx.preds.push(PredVar {
+                    name: name.clone(),
+                    num_elts: n as u32,
+                    span: Some(span),
+                });
                 Binding::Pred(id)
             }
             "A" => {
                 if !(1..=16).contains(&n) {
-                    return Err(PErr { span: n_span, msg: format!("address {name}: num_elts must be 1..16, got {n}") });
+                    return Err(PErr {
+                        span: n_span,
+                        msg: format!("address {name}: num_elts must be 1..16, got {n}"),
+                    });
                 }
                 let id = AddrId(self.ctx.addrs.len() as u32);
                 let slot = self.ctx.addr_slots;
                 self.ctx.addr_slots += n as u32;
-                self.ctx.addrs.push(AddrVar { name: name.clone(), num_elts: n as u32, slot, span: Some(span) });
+                self.ctx.addrs.push(AddrVar {
+                    name: name.clone(),
+                    num_elts: n as u32,
+                    slot,
+                    span: Some(span),
+                });
                 Binding::Addr(id)
             }
             _ => {
                 if !(1..=256).contains(&n) {
-                    return Err(PErr { span: n_span, msg: format!("{name}: num_elts must be 1..256, got {n}") });
+                    return Err(PErr {
+                        span: n_span,
+                        msg: format!("{name}: num_elts must be 1..256, got {n}"),
+                    });
                 }
                 let state_kind = if kind == "S" {
                     self.sampler_count += 1;
@@ -89,7 +115,11 @@ impl UnitParser<'_> {
                     StateKind::Surface(5 + self.surface_count)
                 };
                 let id = StateId(self.ctx.states.len() as u32);
-                self.ctx.states.push(StateVar { name: name.clone(), kind: state_kind, num_elts: n as u32 });
+                self.ctx.states.push(StateVar {
+                    name: name.clone(),
+                    kind: state_kind,
+                    num_elts: n as u32,
+                });
                 Binding::State(id)
             }
         };
@@ -101,28 +131,48 @@ impl UnitParser<'_> {
         let (tname, tspan) = self.expect_ident("a type name")?;
         let ty = match DataType::from_name(&tname) {
             Some(t) if !t.is_packed_vector() => t,
-            _ => return Err(PErr { span: tspan, msg: format!("unknown variable type '{tname}'") }),
+            _ => {
+                return Err(PErr {
+                    span: tspan,
+                    msg: format!("unknown variable type '{tname}'"),
+                })
+            }
         };
         self.key("num_elts")?;
         let n_span = self.peek().span;
         let n = self.expr(false)?;
         if !(1..=MAX_GEN_ELTS).contains(&n) {
-            return Err(PErr { span: n_span, msg: format!("{name}: num_elts must be 1..{MAX_GEN_ELTS}, got {n}") });
+            return Err(PErr {
+                span: n_span,
+                msg: format!("{name}: num_elts must be 1..{MAX_GEN_ELTS}, got {n}"),
+            });
         }
-        let align = if self.opt_key("align")? { self.align_value()? } else { 1 };
+        let align = if self.opt_key("align")? {
+            self.align_value()?
+        } else {
+            1
+        };
         let mut alias = None;
         if self.opt_key("alias")? {
             self.expect_p("<")?;
             let (base, bspan) = self.expect_ident("the alias base variable")?;
             let base = match self.resolve(&base, bspan)? {
                 Binding::Gen(v) => v,
-                _ => return Err(PErr { span: bspan, msg: format!("{base}: alias base must be a general variable") }),
+                _ => {
+                    return Err(PErr {
+                        span: bspan,
+                        msg: format!("{base}: alias base must be a general variable"),
+                    })
+                }
             };
             self.expect_p(",")?;
             let off_span = self.peek().span;
             let off = self.expr(true)?;
             self.expect_p(">")?;
-            let off = u32::try_from(off).map_err(|_| PErr { span: off_span, msg: "alias offset must be non-negative".into() })?;
+            let off = u32::try_from(off).map_err(|_| PErr {
+                span: off_span,
+                msg: "alias offset must be non-negative".into(),
+            })?;
             alias = Some((base, off, off_span));
         }
         if self.opt_key("attrs")? {
@@ -135,7 +185,10 @@ impl UnitParser<'_> {
                 let b = &self.ctx.vars[base.0 as usize];
                 if u64::from(off) + u64::from(size) > u64::from(b.size) {
                     let msg = format!("{name}: alias of {} bytes at offset {off} runs past the end of {} ({} bytes)", size, b.name, b.size);
-                    return Err(PErr { span: off_span, msg });
+                    return Err(PErr {
+                        span: off_span,
+                        msg,
+                    });
                 }
                 (b.offset + off, b.root, Some((base, off)))
             }
@@ -202,7 +255,10 @@ impl UnitParser<'_> {
         let v = self.expr(false)?;
         match v {
             1 | 2 | 4 | 8 | 16 | 32 | 64 | 128 => Ok(v as u32),
-            _ => Err(PErr { span: t.span, msg: format!("invalid alignment {v}") }),
+            _ => Err(PErr {
+                span: t.span,
+                msg: format!("invalid alignment {v}"),
+            }),
         }
     }
 }

@@ -51,10 +51,18 @@ impl UnitParser<'_> {
 
     /// Precedence climbing over the binary operator levels, loosest first.
     fn binary(&mut self, level: usize, no_rel: bool) -> PResult<i64> {
-        const LEVELS: &[&[&str]] =
-            &[&["|"], &["^"], &["&"], &["==", "!="], &["<", ">", "<=", ">="], &["<<", ">>", ">>>"], &["+", "-"], &["*", "/", "%"]];
+        const LEVELS: &[&[&str]] = &[
+            &["|"],
+            &["^"],
+            &["&"],
+            &["==", "!="],
+            &["<", ">", "<=", ">="],
+            &["<<", ">>", ">>>"],
+            &["+", "-"],
+            &["*", "/", "%"],
+        ];
         if level >= LEVELS.len() {
-            return self.unary(no_rel);
+            return self.unary();
         }
         let mut lhs = self.binary(level + 1, no_rel)?;
         loop {
@@ -67,19 +75,22 @@ impl UnitParser<'_> {
             }
             let span = self.next().span;
             let rhs = self.binary(level + 1, no_rel)?;
-            lhs = apply(op, lhs, rhs).ok_or_else(|| PErr { span, msg: "division by zero in constant expression".into() })?;
+            lhs = apply(op, lhs, rhs).ok_or_else(|| PErr {
+                span,
+                msg: "division by zero in constant expression".into(),
+            })?;
         }
     }
 
-    fn unary(&mut self, no_rel: bool) -> PResult<i64> {
+    fn unary(&mut self) -> PResult<i64> {
         if self.eat_p("-") {
-            return Ok(self.unary(no_rel)?.wrapping_neg());
+            return Ok(self.unary()?.wrapping_neg());
         }
         if self.eat_p("~") {
-            return Ok(!self.unary(no_rel)?);
+            return Ok(!self.unary()?);
         }
         if self.eat_p("!") {
-            return Ok(i64::from(self.unary(no_rel)? == 0));
+            return Ok(i64::from(self.unary()? == 0));
         }
         self.primary()
     }
@@ -140,7 +151,10 @@ impl UnitParser<'_> {
         }
         let lit = match &t.tok {
             Tok::Int { value, hex } => Lit::Int(int_literal_value(*value, *hex), *hex),
-            Tok::Float(text) => Lit::Float(text.parse::<f64>().map_err(|_| PErr { span: t.span, msg: "bad float literal".into() })?),
+            Tok::Float(text) => Lit::Float(text.parse::<f64>().map_err(|_| PErr {
+                span: t.span,
+                msg: "bad float literal".into(),
+            })?),
             Tok::P("(") if !neg => {
                 let v = self.expr(false)?;
                 self.expect_p(")")?;
@@ -151,7 +165,10 @@ impl UnitParser<'_> {
                 Lit::Int(self.primary()?, false)
             }
             other => {
-                let msg = format!("syntax error, unexpected {}, expecting an immediate value", super::parser::describe(other));
+                let msg = format!(
+                    "syntax error, unexpected {}, expecting an immediate value",
+                    super::parser::describe(other)
+                );
                 return Err(PErr { span: t.span, msg });
             }
         };
@@ -165,7 +182,10 @@ impl UnitParser<'_> {
         };
         self.pos += 1;
         let Some(ty) = imm_type(&tname) else {
-            return Err(PErr { span: tspan, msg: format!("syntax error, unexpected '{tname}', expecting an immediate type") });
+            return Err(PErr {
+                span: tspan,
+                msg: format!("syntax error, unexpected '{tname}', expecting an immediate type"),
+            });
         };
         let bits = match lit {
             Lit::Float(f) => {
@@ -174,18 +194,33 @@ impl UnitParser<'_> {
                 match (ty, tname.as_str()) {
                     (DataType::F, "f") => u64::from((f as f32).to_bits()),
                     (DataType::Df, "df") => f.to_bits(),
-                    _ => return Err(PErr { span: tspan, msg: format!("syntax error, a decimal float cannot have type '{tname}'") }),
+                    _ => {
+                        return Err(PErr {
+                            span: tspan,
+                            msg: format!(
+                                "syntax error, a decimal float cannot have type '{tname}'"
+                            ),
+                        })
+                    }
                 }
             }
             Lit::Int(v, hex) => {
                 if ty == DataType::Hf && (!hex || neg) {
-                    return Err(PErr { span: tspan, msg: "syntax error, an :hf immediate must be a non-negative hex bit pattern".into() });
+                    return Err(PErr {
+                        span: tspan,
+                        msg:
+                            "syntax error, an :hf immediate must be a non-negative hex bit pattern"
+                                .into(),
+                    });
                 }
                 let v = if neg { v.wrapping_neg() } else { v };
                 truncate(v as u64, ty)
             }
         };
-        Ok(Immediate { ty, bits: truncate(bits, ty) })
+        Ok(Immediate {
+            ty,
+            bits: truncate(bits, ty),
+        })
     }
 }
 

@@ -4,8 +4,9 @@
 use super::lexer::Tok;
 use super::parser::{describe, Binding, Fixup, PErr, PResult, UnitParser};
 use crate::isa::{
-    AddrOfOperand, AddrOperand, DataType, DirectOperand, IndirectOperand, InstIdx, LscAddrModel, LscAddrOperand,
-    LscAddrSize, LscDataOperand, LscDataSize, Operand, RawOperand, Region, SrcMod, VarId,
+    AddrOfOperand, AddrOperand, DataType, DirectOperand, IndirectOperand, InstIdx, LscAddrModel,
+    LscAddrOperand, LscAddrSize, LscDataOperand, LscDataSize, Operand, RawOperand, Region, SrcMod,
+    VarId,
 };
 use crate::program::Span;
 
@@ -77,7 +78,10 @@ impl UnitParser<'_> {
                 let (name, span) = self.var_name()?;
                 match self.resolve(&name, span)? {
                     Binding::State(s) => Ok(Operand::State(s)),
-                    _ => Err(PErr { span, msg: format!("{name}: not a surface or sampler variable") }),
+                    _ => Err(PErr {
+                        span,
+                        msg: format!("{name}: not a surface or sampler variable"),
+                    }),
                 }
             }
             Slot::StateDst | Slot::StateSrc => {
@@ -87,7 +91,10 @@ impl UnitParser<'_> {
                         self.expect_p("(")?;
                         let k = self.expr(false)?;
                         self.expect_p(")")?;
-                        let k = u32::try_from(k).map_err(|_| PErr { span: self.peek().span, msg: "negative element".into() })?;
+                        let k = u32::try_from(k).map_err(|_| PErr {
+                            span: self.peek().span,
+                            msg: "negative element".into(),
+                        })?;
                         return Ok(Operand::StateElem(s, k));
                     }
                 }
@@ -95,12 +102,26 @@ impl UnitParser<'_> {
             }
             Slot::Label => {
                 let (name, span) = self.label_name()?;
-                self.fixups.push(Fixup { name, span, inst, operand: index, slot: None, subroutine: false });
+                self.fixups.push(Fixup {
+                    name,
+                    span,
+                    inst,
+                    operand: index,
+                    slot: None,
+                    subroutine: false,
+                });
                 Ok(Operand::Label(UNRESOLVED))
             }
             Slot::Subroutine => {
                 let (name, span) = self.label_name()?;
-                self.fixups.push(Fixup { name, span, inst, operand: index, slot: None, subroutine: true });
+                self.fixups.push(Fixup {
+                    name,
+                    span,
+                    inst,
+                    operand: index,
+                    slot: None,
+                    subroutine: true,
+                });
                 Ok(Operand::Subroutine(UNRESOLVED))
             }
             Slot::Labels => {
@@ -108,7 +129,14 @@ impl UnitParser<'_> {
                 let mut list = Vec::new();
                 loop {
                     let (name, span) = self.label_name()?;
-                    self.fixups.push(Fixup { name, span, inst, operand: index, slot: Some(list.len()), subroutine: false });
+                    self.fixups.push(Fixup {
+                        name,
+                        span,
+                        inst,
+                        operand: index,
+                        slot: Some(list.len()),
+                        subroutine: false,
+                    });
                     list.push(UNRESOLVED);
                     if self.eat_p(")") {
                         return Ok(Operand::Labels(list));
@@ -130,7 +158,11 @@ impl UnitParser<'_> {
                 Ok(match self.resolve(&name, span)? {
                     Binding::Gen(v) => Operand::Raw(self.raw_at(v, 0, span)?),
                     Binding::Pred(p) => Operand::Pred(p),
-                    Binding::Addr(a) => Operand::Addr(AddrOperand { addr: a, elem: 0, width: 1 }),
+                    Binding::Addr(a) => Operand::Addr(AddrOperand {
+                        addr: a,
+                        elem: 0,
+                        width: 1,
+                    }),
                     Binding::State(s) => Operand::State(s),
                 })
             }
@@ -148,7 +180,10 @@ impl UnitParser<'_> {
         }
         match self.next().tok {
             Tok::Int { value, hex } => Ok(super::expr::int_literal_value(value, hex)),
-            _ => Err(PErr { span: self.peek().span, msg: "expected an integer".into() }),
+            _ => Err(PErr {
+                span: self.peek().span,
+                msg: "expected an integer".into(),
+            }),
         }
     }
 
@@ -169,18 +204,31 @@ impl UnitParser<'_> {
     fn gen_var(&self, name: &str, span: Span) -> PResult<VarId> {
         match self.resolve(name, span)? {
             Binding::Gen(v) => Ok(v),
-            _ => Err(PErr { span, msg: format!("{name}: not a general variable") }),
+            _ => Err(PErr {
+                span,
+                msg: format!("{name}: not a general variable"),
+            }),
         }
     }
 
     fn non_negative(&self, v: i64, span: Span, what: &str) -> PResult<u32> {
-        u32::try_from(v).map_err(|_| PErr { span, msg: format!("{what} must be a non-negative 32-bit value, got {v}") })
+        u32::try_from(v).map_err(|_| PErr {
+            span,
+            msg: format!("{what} must be a non-negative 32-bit value, got {v}"),
+        })
     }
 
     fn raw_at(&self, var: VarId, off: u32, span: Span) -> PResult<RawOperand> {
         let v = &self.ctx.vars[var.0 as usize];
-        let base = v.offset.checked_add(off).ok_or_else(|| PErr { span, msg: "offset too large".into() })?;
-        Ok(RawOperand { var, base, is_null: v.name == "%null" })
+        let base = v.offset.checked_add(off).ok_or_else(|| PErr {
+            span,
+            msg: "offset too large".into(),
+        })?;
+        Ok(RawOperand {
+            var,
+            base,
+            is_null: v.name == "%null",
+        })
     }
 
     /// `V.off`, `V.(expr)`, `%null.0`; with `bare`, also `V` alone.
@@ -205,7 +253,11 @@ impl UnitParser<'_> {
         if !self.at_p("(") {
             return Ok(SrcMod::None);
         }
-        let m = match (&self.peek_n(1).tok, &self.peek_n(2).tok, &self.peek_n(3).tok) {
+        let m = match (
+            &self.peek_n(1).tok,
+            &self.peek_n(2).tok,
+            &self.peek_n(3).tok,
+        ) {
             (Tok::P("-"), Tok::P(")"), _) => (SrcMod::Neg, 3),
             (Tok::P("~"), Tok::P(")"), _) => (SrcMod::Not, 3),
             (Tok::Ident(a), Tok::P(")"), _) if a == "abs" => (SrcMod::Abs, 3),
@@ -218,12 +270,20 @@ impl UnitParser<'_> {
 
     /// General source or destination operand.
     fn general(&mut self, is_dst: bool, loose: bool) -> PResult<Operand> {
-        let modifier = if is_dst { SrcMod::None } else { self.modifier()? };
+        let modifier = if is_dst {
+            SrcMod::None
+        } else {
+            self.modifier()?
+        };
         let t = self.peek().clone();
         match &t.tok {
             Tok::P("-") | Tok::Int { .. } | Tok::Float(_) | Tok::P("(") => {
                 if is_dst || modifier != SrcMod::None {
-                    return self.unexpected(if is_dst { "a destination operand" } else { "a variable after a modifier" });
+                    return self.unexpected(if is_dst {
+                        "a destination operand"
+                    } else {
+                        "a variable after a modifier"
+                    });
                 }
                 Ok(Operand::Imm(self.immediate()?))
             }
@@ -242,7 +302,9 @@ impl UnitParser<'_> {
                 Ok(Operand::AddrOf(AddrOfOperand { var, address }))
             }
             Tok::Ident(r) if r == "r" && self.at_p_n(1, "[") => self.indirect(is_dst, modifier),
-            Tok::Ident(w) if !is_dst && (w == "%sizeof" || w == "%DispatchSimd") => Ok(Operand::Imm(self.immediate()?)),
+            Tok::Ident(w) if !is_dst && (w == "%sizeof" || w == "%DispatchSimd") => {
+                Ok(Operand::Imm(self.immediate()?))
+            }
             Tok::Ident(name) => {
                 let name = name.clone();
                 self.pos += 1;
@@ -261,21 +323,42 @@ impl UnitParser<'_> {
                         let width = self.non_negative(w, s, "address width")?;
                         self.expect_p(">")?;
                         if elem >= self.ctx.addrs[a.0 as usize].num_elts {
-                            return Err(PErr { span: t.span, msg: format!("{name}({elem}) is past the end of {name}") });
+                            return Err(PErr {
+                                span: t.span,
+                                msg: format!("{name}({elem}) is past the end of {name}"),
+                            });
                         }
-                        Ok(Operand::Addr(AddrOperand { addr: a, elem, width }))
+                        Ok(Operand::Addr(AddrOperand {
+                            addr: a,
+                            elem,
+                            width,
+                        }))
                     }
-                    _ => Err(PErr { span: t.span, msg: format!("{name}: not a predicate variable") }),
+                    _ => Err(PErr {
+                        span: t.span,
+                        msg: format!("{name}: not a predicate variable"),
+                    }),
                 }
             }
             other => {
-                let msg = format!("syntax error, unexpected {}, expecting an operand", describe(other));
+                let msg = format!(
+                    "syntax error, unexpected {}, expecting an operand",
+                    describe(other)
+                );
                 Err(PErr { span: t.span, msg })
             }
         }
     }
 
-    fn direct(&mut self, var: VarId, name: &str, span: Span, is_dst: bool, loose: bool, modifier: SrcMod) -> PResult<Operand> {
+    fn direct(
+        &mut self,
+        var: VarId,
+        name: &str,
+        span: Span,
+        is_dst: bool,
+        loose: bool,
+        modifier: SrcMod,
+    ) -> PResult<Operand> {
         let (row, col) = if self.at_p("(") {
             self.pos += 1;
             let s = self.peek().span;
@@ -284,12 +367,18 @@ impl UnitParser<'_> {
             let s2 = self.peek().span;
             let c = self.expr(false)?;
             self.expect_p(")")?;
-            (self.non_negative(r, s, "row")?, self.non_negative(c, s2, "column")?)
+            (
+                self.non_negative(r, s, "row")?,
+                self.non_negative(c, s2, "column")?,
+            )
         } else if is_dst && self.at_p("<") {
             (0, 0)
         } else {
             // A bare name in a general operand position is read as a predicate.
-            return Err(PErr { span, msg: format!("{name}: not a predicate variable") });
+            return Err(PErr {
+                span,
+                msg: format!("{name}: not a predicate variable"),
+            });
         };
         let region = if is_dst {
             self.expect_p("<")?;
@@ -303,12 +392,22 @@ impl UnitParser<'_> {
             self.expect_p("<")?;
             match self.src_region()? {
                 (r, 3) => r,
-                (_, _) => return Err(PErr { span: self.peek().span, msg: "a source region needs <vstride;width,hstride>".into() }),
+                (_, _) => {
+                    return Err(PErr {
+                        span: self.peek().span,
+                        msg: "a source region needs <vstride;width,hstride>".into(),
+                    })
+                }
             }
         };
         let v = &self.ctx.vars[var.0 as usize];
-        let base = u64::from(v.offset) + u64::from(row) * u64::from(self.ctx.grf_size) + u64::from(col) * u64::from(v.ty.size());
-        let base = u32::try_from(base).map_err(|_| PErr { span, msg: "operand offset too large".into() })?;
+        let base = u64::from(v.offset)
+            + u64::from(row) * u64::from(self.ctx.grf_size)
+            + u64::from(col) * u64::from(v.ty.size());
+        let base = u32::try_from(base).map_err(|_| PErr {
+            span,
+            msg: "operand offset too large".into(),
+        })?;
         Ok(Operand::Direct(DirectOperand {
             var,
             ty: v.ty,
@@ -328,7 +427,14 @@ impl UnitParser<'_> {
         let a = self.expr(true)?;
         if self.eat_p(">") {
             let r = src_check(0, s1, 1, s1, a, s1)?;
-            return Ok((Region { vstride: 0, width: 1, hstride: r.hstride }, 1));
+            return Ok((
+                Region {
+                    vstride: 0,
+                    width: 1,
+                    hstride: r.hstride,
+                },
+                1,
+            ));
         }
         if self.eat_p(",") {
             let s2 = self.peek().span;
@@ -353,7 +459,12 @@ impl UnitParser<'_> {
         let (aname, aspan) = self.var_name()?;
         let addr = match self.resolve(&aname, aspan)? {
             Binding::Addr(a) => a,
-            _ => return Err(PErr { span: aspan, msg: format!("{aname}: not an address variable") }),
+            _ => {
+                return Err(PErr {
+                    span: aspan,
+                    msg: format!("{aname}: not an address variable"),
+                })
+            }
         };
         self.expect_p("(")?;
         let s = self.peek().span;
@@ -364,7 +475,10 @@ impl UnitParser<'_> {
         if self.eat_p(",") {
             let s = self.peek().span;
             let off = self.expr(false)?;
-            imm_offset = i32::try_from(off).map_err(|_| PErr { span: s, msg: "indirect offset out of range".into() })?;
+            imm_offset = i32::try_from(off).map_err(|_| PErr {
+                span: s,
+                msg: "indirect offset out of range".into(),
+            })?;
         }
         self.expect_p("]")?;
         self.expect_p("<")?;
@@ -380,10 +494,24 @@ impl UnitParser<'_> {
         self.expect_p(":")?;
         let (tname, tspan) = self.expect_ident("an indirect operand type")?;
         let ty = match DataType::from_name(&tname) {
-            Some(DataType::Bf) | None => return Err(PErr { span: tspan, msg: format!("unknown type '{tname}'") }),
+            Some(DataType::Bf) | None => {
+                return Err(PErr {
+                    span: tspan,
+                    msg: format!("unknown type '{tname}'"),
+                })
+            }
             Some(t) => t,
         };
-        Ok(Operand::Indirect(IndirectOperand { addr, addr_elem, imm_offset, ty, region, multi, is_dst, modifier }))
+        Ok(Operand::Indirect(IndirectOperand {
+            addr,
+            addr_elem,
+            imm_offset,
+            ty,
+            region,
+            multi,
+            is_dst,
+            modifier,
+        }))
     }
 
     /// `V[.off]:SHAPE` or `%null:SHAPE`.
@@ -393,16 +521,27 @@ impl UnitParser<'_> {
         };
         self.expect_p(":")?;
         let (shape, span) = self.expect_ident("an LSC data shape like d32x4")?;
-        let (data_size, vector, transpose) =
-            lsc_shape(&shape).ok_or_else(|| PErr { span, msg: format!("invalid LSC data shape '{shape}'") })?;
-        Ok(Operand::LscData(LscDataOperand { raw, data_size, vector, transpose }))
+        let (data_size, vector, transpose) = lsc_shape(&shape).ok_or_else(|| PErr {
+            span,
+            msg: format!("invalid LSC data shape '{shape}'"),
+        })?;
+        Ok(Operand::LscData(LscDataOperand {
+            raw,
+            data_size,
+            vector,
+            transpose,
+        }))
     }
 
     /// `MODEL[[SCALE*]V[+OFF|-OFF]]:aNN`.
     fn lsc_addr(&mut self) -> PResult<Operand> {
         let model = match &self.peek().tok {
             Tok::Ident(m) if matches!(m.as_str(), "flat" | "arg") => {
-                let m = if m == "flat" { LscAddrModel::Flat } else { LscAddrModel::Arg };
+                let m = if m == "flat" {
+                    LscAddrModel::Flat
+                } else {
+                    LscAddrModel::Arg
+                };
                 self.pos += 1;
                 m
             }
@@ -411,7 +550,9 @@ impl UnitParser<'_> {
                 self.pos += 1;
                 self.expect_p("(")?;
                 let surf = match &self.peek().tok {
-                    Tok::Ident(n) if matches!(self.lookup(n), Some(Binding::State(_))) => self.operand(Slot::Surf, 0, 0)?,
+                    Tok::Ident(n) if matches!(self.lookup(n), Some(Binding::State(_))) => {
+                        self.operand(Slot::Surf, 0, 0)?
+                    }
                     _ => self.general(false, false)?,
                 };
                 self.expect_p(")")?;
@@ -449,9 +590,20 @@ impl UnitParser<'_> {
             "a16" => LscAddrSize::A16,
             "a32" => LscAddrSize::A32,
             "a64" => LscAddrSize::A64,
-            _ => return Err(PErr { span, msg: format!("invalid LSC address size '{size}'") }),
+            _ => {
+                return Err(PErr {
+                    span,
+                    msg: format!("invalid LSC address size '{size}'"),
+                })
+            }
         };
-        Ok(Operand::LscAddr(LscAddrOperand { model, scale, addr, offset, size }))
+        Ok(Operand::LscAddr(LscAddrOperand {
+            model,
+            scale,
+            addr,
+            offset,
+            size,
+        }))
     }
 }
 
@@ -459,22 +611,38 @@ impl UnitParser<'_> {
 pub(crate) fn dst_region(h: i64, span: Span) -> PResult<Region> {
     match h {
         0 | 1 | 2 | 4 => Ok(Region::dst(h as u8)),
-        _ => Err(PErr { span, msg: "Dst HorzStride must be 0, 1, 2, or 4".into() }),
+        _ => Err(PErr {
+            span,
+            msg: "Dst HorzStride must be 0, 1, 2, or 4".into(),
+        }),
     }
 }
 
 /// Checks a source `<vstride;width,hstride>` like the real parser.
 pub(crate) fn src_check(v: i64, vs: Span, w: i64, ws: Span, h: i64, hs: Span) -> PResult<Region> {
     if !matches!(v, 0 | 1 | 2 | 4 | 8 | 16 | 32) {
-        return Err(PErr { span: vs, msg: "VertStride must be 0, 1, 2, 4, 8, 16, or 32".into() });
+        return Err(PErr {
+            span: vs,
+            msg: "VertStride must be 0, 1, 2, 4, 8, 16, or 32".into(),
+        });
     }
     if !matches!(w, 0 | 1 | 2 | 4 | 8 | 16) {
-        return Err(PErr { span: ws, msg: "Width must be 0, 1, 2, 4, 8, or 16".into() });
+        return Err(PErr {
+            span: ws,
+            msg: "Width must be 0, 1, 2, 4, 8, or 16".into(),
+        });
     }
     if !matches!(h, 0 | 1 | 2 | 4) {
-        return Err(PErr { span: hs, msg: "HorzStride must be 0, 1, 2, or 4".into() });
+        return Err(PErr {
+            span: hs,
+            msg: "HorzStride must be 0, 1, 2, or 4".into(),
+        });
     }
-    Ok(Region { vstride: v as u8, width: w as u8, hstride: h as u8 })
+    Ok(Region {
+        vstride: v as u8,
+        width: w as u8,
+        hstride: h as u8,
+    })
 }
 
 /// Decodes `d32x4t`-style shapes (a `u` prefix is accepted as a synonym of `d`).
@@ -507,7 +675,13 @@ mod tests {
     use crate::program::FileId;
 
     fn sp() -> Span {
-        Span { file: FileId(0), line: 1, col: 1, start: 0, end: 0 }
+        Span {
+            file: FileId(0),
+            line: 1,
+            col: 1,
+            start: 0,
+            end: 0,
+        }
     }
 
     #[test]

@@ -173,7 +173,13 @@ impl<'c> UnitParser<'c> {
     /// An error "unexpected X, expecting WHAT" at the current token.
     pub fn unexpected<T>(&self, what: &str) -> PResult<T> {
         let t = self.peek();
-        Err(PErr { span: t.span, msg: format!("syntax error, unexpected {}, expecting {what}", describe(&t.tok)) })
+        Err(PErr {
+            span: t.span,
+            msg: format!(
+                "syntax error, unexpected {}, expecting {what}",
+                describe(&t.tok)
+            ),
+        })
     }
 
     pub fn expect_p(&mut self, p: &str) -> PResult<Span> {
@@ -207,8 +213,15 @@ impl<'c> UnitParser<'c> {
 
     /// Span from `start` to the end of the previous token.
     pub fn span_from(&self, start: Span) -> Span {
-        let end = if self.pos > 0 { self.toks[(self.pos - 1).min(self.toks.len() - 1)].span.end } else { start.end };
-        Span { end: end.max(start.start), ..start }
+        let end = if self.pos > 0 {
+            self.toks[(self.pos - 1).min(self.toks.len() - 1)].span.end
+        } else {
+            start.end
+        };
+        Span {
+            end: end.max(start.start),
+            ..start
+        }
     }
 
     pub fn error(&mut self, span: Span, msg: impl Into<String>) {
@@ -228,18 +241,31 @@ impl<'c> UnitParser<'c> {
     // ----- names --------------------------------------------------------------------------
 
     pub fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied()).or_else(|| self.ctx.predefined.get(name).copied())
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).copied())
+            .or_else(|| self.ctx.predefined.get(name).copied())
     }
 
     /// Looks a name up or reports the real parser's "unbound identifier" error.
     pub fn resolve(&self, name: &str, span: Span) -> PResult<Binding> {
-        self.lookup(name).ok_or_else(|| PErr { span, msg: format!("{name}: unbound identifier") })
+        self.lookup(name).ok_or_else(|| PErr {
+            span,
+            msg: format!("{name}: unbound identifier"),
+        })
     }
 
     pub fn bind(&mut self, name: &str, span: Span, b: Binding) -> PResult<()> {
-        let scope = self.scopes.last_mut().ok_or_else(|| PErr { span, msg: "no scope".into() })?;
+        let scope = self.scopes.last_mut().ok_or_else(|| PErr {
+            span,
+            msg: "no scope".into(),
+        })?;
         if scope.contains_key(name) {
-            return Err(PErr { span, msg: format!("{name}: redeclared in the same scope") });
+            return Err(PErr {
+                span,
+                msg: format!("{name}: redeclared in the same scope"),
+            });
         }
         scope.insert(name.to_string(), b);
         Ok(())
@@ -261,7 +287,10 @@ impl<'c> UnitParser<'c> {
             }
             let start = self.peek().span;
             let result = if first && !self.at_directive("version") {
-                Err(PErr { span: start, msg: "the file must start with `.version`".into() })
+                Err(PErr {
+                    span: start,
+                    msg: "the file must start with `.version`".into(),
+                })
             } else {
                 self.statement()
             };
@@ -270,7 +299,10 @@ impl<'c> UnitParser<'c> {
                 Ok(()) if self.at_eol() => {}
                 Ok(()) => {
                     let t = self.peek().clone();
-                    let msg = format!("syntax error, unexpected {}, expecting end of line", describe(&t.tok));
+                    let msg = format!(
+                        "syntax error, unexpected {}, expecting end of line",
+                        describe(&t.tok)
+                    );
                     self.error(t.span, msg);
                 }
                 Err(e) => self.error(e.span, e.msg),
@@ -281,7 +313,9 @@ impl<'c> UnitParser<'c> {
     }
 
     fn at_directive(&self, name: &str) -> bool {
-        self.at_p(".") && matches!(&self.peek_n(1).tok, Tok::Ident(s) if s == name) && !self.peek_n(1).ws_before
+        self.at_p(".")
+            && matches!(&self.peek_n(1).tok, Tok::Ident(s) if s == name)
+            && !self.peek_n(1).ws_before
     }
 
     fn statement(&mut self) -> PResult<()> {
@@ -311,7 +345,10 @@ impl<'c> UnitParser<'c> {
             Tok::P("}") => {
                 self.pos += 1;
                 if self.scopes.len() <= 1 {
-                    return Err(PErr { span: t.span, msg: "'}' without a matching '{'".into() });
+                    return Err(PErr {
+                        span: t.span,
+                        msg: "'}' without a matching '{'".into(),
+                    });
                 }
                 self.scopes.pop();
                 Ok(())
@@ -323,7 +360,10 @@ impl<'c> UnitParser<'c> {
             }
             Tok::Ident(_) | Tok::P("(") => {
                 if let (Tok::Ident(_), Tok::P(":")) = (&t.tok, &self.peek_n(1).tok) {
-                    return Err(PErr { span: t.span, msg: "syntax error: a label must start at column 0".into() });
+                    return Err(PErr {
+                        span: t.span,
+                        msg: "syntax error: a label must start at column 0".into(),
+                    });
                 }
                 self.instruction()
             }
@@ -334,28 +374,43 @@ impl<'c> UnitParser<'c> {
     fn define_label(&mut self, name: &str, span: Span) -> PResult<()> {
         let target = InstIdx(self.ctx.insts.len() as u32);
         if self.labels.insert(name.to_string(), target).is_some() {
-            return Err(PErr { span, msg: format!("label '{name}' defined twice") });
+            return Err(PErr {
+                span,
+                msg: format!("label '{name}' defined twice"),
+            });
         }
-        self.label_list.push(Label { name: name.to_string(), target, span });
+        self.label_list.push(Label {
+            name: name.to_string(),
+            target,
+            span,
+        });
         self.next_id += 1;
         Ok(())
     }
 
     fn directive(&mut self, word: &str, word_span: Span, dot: Span) -> PResult<()> {
         match word {
-            "version" => {
-                match self.next().tok {
-                    Tok::Float(_) => Ok(()),
-                    Tok::Int { .. } => Ok(()),
-                    _ => Err(PErr { span: word_span, msg: "`.version` needs a version number like 4.1".into() }),
-                }
-            }
+            "version" => match self.next().tok {
+                Tok::Float(_) => Ok(()),
+                Tok::Int { .. } => Ok(()),
+                _ => Err(PErr {
+                    span: word_span,
+                    msg: "`.version` needs a version number like 4.1".into(),
+                }),
+            },
             "kernel" | "global_function" => {
                 let (name, span) = self.expect_name("a kernel or function name")?;
                 if self.name.is_some() {
-                    return Err(PErr { span, msg: "only one `.kernel` or `.global_function` per file".into() });
+                    return Err(PErr {
+                        span,
+                        msg: "only one `.kernel` or `.global_function` per file".into(),
+                    });
                 }
-                let kind = if word == "kernel" { UnitKind::Kernel } else { UnitKind::Function };
+                let kind = if word == "kernel" {
+                    UnitKind::Kernel
+                } else {
+                    UnitKind::Function
+                };
                 self.name = Some((name, kind));
                 Ok(())
             }
@@ -373,15 +428,25 @@ impl<'c> UnitParser<'c> {
                 let (name, span) = self.expect_name("a subroutine name")?;
                 let target = InstIdx(self.ctx.insts.len() as u32);
                 if self.functions.insert(name.clone(), target).is_some() {
-                    return Err(PErr { span, msg: format!("subroutine '{name}' defined twice") });
+                    return Err(PErr {
+                        span,
+                        msg: format!("subroutine '{name}' defined twice"),
+                    });
                 }
-                self.subroutines.push(Label { name: name.clone(), target, span });
+                self.subroutines.push(Label {
+                    name: name.clone(),
+                    target,
+                    span,
+                });
                 self.next_id += 1;
                 self.pending_echo = Some(name);
                 Ok(())
             }
             "loc" | "file" => self.loc_or_file(word, dot),
-            _ => Err(PErr { span: word_span, msg: format!("unknown directive `.{word}`") }),
+            _ => Err(PErr {
+                span: word_span,
+                msg: format!("unknown directive `.{word}`"),
+            }),
         }
     }
 
@@ -396,7 +461,10 @@ impl<'c> UnitParser<'c> {
                 }
                 Tok::Newline | Tok::Eof => AttrValue::Str(String::new()),
                 Tok::Ident(_) if name == "OutputAsmPath" || name == "AsmName" => {
-                    return Err(PErr { span: self.peek().span, msg: "string attribute values must be quoted".into() });
+                    return Err(PErr {
+                        span: self.peek().span,
+                        msg: "string attribute values must be quoted".into(),
+                    });
                 }
                 _ => AttrValue::Int(self.expr(false)?),
             }
@@ -404,10 +472,16 @@ impl<'c> UnitParser<'c> {
             AttrValue::Flag
         };
         if name == "Target" && !matches!(&value, AttrValue::Str(s) if s == "3d" || s == "cm") {
-            return Err(PErr { span, msg: "Target must be \"3d\" or \"cm\"".into() });
+            return Err(PErr {
+                span,
+                msg: "Target must be \"3d\" or \"cm\"".into(),
+            });
         }
         if name == "SimdSize" && !matches!(value, AttrValue::Int(0 | 1 | 8 | 16 | 32)) {
-            return Err(PErr { span, msg: "SimdSize must be 0, 8, 16 or 32".into() });
+            return Err(PErr {
+                span,
+                msg: "SimdSize must be 0, 8, 16 or 32".into(),
+            });
         }
         self.attrs.retain(|(n, _)| *n != name);
         self.attrs.push((name, value));
@@ -420,7 +494,12 @@ impl<'c> UnitParser<'c> {
         let var = match self.resolve(&name, span)? {
             Binding::Gen(v) => crate::program::InputVar::Gen(v),
             Binding::State(s) => crate::program::InputVar::State(s),
-            _ => return Err(PErr { span, msg: format!("{name}: an input must be a general, sampler or surface variable") }),
+            _ => {
+                return Err(PErr {
+                    span,
+                    msg: format!("{name}: an input must be a general, sampler or surface variable"),
+                })
+            }
         };
         let mut offset = 0i64;
         let mut size = None;
@@ -453,10 +532,18 @@ impl<'c> UnitParser<'c> {
             (None, _) => 0,
         };
         let (Ok(offset), Ok(size)) = (u32::try_from(offset), u32::try_from(size)) else {
-            return Err(PErr { span, msg: "input offset and size must be non-negative 32-bit values".into() });
+            return Err(PErr {
+                span,
+                msg: "input offset and size must be non-negative 32-bit values".into(),
+            });
         };
         if !parameter {
-            self.inputs.push(crate::program::Input { var, offset, size, span });
+            self.inputs.push(crate::program::Input {
+                var,
+                offset,
+                size,
+                span,
+            });
         }
         Ok(())
     }
@@ -486,12 +573,20 @@ impl<'c> UnitParser<'c> {
     // ----- end of unit --------------------------------------------------------------------
 
     fn finish(mut self) -> Unit {
-        let end_span = self.toks.last().map(|t| t.span).unwrap_or(super::diag::file_start(self.file));
+        let end_span = self
+            .toks
+            .last()
+            .map(|t| t.span)
+            .unwrap_or(super::diag::file_start(self.file));
         let sentinel = crate::program::Inst {
             op: crate::isa::Opcode::EndOfCode,
             sub: crate::isa::SubOp::None,
             pred: None,
-            exec: crate::isa::ExecMask { size: 1, offset: 0, no_mask: true },
+            exec: crate::isa::ExecMask {
+                size: 1,
+                offset: 0,
+                no_mask: true,
+            },
             sat: false,
             operands: Vec::new(),
             id: self.next_id,
@@ -501,13 +596,26 @@ impl<'c> UnitParser<'c> {
         };
         self.ctx.insts.push(sentinel);
         for fix in std::mem::take(&mut self.fixups) {
-            let table = if fix.subroutine { &self.functions } else { &self.labels };
+            let table = if fix.subroutine {
+                &self.functions
+            } else {
+                &self.labels
+            };
             let Some(&target) = table.get(&fix.name) else {
-                let what = if fix.subroutine { "subroutine" } else { "label" };
+                let what = if fix.subroutine {
+                    "subroutine"
+                } else {
+                    "label"
+                };
                 self.error(fix.span, format!("undefined {what}: {}", fix.name));
                 continue;
             };
-            let Some(op) = self.ctx.insts.get_mut(fix.inst).and_then(|i| i.operands.get_mut(fix.operand)) else {
+            let Some(op) = self
+                .ctx
+                .insts
+                .get_mut(fix.inst)
+                .and_then(|i| i.operands.get_mut(fix.operand))
+            else {
                 continue;
             };
             match (op, fix.slot) {
@@ -522,7 +630,11 @@ impl<'c> UnitParser<'c> {
         }
         let (name, kind) = self.name.take().unwrap_or_else(|| {
             let span = super::diag::file_start(self.file);
-            self.ctx.diags.push(span, Severity::Error, "missing `.kernel` or `.global_function`");
+            self.ctx.diags.push(
+                span,
+                Severity::Error,
+                "missing `.kernel` or `.global_function`",
+            );
             (String::new(), UnitKind::Kernel)
         });
         Unit {

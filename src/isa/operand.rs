@@ -34,11 +34,19 @@ pub struct Region {
 impl Region {
     /// The destination region `<hstride>`: element i is at i * hstride.
     pub const fn dst(hstride: u8) -> Region {
-        Region { vstride: hstride, width: 1, hstride: 0 }
+        Region {
+            vstride: hstride,
+            width: 1,
+            hstride: 0,
+        }
     }
 
     pub const fn scalar() -> Region {
-        Region { vstride: 0, width: 1, hstride: 0 }
+        Region {
+            vstride: 0,
+            width: 1,
+            hstride: 0,
+        }
     }
 
     /// Element index (relative to the region origin) of lane `lane`, per the spec's
@@ -304,17 +312,32 @@ pub enum SubOp {
     None,
     Cond(CondMod),
     /// `svm_gather.B.N` (block bytes, blocks per address), `gather_scaled.N`, `gather.N`.
-    Blocks { block_size: u32, num_blocks: u32 },
+    Blocks {
+        block_size: u32,
+        num_blocks: u32,
+    },
     /// Channel mask of `*4scaled`/`*4_typed`: bit 0 = R … bit 3 = A.
     Channels(u8),
     /// `svm_atomic.OP.W` / `dword_atomic.OP[.16]`: operation and bit width (16, 32 or 64).
-    Atomic { op: AtomicOp, bits: u32 },
+    Atomic {
+        op: AtomicOp,
+        bits: u32,
+    },
     /// `bfn.xHH`: the truth table.
     Bfn(u8),
     /// `lsc_*.SFID.L1.L3` (and the atomic op for lsc_atomic_*).
-    Lsc { sfid: LscSfid, l1: String, l3: String, atomic: Option<AtomicOp> },
+    Lsc {
+        sfid: LscSfid,
+        l1: String,
+        l3: String,
+        atomic: Option<AtomicOp>,
+    },
     /// `lsc_fence.SFID.OP.SCOPE`.
-    LscFence { sfid: LscSfid, op: String, scope: String },
+    LscFence {
+        sfid: LscSfid,
+        op: String,
+        scope: String,
+    },
     /// `fence_global.EISCRL1` options as written.
     Fence(String),
     /// `sbarrier.signal`/`.wait`, `nbarrier.signal`/`.wait`, `lifetime.start`/`.end`, and the
