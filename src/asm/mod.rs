@@ -2,15 +2,17 @@
 //! accepts; see `spec/syntax.md`). The result is a fully decoded, laid-out [`Program`].
 //!
 //! Module map: [`lexer`] tokens; `parser` statements, names and labels; `decl` variable
-//! declarations and GRF layout; `expr` constant expressions and immediates; `operand`
-//! operand forms; `mnemonic` suffixes and signatures; `inst` instructions and static checks;
+//! declarations and GRF layout; `directive` attributes and inputs; `expr` constant expressions and immediates; `operand`
+//! operand forms; `lsc` LSC operands; `mnemonic` suffixes and signatures; `inst` instructions and static checks;
 //! [`diag`] diagnostics.
 
 mod decl;
 pub mod diag;
+mod directive;
 mod expr;
 mod inst;
 pub mod lexer;
+mod lsc;
 mod mnemonic;
 mod operand;
 mod parser;

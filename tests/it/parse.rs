@@ -484,9 +484,12 @@ fn parse_rejections_point_at_the_right_place() {
         assert!(first.message.contains(needle), "{code}: {}", err.render());
     }
     // All errors in one pass: two bad lines give two errors.
-    let err = body("    frob (M1, 1)\n    mov (M1, 1) V77(0,0)<1> 0x1:d\n")
-        .err()
-        .expect("errors");
+    let err = body(
+        "    frob (M1, 1)
+    mov (M1, 1) V77(0,0)<1> 0x1:d
+",
+    )
+    .expect_err("errors");
     assert_eq!(err.errors().count(), 2, "{}", err.render());
     assert!(parse_str("x.visaasm", ".kernel \"k\"\n").is_err());
 }
