@@ -1,8 +1,36 @@
-//! Lexer, parser and diagnostics for `.visaasm` text (placeholder until the parser lands).
+//! Lexer, parser and diagnostics for `.visaasm` text (the syntax IGC 1.0.12504's parser
+//! accepts; see `spec/syntax.md`). The result is a fully decoded, laid-out [`Program`].
+//!
+//! Module map: [`lexer`] tokens; `parser` statements, names and labels; `decl` variable
+//! declarations and GRF layout; `directive` attributes and inputs; `expr` constant expressions and immediates; `operand`
+//! operand forms; `lsc` LSC operands; `mnemonic` suffixes and signatures; `inst` instructions and static checks;
+//! [`diag`] diagnostics.
 
-use crate::program::{Program, SourceFile, Span};
+mod decl;
+pub mod diag;
+mod directive;
+mod expr;
+mod inst;
+pub mod lexer;
+mod lsc;
+mod mnemonic;
+mod operand;
+mod parser;
 
+pub use diag::{Diagnostic, Diagnostics, Severity};
+
+use crate::isa::{StateId, UnitId};
+use crate::program::{
+    align_up, predefined_vars, FileId, Program, SourceFile, StateKind, StateVar,
+    PREDEFINED_SURFACES,
+};
+use parser::{Binding, Ctx, UnitParser};
+use std::collections::HashMap;
+
+/// Parser settings.
+#[derive(Clone, Debug)]
 pub struct ParseOptions {
+    /// Bytes per GRF: 32 (SKL…TGL) or 64 (DG2/ACM, PVC).
     pub grf_size: u32,
 }
 
@@ -12,44 +40,108 @@ impl Default for ParseOptions {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-#[derive(Clone, Debug)]
-pub struct Diagnostic {
-    pub span: Span,
-    pub severity: Severity,
-    pub message: String,
-}
-
-#[derive(Clone, Debug)]
-pub struct Diagnostics {
-    pub files: Vec<SourceFile>,
-    pub items: Vec<Diagnostic>,
-}
-
-impl Diagnostics {
-    pub fn render(&self) -> String {
-        String::new()
-    }
-    pub fn has_errors(&self) -> bool {
-        true
+/// Parses a kernel file plus its stack-call function files (one unit per file; the file
+/// with `.kernel` becomes `units[0]`). Fails if there is any error.
+pub fn parse_files(files: Vec<SourceFile>, opts: &ParseOptions) -> Result<Program, Diagnostics> {
+    match parse_files_with_warnings(files, opts) {
+        (Some(p), _) => Ok(p),
+        (None, d) => Err(d),
     }
 }
 
-pub fn parse_files(files: Vec<SourceFile>, _opts: &ParseOptions) -> Result<Program, Diagnostics> {
-    Err(Diagnostics { files, items: Vec::new() })
+/// Parses one file with default options.
+pub fn parse_str(path: &str, text: &str) -> Result<Program, Diagnostics> {
+    parse_files(
+        vec![SourceFile {
+            path: path.to_string(),
+            text: text.to_string(),
+        }],
+        &ParseOptions::default(),
+    )
 }
 
+/// Parses and returns the program (if there were no errors) plus every diagnostic,
+/// including warnings for instructions with a static fault.
 pub fn parse_files_with_warnings(
     files: Vec<SourceFile>,
     opts: &ParseOptions,
 ) -> (Option<Program>, Diagnostics) {
-    match parse_files(files, opts) {
-        Ok(p) => (Some(p), Diagnostics { files: Vec::new(), items: Vec::new() }),
-        Err(d) => (None, d),
+    let grf_size = if opts.grf_size.is_power_of_two() && opts.grf_size >= 16 {
+        opts.grf_size
+    } else {
+        32
+    };
+    let mut ctx = new_ctx(grf_size);
+    // The kernel file is parsed first so that it becomes unit 0.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| !declares_kernel(&files[i].text));
+    let mut units = Vec::with_capacity(files.len());
+    for &i in &order {
+        let file = FileId(i as u32);
+        let toks = lexer::lex(file, &files[i].text);
+        let unit = UnitId(units.len() as u32);
+        units.push(UnitParser::new(&mut ctx, toks, file, unit).run());
+    }
+    let mut diags = std::mem::take(&mut ctx.diags);
+    diags.files = files.clone();
+    if diags.has_errors() {
+        return (None, diags);
+    }
+    let program = Program {
+        files,
+        units,
+        insts: ctx.insts,
+        vars: ctx.vars,
+        preds: ctx.preds,
+        addrs: ctx.addrs,
+        states: ctx.states,
+        grf_size,
+        grf_bytes: align_up(ctx.next_offset, grf_size),
+        addr_slots: ctx.addr_slots,
+    };
+    (Some(program), diags)
+}
+
+/// Whether a file has a `.kernel` directive (not `.kernel_attr`), by a quick text scan.
+fn declares_kernel(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.strip_prefix(".kernel")
+            .is_some_and(|r| r.starts_with([' ', '\t', '"']))
+    })
+}
+
+/// The program-wide state with the predefined variables and surfaces in place.
+fn new_ctx(grf_size: u32) -> Ctx {
+    let (vars, next_offset) = predefined_vars(grf_size);
+    let mut predefined = HashMap::new();
+    for (i, v) in vars.iter().enumerate() {
+        predefined.insert(v.name.clone(), Binding::Gen(crate::isa::VarId(i as u32)));
+    }
+    let mut states = Vec::new();
+    for (i, name) in PREDEFINED_SURFACES.iter().enumerate() {
+        let kind = if i == 0 {
+            StateKind::Slm
+        } else {
+            StateKind::Surface(i as u32)
+        };
+        predefined.insert(name.to_string(), Binding::State(StateId(i as u32)));
+        states.push(StateVar {
+            name: name.to_string(),
+            kind,
+            num_elts: 1,
+        });
+    }
+    Ctx {
+        grf_size,
+        insts: Vec::new(),
+        vars,
+        preds: Vec::new(),
+        addrs: Vec::new(),
+        states,
+        next_offset,
+        addr_slots: 0,
+        diags: Diagnostics::default(),
+        predefined,
     }
 }

@@ -1,7 +1,9 @@
-//! Engine integration tests (one binary): control flow, golden sample kernels, time travel.
+//! Engine integration tests (one binary): parsing, instructions, control flow, golden sample
+//! kernels, time travel.
 
 mod alu;
 mod control;
 mod golden;
 mod harness;
+mod parse;
 mod timetravel;

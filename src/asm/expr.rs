@@ -1,0 +1,273 @@
+//! Integer constant expressions (C precedence, `>>>`, `?:`, `%sizeof`, `%DispatchSimd`) and
+//! immediate literals (`VALUE:T` with the 12504 literal rules).
+
+use super::lexer::Tok;
+use super::parser::{Binding, PErr, PResult, UnitParser};
+use crate::isa::{DataType, Immediate};
+use crate::program::{AttrValue, Span};
+
+/// Decimal literals are read with `atoi`, so they wrap to 32-bit two's complement.
+pub(crate) fn int_literal_value(value: u64, hex: bool) -> i64 {
+    if hex {
+        value as i64
+    } else {
+        i64::from(value as u32 as i32)
+    }
+}
+
+/// Truncates `bits` to the width of `ty` (packed vectors are 32-bit words).
+pub(crate) fn truncate(bits: u64, ty: DataType) -> u64 {
+    let width = ty.bits();
+    if width >= 64 {
+        bits
+    } else {
+        bits & ((1u64 << width) - 1)
+    }
+}
+
+/// Parses an immediate type suffix. `:UV` is rejected like in 12504, `:bf` has no token.
+fn imm_type(name: &str) -> Option<DataType> {
+    if name == "UV" {
+        return None;
+    }
+    match DataType::from_name(name)? {
+        DataType::Bf => None,
+        ty => Some(ty),
+    }
+}
+
+impl UnitParser<'_> {
+    /// An integer constant expression. With `no_rel`, `<`/`>` end the expression (regions).
+    pub fn expr(&mut self, no_rel: bool) -> PResult<i64> {
+        let cond = self.binary(0, no_rel)?;
+        if !self.eat_p("?") {
+            return Ok(cond);
+        }
+        let a = self.expr(no_rel)?;
+        self.expect_p(":")?;
+        let b = self.expr(no_rel)?;
+        Ok(if cond != 0 { a } else { b })
+    }
+
+    /// Precedence climbing over the binary operator levels, loosest first.
+    fn binary(&mut self, level: usize, no_rel: bool) -> PResult<i64> {
+        const LEVELS: &[&[&str]] = &[
+            &["|"],
+            &["^"],
+            &["&"],
+            &["==", "!="],
+            &["<", ">", "<=", ">="],
+            &["<<", ">>", ">>>"],
+            &["+", "-"],
+            &["*", "/", "%"],
+        ];
+        if level >= LEVELS.len() {
+            return self.unary();
+        }
+        let mut lhs = self.binary(level + 1, no_rel)?;
+        loop {
+            let op = match &self.peek().tok {
+                Tok::P(p) if LEVELS[level].contains(p) => *p,
+                _ => return Ok(lhs),
+            };
+            if no_rel && level == 4 {
+                return Ok(lhs);
+            }
+            let span = self.next().span;
+            let rhs = self.binary(level + 1, no_rel)?;
+            lhs = apply(op, lhs, rhs).ok_or_else(|| PErr {
+                span,
+                msg: "division by zero in constant expression".into(),
+            })?;
+        }
+    }
+
+    fn unary(&mut self) -> PResult<i64> {
+        if self.eat_p("-") {
+            return Ok(self.unary()?.wrapping_neg());
+        }
+        if self.eat_p("~") {
+            return Ok(!self.unary()?);
+        }
+        if self.eat_p("!") {
+            return Ok(i64::from(self.unary()? == 0));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> PResult<i64> {
+        let t = self.peek().clone();
+        match &t.tok {
+            Tok::Int { value, hex } => {
+                self.pos += 1;
+                Ok(int_literal_value(*value, *hex))
+            }
+            Tok::P("(") => {
+                self.pos += 1;
+                let v = self.expr(false)?;
+                self.expect_p(")")?;
+                Ok(v)
+            }
+            Tok::Ident(w) if w == "%sizeof" => {
+                self.pos += 1;
+                let paren = self.eat_p("(");
+                let (name, span) = self.expect_ident("a variable name or GRF")?;
+                if paren {
+                    self.expect_p(")")?;
+                }
+                self.size_of(&name, span)
+            }
+            Tok::Ident(w) if w == "%DispatchSimd" => {
+                self.pos += 1;
+                // The dispatch width is only known from the SimdSize attribute.
+                Ok(match self.attrs.iter().find(|(n, _)| n == "SimdSize") {
+                    Some((_, AttrValue::Int(n))) => *n,
+                    _ => 0,
+                })
+            }
+            _ => self.unexpected("an integer expression"),
+        }
+    }
+
+    fn size_of(&self, name: &str, span: Span) -> PResult<i64> {
+        if name == "GRF" {
+            return Ok(i64::from(self.ctx.grf_size));
+        }
+        Ok(match self.resolve(name, span)? {
+            Binding::Gen(v) => i64::from(self.ctx.vars[v.0 as usize].size),
+            Binding::Pred(p) => i64::from(self.ctx.preds[p.0 as usize].num_elts.div_ceil(8)),
+            Binding::Addr(a) => i64::from(self.ctx.addrs[a.0 as usize].num_elts * 2),
+            Binding::State(s) => i64::from(self.ctx.states[s.0 as usize].num_elts * 4),
+        })
+    }
+
+    /// `VALUE:T`: `-`? (decimal | hex | float | `(expr)`) `:` type.
+    pub fn immediate(&mut self) -> PResult<Immediate> {
+        let neg = self.eat_p("-");
+        let t = self.next();
+        enum Lit {
+            Int(i64, bool),
+            Float(f64),
+        }
+        let lit = match &t.tok {
+            Tok::Int { value, hex } => Lit::Int(int_literal_value(*value, *hex), *hex),
+            Tok::Float(text) => Lit::Float(text.parse::<f64>().map_err(|_| PErr {
+                span: t.span,
+                msg: "bad float literal".into(),
+            })?),
+            Tok::P("(") if !neg => {
+                let v = self.expr(false)?;
+                self.expect_p(")")?;
+                Lit::Int(v, false)
+            }
+            Tok::Ident(w) if !neg && (w == "%sizeof" || w == "%DispatchSimd") => {
+                self.pos -= 1;
+                Lit::Int(self.primary()?, false)
+            }
+            other => {
+                let msg = format!(
+                    "syntax error, unexpected {}, expecting an immediate value",
+                    super::parser::describe(other)
+                );
+                return Err(PErr { span: t.span, msg });
+            }
+        };
+        if !self.at_p(":") {
+            return self.unexpected("a type suffix like `:d` (immediates need a type)");
+        }
+        self.pos += 1;
+        let (tname, tspan) = match &self.peek().tok {
+            Tok::Ident(s) if !self.peek().ws_before => (s.clone(), self.peek().span),
+            _ => return self.unexpected("an immediate type"),
+        };
+        self.pos += 1;
+        let Some(ty) = imm_type(&tname) else {
+            return Err(PErr {
+                span: tspan,
+                msg: format!("syntax error, unexpected '{tname}', expecting an immediate type"),
+            });
+        };
+        let bits = match lit {
+            Lit::Float(f) => {
+                let f = if neg { -f } else { f };
+                // Decimal float literals need a lower-case suffix.
+                match (ty, tname.as_str()) {
+                    (DataType::F, "f") => u64::from((f as f32).to_bits()),
+                    (DataType::Df, "df") => f.to_bits(),
+                    _ => {
+                        return Err(PErr {
+                            span: tspan,
+                            msg: format!(
+                                "syntax error, a decimal float cannot have type '{tname}'"
+                            ),
+                        })
+                    }
+                }
+            }
+            Lit::Int(v, hex) => {
+                if ty == DataType::Hf && (!hex || neg) {
+                    return Err(PErr {
+                        span: tspan,
+                        msg:
+                            "syntax error, an :hf immediate must be a non-negative hex bit pattern"
+                                .into(),
+                    });
+                }
+                let v = if neg { v.wrapping_neg() } else { v };
+                truncate(v as u64, ty)
+            }
+        };
+        Ok(Immediate {
+            ty,
+            bits: truncate(bits, ty),
+        })
+    }
+}
+
+fn apply(op: &str, a: i64, b: i64) -> Option<i64> {
+    Some(match op {
+        "|" => a | b,
+        "^" => a ^ b,
+        "&" => a & b,
+        "==" => i64::from(a == b),
+        "!=" => i64::from(a != b),
+        "<" => i64::from(a < b),
+        ">" => i64::from(a > b),
+        "<=" => i64::from(a <= b),
+        ">=" => i64::from(a >= b),
+        "<<" => a.wrapping_shl(b as u32),
+        ">>" => a.wrapping_shr(b as u32),
+        ">>>" => ((a as u64).wrapping_shr(b as u32)) as i64,
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "*" => a.wrapping_mul(b),
+        "/" => a.checked_div(b)?,
+        "%" => a.checked_rem(b)?,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_rules() {
+        assert_eq!(int_literal_value(4294967295, false), -1);
+        assert_eq!(int_literal_value(2147483648, false), i64::from(i32::MIN));
+        assert_eq!(int_literal_value(u64::MAX, true), -1);
+        assert_eq!(truncate((-7i64) as u64, DataType::W), 0xfff9);
+        assert_eq!(truncate(0x1234_5678, DataType::W), 0x5678);
+        assert_eq!(imm_type("UV"), None);
+        assert_eq!(imm_type("D"), Some(DataType::D));
+        assert_eq!(imm_type("bf"), None);
+    }
+
+    #[test]
+    fn operators() {
+        assert_eq!(apply(">>", -8, 1), Some(-4));
+        assert_eq!(apply(">>>", -8, 60), Some(15));
+        assert_eq!(apply("/", 1, 0), None);
+        assert_eq!(apply("%", 7, 4), Some(3));
+    }
+}
