@@ -1,1 +1,12 @@
 //! Launch files, zebin and ze_info reading, payload images.
+
+pub mod payload;
+pub mod platform;
+pub mod yaml;
+pub mod zebin;
+pub mod zeinfo;
+
+pub use payload::{build_payload, slm_layout, threads_per_group, ArgValue, ThreadPayload};
+pub use platform::Platform;
+pub use zebin::Zebin;
+pub use zeinfo::{ZeInfo, ZeKernel};
