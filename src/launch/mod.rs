@@ -10,3 +10,6 @@ pub use payload::{build_payload, slm_layout, threads_per_group, ArgValue, Thread
 pub use platform::Platform;
 pub use zebin::Zebin;
 pub use zeinfo::{ZeInfo, ZeKernel};
+
+#[cfg(test)]
+mod corpus_tests;
