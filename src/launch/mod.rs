@@ -13,3 +13,9 @@ pub use zeinfo::{ZeInfo, ZeKernel};
 
 #[cfg(test)]
 mod corpus_tests;
+#[cfg(test)]
+mod payload_tests;
+#[cfg(test)]
+mod zebin_tests;
+#[cfg(test)]
+mod zeinfo_tests;
