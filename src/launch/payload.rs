@@ -385,7 +385,10 @@ fn write_local_ids(
     for arg in &kernel.per_thread_payload_arguments {
         if arg.arg_type != "local_id" && arg.size > 0 {
             let arg_type = arg.arg_type.clone();
-            return Err(PayloadError::UnsupportedArg { arg_type, line: 0 });
+            return Err(PayloadError::UnsupportedArg {
+                arg_type,
+                line: arg.line,
+            });
         }
     }
     let pt = kernel.per_thread_size();

@@ -335,3 +335,42 @@ fn edge_group_of_non_uniform_range_is_smaller() {
         .collect();
     assert_eq!(ids, [0, 1, 2, 3, 0, 0, 0, 0]);
 }
+
+#[test]
+fn per_thread_layout_problems_are_reported() {
+    let base = "kernels:
+  - name: p
+    execution_env:
+      simd_size: 16
+    per_thread_payload_arguments:
+";
+    let unit = unit();
+    let a = BTreeMap::new();
+    let run = |k: &ZeKernel| {
+        let range = range([16, 1, 1], [16, 1, 1]);
+        let launch = Launch {
+            kernel: k,
+            unit: &unit,
+            platform: Platform::Gen9,
+            simd: 16,
+            range,
+            args: &a,
+        };
+        build_payload(&launch, [0, 0, 0], 0)
+    };
+    let packed = kernel(&format!(
+        "{base}      - arg_type: packed_local_ids\n        size: 6\n"
+    ));
+    let want = PayloadError::UnsupportedArg {
+        arg_type: "packed_local_ids".into(),
+        line: 6,
+    };
+    assert_eq!(run(&packed), Err(want));
+    let small = kernel(&format!(
+        "{base}      - arg_type: local_id\n        size: 64\n"
+    ));
+    assert_eq!(
+        run(&small),
+        Err(PayloadError::PerThreadLayout { size: 64, simd: 16 })
+    );
+}

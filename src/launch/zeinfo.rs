@@ -161,6 +161,8 @@ pub struct PerThreadArg {
     pub arg_type: String,
     pub offset: u32,
     pub size: u32,
+    /// Line of the entry in the `.ze_info` text.
+    pub line: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -363,6 +365,7 @@ fn per_thread_arg(node: &Node) -> Result<PerThreadArg, ZeInfoError> {
         arg_type: f.required("arg_type")?.to_string(),
         offset: f.number("offset")?.unwrap_or(0),
         size: f.number("size")?.unwrap_or(0),
+        line: f.line,
     })
 }
 
