@@ -28,10 +28,7 @@ pub struct SourceFile {
 impl SourceFile {
     /// The text of 1-based line `line` (without the newline), or "" past the end.
     pub fn line_text(&self, line: u32) -> &str {
-        self.text
-            .lines()
-            .nth(line.saturating_sub(1) as usize)
-            .unwrap_or("")
+        self.text.lines().nth(line.saturating_sub(1) as usize).unwrap_or("")
     }
 }
 
@@ -321,9 +318,7 @@ impl Program {
     pub fn inst_text(&self, idx: InstIdx) -> &str {
         let inst = self.inst(idx);
         let text = &self.file(inst.span.file).text;
-        text.get(inst.span.start as usize..inst.span.end as usize)
-            .unwrap_or("")
-            .trim()
+        text.get(inst.span.start as usize..inst.span.end as usize).unwrap_or("").trim()
     }
 
     /// The stack-call function unit named `name`.
@@ -337,9 +332,7 @@ impl Program {
     /// Finds the instruction whose id is `$id` in `unit`.
     pub fn inst_by_id(&self, unit: UnitId, id: u32) -> Option<InstIdx> {
         let u = self.unit(unit);
-        (u.entry.0..u.end.0)
-            .map(InstIdx)
-            .find(|&i| self.inst(i).id == id)
+        (u.entry.0..u.end.0).map(InstIdx).find(|&i| self.inst(i).id == id)
     }
 
     /// The first instruction at or after 1-based `line` of `file`.
@@ -347,9 +340,7 @@ impl Program {
         self.insts
             .iter()
             .enumerate()
-            .filter(|(_, i)| {
-                i.span.file == file && i.span.line >= line && i.op != Opcode::EndOfCode
-            })
+            .filter(|(_, i)| i.span.file == file && i.span.line >= line && i.op != Opcode::EndOfCode)
             .min_by_key(|(_, i)| i.span.line)
             .map(|(n, _)| InstIdx(n as u32))
     }

@@ -57,14 +57,7 @@ impl UnitParser<'_> {
         }
     }
 
-    fn decl_other(
-        &mut self,
-        kind: &str,
-        name: String,
-        span: Span,
-        n: i64,
-        n_span: Span,
-    ) -> PResult<()> {
+    fn decl_other(&mut self, kind: &str, name: String, span: Span, n: i64, n_span: Span) -> PResult<()> {
         let binding = match kind {
             "P" => {
                 if !(1..=32).contains(&n) {
@@ -74,11 +67,7 @@ impl UnitParser<'_> {
                     });
                 }
                 let id = PredId(self.ctx.preds.len() as u32);
-                self.ctx.preds.push(PredVar {
-                    name: name.clone(),
-                    num_elts: n as u32,
-                    span: Some(span),
-                });
+                self.ctx.preds.push(PredVar { name: name.clone(), num_elts: n as u32, span: Some(span) });
                 Binding::Pred(id)
             }
             "A" => {
@@ -115,11 +104,7 @@ impl UnitParser<'_> {
                     StateKind::Surface(5 + self.surface_count)
                 };
                 let id = StateId(self.ctx.states.len() as u32);
-                self.ctx.states.push(StateVar {
-                    name: name.clone(),
-                    kind: state_kind,
-                    num_elts: n as u32,
-                });
+                self.ctx.states.push(StateVar { name: name.clone(), kind: state_kind, num_elts: n as u32 });
                 Binding::State(id)
             }
         };
@@ -131,12 +116,7 @@ impl UnitParser<'_> {
         let (tname, tspan) = self.expect_ident("a type name")?;
         let ty = match DataType::from_name(&tname) {
             Some(t) if !t.is_packed_vector() => t,
-            _ => {
-                return Err(PErr {
-                    span: tspan,
-                    msg: format!("unknown variable type '{tname}'"),
-                })
-            }
+            _ => return Err(PErr { span: tspan, msg: format!("unknown variable type '{tname}'") }),
         };
         self.key("num_elts")?;
         let n_span = self.peek().span;
@@ -147,11 +127,7 @@ impl UnitParser<'_> {
                 msg: format!("{name}: num_elts must be 1..{MAX_GEN_ELTS}, got {n}"),
             });
         }
-        let align = if self.opt_key("align")? {
-            self.align_value()?
-        } else {
-            1
-        };
+        let align = if self.opt_key("align")? { self.align_value()? } else { 1 };
         let mut alias = None;
         if self.opt_key("alias")? {
             self.expect_p("<")?;
@@ -169,10 +145,8 @@ impl UnitParser<'_> {
             let off_span = self.peek().span;
             let off = self.expr(true)?;
             self.expect_p(">")?;
-            let off = u32::try_from(off).map_err(|_| PErr {
-                span: off_span,
-                msg: "alias offset must be non-negative".into(),
-            })?;
+            let off = u32::try_from(off)
+                .map_err(|_| PErr { span: off_span, msg: "alias offset must be non-negative".into() })?;
             alias = Some((base, off, off_span));
         }
         if self.opt_key("attrs")? {
@@ -184,11 +158,11 @@ impl UnitParser<'_> {
             Some((base, off, off_span)) => {
                 let b = &self.ctx.vars[base.0 as usize];
                 if u64::from(off) + u64::from(size) > u64::from(b.size) {
-                    let msg = format!("{name}: alias of {} bytes at offset {off} runs past the end of {} ({} bytes)", size, b.name, b.size);
-                    return Err(PErr {
-                        span: off_span,
-                        msg,
-                    });
+                    let msg = format!(
+                        "{name}: alias of {} bytes at offset {off} runs past the end of {} ({} bytes)",
+                        size, b.name, b.size
+                    );
+                    return Err(PErr { span: off_span, msg });
                 }
                 (b.offset + off, b.root, Some((base, off)))
             }
@@ -255,10 +229,7 @@ impl UnitParser<'_> {
         let v = self.expr(false)?;
         match v {
             1 | 2 | 4 | 8 | 16 | 32 | 64 | 128 => Ok(v as u32),
-            _ => Err(PErr {
-                span: t.span,
-                msg: format!("invalid alignment {v}"),
-            }),
+            _ => Err(PErr { span: t.span, msg: format!("invalid alignment {v}") }),
         }
     }
 }

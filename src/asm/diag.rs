@@ -47,17 +47,11 @@ impl Diagnostics {
 
     /// Only the warnings.
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.items
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
+        self.items.iter().filter(|d| d.severity == Severity::Warning)
     }
 
     pub(crate) fn push(&mut self, span: Span, severity: Severity, message: impl Into<String>) {
-        self.items.push(Diagnostic {
-            span,
-            severity,
-            message: message.into(),
-        });
+        self.items.push(Diagnostic { span, severity, message: message.into() });
     }
 
     /// Renders every diagnostic as
@@ -73,15 +67,8 @@ impl Diagnostics {
     fn render_one(&self, d: &Diagnostic, out: &mut String) {
         let file = self.files.get(d.span.file.0 as usize);
         let path = file.map(|f| f.path.as_str()).unwrap_or("<unknown>");
-        let _ = writeln!(
-            out,
-            "{}:{}:{}: {}: {}",
-            path,
-            d.span.line,
-            d.span.col,
-            d.severity.label(),
-            d.message
-        );
+        let _ =
+            writeln!(out, "{}:{}:{}: {}: {}", path, d.span.line, d.span.col, d.severity.label(), d.message);
         let Some(file) = file else { return };
         let line = file.line_text(d.span.line);
         let _ = writeln!(out, "{line}");
@@ -98,28 +85,16 @@ impl Diagnostics {
 
 /// Number of characters the span covers on its first line (at least one).
 fn caret_width(file: &SourceFile, span: Span, line: &str) -> usize {
-    let text = file
-        .text
-        .get(span.start as usize..span.end as usize)
-        .unwrap_or("");
+    let text = file.text.get(span.start as usize..span.end as usize).unwrap_or("");
     let first_line = text.split('\n').next().unwrap_or("");
     let width = first_line.chars().count();
-    let room = line
-        .chars()
-        .count()
-        .saturating_sub(span.col.saturating_sub(1) as usize);
+    let room = line.chars().count().saturating_sub(span.col.saturating_sub(1) as usize);
     width.min(room.max(1)).max(1)
 }
 
 /// A span for a file with nothing better to point at (line 1, column 1).
 pub(crate) fn file_start(file: FileId) -> Span {
-    Span {
-        file,
-        line: 1,
-        col: 1,
-        start: 0,
-        end: 0,
-    }
+    Span { file, line: 1, col: 1, start: 0, end: 0 }
 }
 
 #[cfg(test)]
@@ -128,25 +103,9 @@ mod tests {
 
     #[test]
     fn renders_caret_under_span() {
-        let files = vec![SourceFile {
-            path: "a.visaasm".into(),
-            text: "x\n  frob (1)\n".into(),
-        }];
-        let mut d = Diagnostics {
-            files,
-            items: Vec::new(),
-        };
-        d.push(
-            Span {
-                file: FileId(0),
-                line: 2,
-                col: 3,
-                start: 4,
-                end: 8,
-            },
-            Severity::Error,
-            "bad",
-        );
+        let files = vec![SourceFile { path: "a.visaasm".into(), text: "x\n  frob (1)\n".into() }];
+        let mut d = Diagnostics { files, items: Vec::new() };
+        d.push(Span { file: FileId(0), line: 2, col: 3, start: 4, end: 8 }, Severity::Error, "bad");
         let text = d.render();
         assert_eq!(text, "a.visaasm:2:3: error: bad\n  frob (1)\n  ^^^^\n");
         assert!(d.has_errors());

@@ -28,16 +28,10 @@ impl UnitParser<'_> {
             AttrValue::Flag
         };
         if name == "Target" && !matches!(&value, AttrValue::Str(s) if s == "3d" || s == "cm") {
-            return Err(PErr {
-                span,
-                msg: "Target must be \"3d\" or \"cm\"".into(),
-            });
+            return Err(PErr { span, msg: "Target must be \"3d\" or \"cm\"".into() });
         }
         if name == "SimdSize" && !matches!(value, AttrValue::Int(0 | 1 | 8 | 16 | 32)) {
-            return Err(PErr {
-                span,
-                msg: "SimdSize must be 0, 8, 16 or 32".into(),
-            });
+            return Err(PErr { span, msg: "SimdSize must be 0, 8, 16 or 32".into() });
         }
         self.attrs.retain(|(n, _)| *n != name);
         self.attrs.push((name, value));
@@ -94,12 +88,7 @@ impl UnitParser<'_> {
             });
         };
         if !parameter {
-            self.inputs.push(Input {
-                var,
-                offset,
-                size,
-                span,
-            });
+            self.inputs.push(Input { var, offset, size, span });
         }
         Ok(())
     }

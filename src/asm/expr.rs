@@ -75,10 +75,8 @@ impl UnitParser<'_> {
             }
             let span = self.next().span;
             let rhs = self.binary(level + 1, no_rel)?;
-            lhs = apply(op, lhs, rhs).ok_or_else(|| PErr {
-                span,
-                msg: "division by zero in constant expression".into(),
-            })?;
+            lhs = apply(op, lhs, rhs)
+                .ok_or_else(|| PErr { span, msg: "division by zero in constant expression".into() })?;
         }
     }
 
@@ -151,10 +149,9 @@ impl UnitParser<'_> {
         }
         let lit = match &t.tok {
             Tok::Int { value, hex } => Lit::Int(int_literal_value(*value, *hex), *hex),
-            Tok::Float(text) => Lit::Float(text.parse::<f64>().map_err(|_| PErr {
-                span: t.span,
-                msg: "bad float literal".into(),
-            })?),
+            Tok::Float(text) => Lit::Float(
+                text.parse::<f64>().map_err(|_| PErr { span: t.span, msg: "bad float literal".into() })?,
+            ),
             Tok::P("(") if !neg => {
                 let v = self.expr(false)?;
                 self.expect_p(")")?;
@@ -197,9 +194,7 @@ impl UnitParser<'_> {
                     _ => {
                         return Err(PErr {
                             span: tspan,
-                            msg: format!(
-                                "syntax error, a decimal float cannot have type '{tname}'"
-                            ),
+                            msg: format!("syntax error, a decimal float cannot have type '{tname}'"),
                         })
                     }
                 }
@@ -208,19 +203,14 @@ impl UnitParser<'_> {
                 if ty == DataType::Hf && (!hex || neg) {
                     return Err(PErr {
                         span: tspan,
-                        msg:
-                            "syntax error, an :hf immediate must be a non-negative hex bit pattern"
-                                .into(),
+                        msg: "syntax error, an :hf immediate must be a non-negative hex bit pattern".into(),
                     });
                 }
                 let v = if neg { v.wrapping_neg() } else { v };
                 truncate(v as u64, ty)
             }
         };
-        Ok(Immediate {
-            ty,
-            bits: truncate(bits, ty),
-        })
+        Ok(Immediate { ty, bits: truncate(bits, ty) })
     }
 }
 

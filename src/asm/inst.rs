@@ -10,11 +10,7 @@ use crate::program::{Inst, Span};
 impl UnitParser<'_> {
     pub fn instruction(&mut self) -> PResult<()> {
         let start = self.peek().span;
-        let pred = if self.at_p("(") {
-            Some(self.predicate()?)
-        } else {
-            None
-        };
+        let pred = if self.at_p("(") { Some(self.predicate()?) } else { None };
         let (word, word_span) = self.expect_ident("a mnemonic")?;
         let mut parts = Vec::new();
         // Suffixes are glued to the mnemonic: `cmp.ge`, `svm_gather.4.1` (lexed as a float).
@@ -27,10 +23,8 @@ impl UnitParser<'_> {
             }
             self.pos += 2;
         }
-        let (op, sub, sat) = decode(&word, &parts).map_err(|msg| PErr {
-            span: self.span_from(word_span),
-            msg,
-        })?;
+        let (op, sub, sat) =
+            decode(&word, &parts).map_err(|msg| PErr { span: self.span_from(word_span), msg })?;
         let sig = signature(op, &sub);
         if let (Some((_, pspan)), false) = (pred, sig.can_pred) {
             return Err(PErr {
@@ -74,12 +68,7 @@ impl UnitParser<'_> {
         let (name, span) = self.expect_ident("a predicate variable")?;
         let pred = match self.resolve(&name, span)? {
             Binding::Pred(p) => p,
-            _ => {
-                return Err(PErr {
-                    span,
-                    msg: format!("{name}: not a predicate variable"),
-                })
-            }
+            _ => return Err(PErr { span, msg: format!("{name}: not a predicate variable") }),
         };
         let mut combine = PredCombine::None;
         if self.eat_p(".") {
@@ -96,22 +85,11 @@ impl UnitParser<'_> {
             };
         }
         self.expect_p(")")?;
-        Ok((
-            Predicate {
-                pred,
-                invert,
-                combine,
-            },
-            self.span_from(start),
-        ))
+        Ok((Predicate { pred, invert, combine }, self.span_from(start)))
     }
 
     fn exec(&mut self, kind: ExecKind) -> PResult<ExecMask> {
-        let none = ExecMask {
-            size: 1,
-            offset: 0,
-            no_mask: true,
-        };
+        let none = ExecMask { size: 1, offset: 0, no_mask: true };
         if kind == ExecKind::None {
             return Ok(none);
         }
@@ -123,48 +101,27 @@ impl UnitParser<'_> {
             if kind == ExecKind::Block {
                 return self.unexpected("a block count");
             }
-            (offset, no_mask) = mask_info(mask).ok_or_else(|| PErr {
-                span,
-                msg: "invalid execution offset info".into(),
-            })?;
+            (offset, no_mask) =
+                mask_info(mask).ok_or_else(|| PErr { span, msg: "invalid execution offset info".into() })?;
             self.pos += 1;
             self.expect_p(",")?;
         }
         let span = self.peek().span;
         let size = match self.next().tok {
             Tok::Int { value, hex: false } => value,
-            _ => {
-                return Err(PErr {
-                    span,
-                    msg: "invalid execution size".into(),
-                })
-            }
+            _ => return Err(PErr { span, msg: "invalid execution size".into() }),
         };
         self.expect_p(")")?;
         if kind == ExecKind::Block {
             if !matches!(size, 1 | 2 | 4 | 8 | 16) {
-                return Err(PErr {
-                    span,
-                    msg: format!("invalid block count {size}"),
-                });
+                return Err(PErr { span, msg: format!("invalid block count {size}") });
             }
-            return Ok(ExecMask {
-                size: size as u32,
-                offset: 0,
-                no_mask: true,
-            });
+            return Ok(ExecMask { size: size as u32, offset: 0, no_mask: true });
         }
         if !matches!(size, 1 | 2 | 4 | 8 | 16 | 32) {
-            return Err(PErr {
-                span,
-                msg: "invalid execution size".into(),
-            });
+            return Err(PErr { span, msg: "invalid execution size".into() });
         }
-        Ok(ExecMask {
-            size: size as u32,
-            offset,
-            no_mask,
-        })
+        Ok(ExecMask { size: size as u32, offset, no_mask })
     }
 
     /// `.loc N` / `LOC N` and `.file "x"` / `FILE "x"` (the file name goes in `SubOp::Word`).
@@ -184,11 +141,7 @@ impl UnitParser<'_> {
             op,
             sub,
             pred: None,
-            exec: ExecMask {
-                size: 1,
-                offset: 0,
-                no_mask: true,
-            },
+            exec: ExecMask { size: 1, offset: 0, no_mask: true },
             sat: false,
             operands,
             id: self.next_id,
@@ -205,14 +158,8 @@ impl UnitParser<'_> {
     /// 64-bit operations span four and GenX_IR accepts them; the finalizer splits them.)
     fn static_fault(&self, inst: &Inst, kind: ExecKind) -> Option<String> {
         let e = inst.exec;
-        if kind == ExecKind::Simd
-            && ((e.offset / e.size) * e.size != e.offset || e.offset + e.size > 32)
-        {
-            return Some(format!(
-                "invalid emask M{} for SIMD{} instruction",
-                e.offset / 4 + 1,
-                e.size
-            ));
+        if kind == ExecKind::Simd && ((e.offset / e.size) * e.size != e.offset || e.offset + e.size > 32) {
+            return Some(format!("invalid emask M{} for SIMD{} instruction", e.offset / 4 + 1, e.size));
         }
         let lanes = if kind == ExecKind::Simd { e.size } else { 1 };
         for op in &inst.operands {
@@ -221,13 +168,7 @@ impl UnitParser<'_> {
                 continue;
             }
             let max_elt = (0..lanes)
-                .map(|l| {
-                    if d.is_dst {
-                        l * u32::from(d.region.vstride)
-                    } else {
-                        d.region.element(l)
-                    }
-                })
+                .map(|l| if d.is_dst { l * u32::from(d.region.vstride) } else { d.region.element(l) })
                 .max()
                 .unwrap_or(0);
             let size = d.ty.size();

@@ -37,8 +37,8 @@ pub struct Token {
 
 /// Operators, longest first so that `>>>` wins over `>>` and `>`.
 const PUNCTS: &[&str] = &[
-    ">>>", "<<", ">>", "==", "!=", "<=", ">=", "(", ")", "<", ">", ";", ",", "[", "]", "{", "}",
-    "=", ":", ".", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "?",
+    ">>>", "<<", ">>", "==", "!=", "<=", ">=", "(", ")", "<", ">", ";", ",", "[", "]", "{", "}", "=", ":",
+    ".", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!", "?",
 ];
 
 fn is_label_start(c: char) -> bool {
@@ -62,16 +62,8 @@ struct Lexer<'a> {
 
 /// Tokenises `text`. Never fails: bad characters become [`Tok::Bad`] for the parser to report.
 pub fn lex(file: FileId, text: &str) -> Vec<Token> {
-    let mut lx = Lexer {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        line: 1,
-        col: 1,
-        file,
-        out: Vec::new(),
-        ws: true,
-    };
+    let mut lx =
+        Lexer { text, bytes: text.as_bytes(), pos: 0, line: 1, col: 1, file, out: Vec::new(), ws: true };
     lx.run();
     lx.out
 }
@@ -98,18 +90,8 @@ impl<'a> Lexer<'a> {
     }
 
     fn push(&mut self, tok: Tok, start: usize, line: u32, col: u32) {
-        let span = Span {
-            file: self.file,
-            line,
-            col,
-            start: start as u32,
-            end: self.pos as u32,
-        };
-        self.out.push(Token {
-            tok,
-            span,
-            ws_before: self.ws,
-        });
+        let span = Span { file: self.file, line, col, start: start as u32, end: self.pos as u32 };
+        self.out.push(Token { tok, span, ws_before: self.ws });
         self.ws = false;
     }
 
@@ -141,11 +123,7 @@ impl<'a> Lexer<'a> {
             } else if c.is_ascii_alphabetic() || c == '_' {
                 let word = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
                 self.push(Tok::Ident(word), start, line, col);
-            } else if c == '%'
-                && self
-                    .peek_at(1)
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            {
+            } else if c == '%' && self.peek_at(1).is_some_and(|c| c.is_ascii_alphabetic() || c == '_') {
                 self.bump();
                 let word = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
                 self.push(Tok::Ident(format!("%{word}")), start, line, col);
@@ -184,12 +162,7 @@ impl<'a> Lexer<'a> {
         loop {
             match self.peek() {
                 None => {
-                    self.push(
-                        Tok::Bad("unterminated block comment".into()),
-                        start,
-                        line,
-                        col,
-                    );
+                    self.push(Tok::Bad("unterminated block comment".into()), start, line, col);
                     return;
                 }
                 Some('*') if self.peek_at(1) == Some('/') => {
@@ -268,9 +241,7 @@ impl<'a> Lexer<'a> {
         if is_float {
             return Tok::Float(text.to_string());
         }
-        let value = text.bytes().fold(0u64, |acc, d| {
-            acc.wrapping_mul(10).wrapping_add(u64::from(d - b'0'))
-        });
+        let value = text.bytes().fold(0u64, |acc, d| acc.wrapping_mul(10).wrapping_add(u64::from(d - b'0')));
         Tok::Int { value, hex: false }
     }
 
@@ -300,8 +271,8 @@ impl<'a> Lexer<'a> {
                     }
                     Some('x') => {
                         let hex = self.take_while(|c| c.is_ascii_hexdigit());
-                        let v = u32::from_str_radix(hex.get(..2.min(hex.len())).unwrap_or("0"), 16)
-                            .unwrap_or(0);
+                        let v =
+                            u32::from_str_radix(hex.get(..2.min(hex.len())).unwrap_or("0"), 16).unwrap_or(0);
                         out.push(v as u8);
                     }
                     Some(c) => {
@@ -347,21 +318,9 @@ mod tests {
         assert_eq!(t[1], Tok::P("."));
         assert_eq!(t[2], Tok::Float("4.1".into()));
         assert_eq!(t[3], Tok::Float("1.0e+3".into()));
-        assert_eq!(
-            t[4],
-            Tok::Int {
-                value: 1,
-                hex: false
-            }
-        );
+        assert_eq!(t[4], Tok::Int { value: 1, hex: false });
         assert_eq!(t[5], Tok::Ident("e3".into()));
-        assert_eq!(
-            t[6],
-            Tok::Int {
-                value: 255,
-                hex: true
-            }
-        );
+        assert_eq!(t[6], Tok::Int { value: 255, hex: true });
     }
 
     #[test]

@@ -14,27 +14,16 @@ impl UnitParser<'_> {
         };
         self.expect_p(":")?;
         let (shape, span) = self.expect_ident("an LSC data shape like d32x4")?;
-        let (data_size, vector, transpose) = lsc_shape(&shape).ok_or_else(|| PErr {
-            span,
-            msg: format!("invalid LSC data shape '{shape}'"),
-        })?;
-        Ok(Operand::LscData(LscDataOperand {
-            raw,
-            data_size,
-            vector,
-            transpose,
-        }))
+        let (data_size, vector, transpose) = lsc_shape(&shape)
+            .ok_or_else(|| PErr { span, msg: format!("invalid LSC data shape '{shape}'") })?;
+        Ok(Operand::LscData(LscDataOperand { raw, data_size, vector, transpose }))
     }
 
     /// `MODEL[[SCALE*]V[+OFF|-OFF]]:aNN`.
     pub(crate) fn lsc_addr(&mut self) -> PResult<Operand> {
         let model = match &self.peek().tok {
             Tok::Ident(m) if matches!(m.as_str(), "flat" | "arg") => {
-                let m = if m == "flat" {
-                    LscAddrModel::Flat
-                } else {
-                    LscAddrModel::Arg
-                };
+                let m = if m == "flat" { LscAddrModel::Flat } else { LscAddrModel::Arg };
                 self.pos += 1;
                 m
             }
@@ -83,20 +72,9 @@ impl UnitParser<'_> {
             "a16" => LscAddrSize::A16,
             "a32" => LscAddrSize::A32,
             "a64" => LscAddrSize::A64,
-            _ => {
-                return Err(PErr {
-                    span,
-                    msg: format!("invalid LSC address size '{size}'"),
-                })
-            }
+            _ => return Err(PErr { span, msg: format!("invalid LSC address size '{size}'") }),
         };
-        Ok(Operand::LscAddr(LscAddrOperand {
-            model,
-            scale,
-            addr,
-            offset,
-            size,
-        }))
+        Ok(Operand::LscAddr(LscAddrOperand { model, scale, addr, offset, size }))
     }
 }
 

@@ -32,24 +32,9 @@ const D_S_S_S: &[Slot] = &[Dst, Src, Src, Src];
 
 pub(crate) fn signature(op: Opcode, sub: &SubOp) -> Sig {
     use Opcode as O;
-    let simd = |slots: &'static [Slot]| Sig {
-        slots,
-        exec: ExecKind::Simd,
-        can_pred: true,
-        can_sat: false,
-    };
-    let alu = |slots: &'static [Slot]| Sig {
-        slots,
-        exec: ExecKind::Simd,
-        can_pred: true,
-        can_sat: true,
-    };
-    let nopred = |slots: &'static [Slot], exec| Sig {
-        slots,
-        exec,
-        can_pred: false,
-        can_sat: false,
-    };
+    let simd = |slots: &'static [Slot]| Sig { slots, exec: ExecKind::Simd, can_pred: true, can_sat: false };
+    let alu = |slots: &'static [Slot]| Sig { slots, exec: ExecKind::Simd, can_pred: true, can_sat: true };
+    let nopred = |slots: &'static [Slot], exec| Sig { slots, exec, can_pred: false, can_sat: false };
     match op {
         O::Mov
         | O::Not
@@ -98,17 +83,12 @@ pub(crate) fn signature(op: Opcode, sub: &SubOp) -> Sig {
         | O::Sel
         | O::Min
         | O::Max => alu(D_S_S),
-        O::Mad | O::Lrp | O::Sad2add | O::Madw | O::Add3 | O::Dp4a | O::Bfe | O::Bfn => {
-            alu(D_S_S_S)
-        }
+        O::Mad | O::Lrp | O::Sad2add | O::Madw | O::Add3 | O::Dp4a | O::Bfe | O::Bfn => alu(D_S_S_S),
         O::Bfi => alu(&[Dst, Src, Src, Src, Src]),
         O::Addc | O::Subb => simd(&[Dst, Dst, Src, Src]),
         O::Cmp => nopred(D_S_S, ExecKind::Simd),
         O::Setp => nopred(D_S, ExecKind::Simd),
-        O::Fcvt => Sig {
-            can_sat: true,
-            ..nopred(D_S, ExecKind::Simd)
-        },
+        O::Fcvt => Sig { can_sat: true, ..nopred(D_S, ExecKind::Simd) },
         O::Movs => nopred(&[StateDst, StateSrc], ExecKind::Simd),
         O::AddrAdd => nopred(D_S_S, ExecKind::Simd),
         O::Goto | O::Jmp => simd(&[Label]),
@@ -137,9 +117,7 @@ pub(crate) fn signature(op: Opcode, sub: &SubOp) -> Sig {
         O::LscAtomic => simd(&[LscData, LscAddr, RawBare, RawBare]),
         O::LscFence => nopred(&[], ExecKind::None),
         O::RawSend | O::RawSendc => simd(&[Int, Int, Int, Src, Raw, Raw]),
-        O::RawSends | O::RawSendsc | O::RawSendsEot | O::RawSendscEot => {
-            simd(&[Src, Src, Raw, Raw, Raw])
-        }
+        O::RawSends | O::RawSendsc | O::RawSendsEot | O::RawSendscEot => simd(&[Src, Src, Raw, Raw, Raw]),
         O::Dpas | O::Dpasw => nopred(&[Raw, Raw, Raw, SrcLoose], ExecKind::Simd),
         O::Nbarrier => match sub {
             SubOp::Word(w) if w == "signal" => nopred(&[Src, Src], ExecKind::None),
@@ -248,8 +226,7 @@ const CACHE_OPTS: &[&str] = &["df", "uc", "ca", "wb", "wt", "st", "ri", "cc"];
 /// or an error message (reported at the mnemonic).
 pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, bool), String> {
     let (op, mut parts) = if let Some(name) = word.strip_prefix("lsc_atomic_") {
-        let a =
-            lsc_atomic_op(name).ok_or_else(|| format!("unknown LSC atomic operation '{name}'"))?;
+        let a = lsc_atomic_op(name).ok_or_else(|| format!("unknown LSC atomic operation '{name}'"))?;
         let mut p = parts.to_vec();
         p.insert(0, format!("\u{1}{name}"));
         let _ = a;
@@ -258,9 +235,7 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
         match Opcode::from_mnemonic(word) {
             Some(Opcode::EndOfCode) | None => {
                 if Opcode::from_mnemonic(&word.to_ascii_lowercase()).is_some() {
-                    return Err(format!(
-                        "syntax error, unexpected '{word}' (mnemonics are lower case)"
-                    ));
+                    return Err(format!("syntax error, unexpected '{word}' (mnemonics are lower case)"));
                 }
                 return Err(format!("syntax error, unknown mnemonic '{word}'"));
             }
@@ -285,10 +260,7 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
         }
     };
     let num = |p: &String, allowed: &[u32]| -> Result<u32, String> {
-        p.parse::<u32>()
-            .ok()
-            .filter(|n| allowed.contains(n))
-            .ok_or_else(|| bad(p))
+        p.parse::<u32>().ok().filter(|n| allowed.contains(n)).ok_or_else(|| bad(p))
     };
     use Opcode as O;
     let sub = match op {
@@ -315,11 +287,7 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
         O::SvmAtomic | O::DwordAtomic | O::TypedAtomic => {
             count(1..=2, &parts)?;
             let a = atomic_op(&parts[0]).ok_or_else(|| bad(&parts[0]))?;
-            let widths: &[u32] = if op == O::SvmAtomic {
-                &[16, 32, 64]
-            } else {
-                &[16]
-            };
+            let widths: &[u32] = if op == O::SvmAtomic { &[16, 32, 64] } else { &[16] };
             let bits = match parts.get(1) {
                 Some(p) => num(p, widths)?,
                 None => 32,
@@ -328,24 +296,15 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
         }
         O::GatherScaled | O::ScatterScaled => {
             count(1..=1, &parts)?;
-            SubOp::Blocks {
-                block_size: 1,
-                num_blocks: num(&parts[0], &[1, 2, 4])?,
-            }
+            SubOp::Blocks { block_size: 1, num_blocks: num(&parts[0], &[1, 2, 4])? }
         }
         O::Gather | O::Scatter => {
             count(1..=1, &parts)?;
-            SubOp::Blocks {
-                block_size: num(&parts[0], &[1, 2, 4])?,
-                num_blocks: 1,
-            }
+            SubOp::Blocks { block_size: num(&parts[0], &[1, 2, 4])?, num_blocks: 1 }
         }
         O::QwGather | O::QwScatter => {
             count(1..=1, &parts)?;
-            SubOp::Blocks {
-                block_size: 8,
-                num_blocks: num(&parts[0], &[1, 2, 4])?,
-            }
+            SubOp::Blocks { block_size: 8, num_blocks: num(&parts[0], &[1, 2, 4])? }
         }
         O::SvmGather4Scaled
         | O::SvmScatter4Scaled
@@ -386,25 +345,12 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
             }
             let l1 = parts.get(1).cloned().unwrap_or_else(|| "df".into());
             let l3 = parts.get(2).cloned().unwrap_or_else(|| "df".into());
-            SubOp::Lsc {
-                sfid: s,
-                l1,
-                l3,
-                atomic,
-            }
+            SubOp::Lsc { sfid: s, l1, l3, atomic }
         }
         O::LscFence => {
             count(3..=3, &parts)?;
             let s = sfid(&parts[0]).ok_or_else(|| bad(&parts[0]))?;
-            const OPS: &[&str] = &[
-                "none",
-                "evict",
-                "invalidate",
-                "discard",
-                "clean",
-                "flushl3",
-                "type6",
-            ];
+            const OPS: &[&str] = &["none", "evict", "invalidate", "discard", "clean", "flushl3", "type6"];
             const SCOPES: &[&str] = &["group", "local", "tile", "gpu", "gpus", "sysrel", "sysacq"];
             if !OPS.contains(&parts[1].as_str()) {
                 return Err(bad(&parts[1]));
@@ -412,11 +358,7 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
             if !SCOPES.contains(&parts[2].as_str()) {
                 return Err(bad(&parts[2]));
             }
-            SubOp::LscFence {
-                sfid: s,
-                op: parts[1].clone(),
-                scope: parts[2].clone(),
-            }
+            SubOp::LscFence { sfid: s, op: parts[1].clone(), scope: parts[2].clone() }
         }
         O::FenceGlobal | O::FenceLocal => {
             count(0..=1, &parts)?;
@@ -442,14 +384,7 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
         }
         O::MediaLd | O::MediaSt => {
             count(1..=1, &parts)?;
-            const MODES: &[&str] = &[
-                "nomod",
-                "modified",
-                "top",
-                "bottom",
-                "top_mod",
-                "bottom_mod",
-            ];
+            const MODES: &[&str] = &["nomod", "modified", "top", "bottom", "top_mod", "bottom_mod"];
             if !MODES.contains(&parts[0].as_str()) {
                 return Err(bad(&parts[0]));
             }
@@ -493,44 +428,23 @@ mod tests {
 
     #[test]
     fn suffixes() {
-        assert_eq!(
-            d("cmp", &["ge"]).ok(),
-            Some((Opcode::Cmp, SubOp::Cond(CondMod::Ge), false))
-        );
+        assert_eq!(d("cmp", &["ge"]).ok(), Some((Opcode::Cmp, SubOp::Cond(CondMod::Ge), false)));
         assert!(d("CMP", &["GE"]).is_err());
-        assert_eq!(
-            d("add", &["sat"]).ok(),
-            Some((Opcode::Add, SubOp::None, true))
-        );
+        assert_eq!(d("add", &["sat"]).ok(), Some((Opcode::Add, SubOp::None, true)));
         assert_eq!(
             d("svm_atomic", &["add", "64"]).ok().map(|x| x.1),
-            Some(SubOp::Atomic {
-                op: AtomicOp::Add,
-                bits: 64
-            })
+            Some(SubOp::Atomic { op: AtomicOp::Add, bits: 64 })
         );
         assert_eq!(
             d("svm_atomic", &["or"]).ok().map(|x| x.1),
-            Some(SubOp::Atomic {
-                op: AtomicOp::Or,
-                bits: 32
-            })
+            Some(SubOp::Atomic { op: AtomicOp::Or, bits: 32 })
         );
-        assert_eq!(
-            d("gather4_scaled", &["RB"]).ok().map(|x| x.1),
-            Some(SubOp::Channels(5))
-        );
+        assert_eq!(d("gather4_scaled", &["RB"]).ok().map(|x| x.1), Some(SubOp::Channels(5)));
         assert!(d("gather4_scaled", &["BR"]).is_err());
         assert_eq!(d("bfn", &["xd8"]).ok().map(|x| x.1), Some(SubOp::Bfn(0xd8)));
         assert!(d("svm_block_ld", &["unaligned"]).is_err());
         let lsc = d("lsc_atomic_icas", &["ugm"]).ok().map(|x| x.1);
-        assert!(matches!(
-            lsc,
-            Some(SubOp::Lsc {
-                atomic: Some(AtomicOp::Cmpxchg),
-                ..
-            })
-        ));
+        assert!(matches!(lsc, Some(SubOp::Lsc { atomic: Some(AtomicOp::Cmpxchg), .. })));
         assert!(fence_opts_ok("ERL1") && !fence_opts_ok("RE"));
     }
 }

@@ -21,8 +21,7 @@ pub use diag::{Diagnostic, Diagnostics, Severity};
 
 use crate::isa::{StateId, UnitId};
 use crate::program::{
-    align_up, predefined_vars, FileId, Program, SourceFile, StateKind, StateVar,
-    PREDEFINED_SURFACES,
+    align_up, predefined_vars, FileId, Program, SourceFile, StateKind, StateVar, PREDEFINED_SURFACES,
 };
 use parser::{Binding, Ctx, UnitParser};
 use std::collections::HashMap;
@@ -51,13 +50,7 @@ pub fn parse_files(files: Vec<SourceFile>, opts: &ParseOptions) -> Result<Progra
 
 /// Parses one file with default options.
 pub fn parse_str(path: &str, text: &str) -> Result<Program, Diagnostics> {
-    parse_files(
-        vec![SourceFile {
-            path: path.to_string(),
-            text: text.to_string(),
-        }],
-        &ParseOptions::default(),
-    )
+    parse_files(vec![SourceFile { path: path.to_string(), text: text.to_string() }], &ParseOptions::default())
 }
 
 /// Parses and returns the program (if there were no errors) plus every diagnostic,
@@ -66,11 +59,7 @@ pub fn parse_files_with_warnings(
     files: Vec<SourceFile>,
     opts: &ParseOptions,
 ) -> (Option<Program>, Diagnostics) {
-    let grf_size = if opts.grf_size.is_power_of_two() && opts.grf_size >= 16 {
-        opts.grf_size
-    } else {
-        32
-    };
+    let grf_size = if opts.grf_size.is_power_of_two() && opts.grf_size >= 16 { opts.grf_size } else { 32 };
     let mut ctx = new_ctx(grf_size);
     // The kernel file is parsed first so that it becomes unit 0.
     let mut order: Vec<usize> = (0..files.len()).collect();
@@ -106,8 +95,7 @@ pub fn parse_files_with_warnings(
 fn declares_kernel(text: &str) -> bool {
     text.lines().any(|l| {
         let l = l.trim_start();
-        l.strip_prefix(".kernel")
-            .is_some_and(|r| r.starts_with([' ', '\t', '"']))
+        l.strip_prefix(".kernel").is_some_and(|r| r.starts_with([' ', '\t', '"']))
     })
 }
 
@@ -120,17 +108,9 @@ fn new_ctx(grf_size: u32) -> Ctx {
     }
     let mut states = Vec::new();
     for (i, name) in PREDEFINED_SURFACES.iter().enumerate() {
-        let kind = if i == 0 {
-            StateKind::Slm
-        } else {
-            StateKind::Surface(i as u32)
-        };
+        let kind = if i == 0 { StateKind::Slm } else { StateKind::Surface(i as u32) };
         predefined.insert(name.to_string(), Binding::State(StateId(i as u32)));
-        states.push(StateVar {
-            name: name.to_string(),
-            kind,
-            num_elts: 1,
-        });
+        states.push(StateVar { name: name.to_string(), kind, num_elts: 1 });
     }
     Ctx {
         grf_size,

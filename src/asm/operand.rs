@@ -4,8 +4,8 @@
 use super::lexer::Tok;
 use super::parser::{describe, Binding, Fixup, PErr, PResult, UnitParser};
 use crate::isa::{
-    AddrOfOperand, AddrOperand, DataType, DirectOperand, IndirectOperand, InstIdx, Operand,
-    RawOperand, Region, SrcMod, VarId,
+    AddrOfOperand, AddrOperand, DataType, DirectOperand, IndirectOperand, InstIdx, Operand, RawOperand,
+    Region, SrcMod, VarId,
 };
 use crate::program::Span;
 
@@ -77,10 +77,7 @@ impl UnitParser<'_> {
                 let (name, span) = self.var_name()?;
                 match self.resolve(&name, span)? {
                     Binding::State(s) => Ok(Operand::State(s)),
-                    _ => Err(PErr {
-                        span,
-                        msg: format!("{name}: not a surface or sampler variable"),
-                    }),
+                    _ => Err(PErr { span, msg: format!("{name}: not a surface or sampler variable") }),
                 }
             }
             Slot::StateDst | Slot::StateSrc => {
@@ -90,10 +87,8 @@ impl UnitParser<'_> {
                         self.expect_p("(")?;
                         let k = self.expr(false)?;
                         self.expect_p(")")?;
-                        let k = u32::try_from(k).map_err(|_| PErr {
-                            span: self.peek().span,
-                            msg: "negative element".into(),
-                        })?;
+                        let k = u32::try_from(k)
+                            .map_err(|_| PErr { span: self.peek().span, msg: "negative element".into() })?;
                         return Ok(Operand::StateElem(s, k));
                     }
                 }
@@ -101,26 +96,12 @@ impl UnitParser<'_> {
             }
             Slot::Label => {
                 let (name, span) = self.label_name()?;
-                self.fixups.push(Fixup {
-                    name,
-                    span,
-                    inst,
-                    operand: index,
-                    slot: None,
-                    subroutine: false,
-                });
+                self.fixups.push(Fixup { name, span, inst, operand: index, slot: None, subroutine: false });
                 Ok(Operand::Label(UNRESOLVED))
             }
             Slot::Subroutine => {
                 let (name, span) = self.label_name()?;
-                self.fixups.push(Fixup {
-                    name,
-                    span,
-                    inst,
-                    operand: index,
-                    slot: None,
-                    subroutine: true,
-                });
+                self.fixups.push(Fixup { name, span, inst, operand: index, slot: None, subroutine: true });
                 Ok(Operand::Subroutine(UNRESOLVED))
             }
             Slot::Labels => {
@@ -157,11 +138,7 @@ impl UnitParser<'_> {
                 Ok(match self.resolve(&name, span)? {
                     Binding::Gen(v) => Operand::Raw(self.raw_at(v, 0, span)?),
                     Binding::Pred(p) => Operand::Pred(p),
-                    Binding::Addr(a) => Operand::Addr(AddrOperand {
-                        addr: a,
-                        elem: 0,
-                        width: 1,
-                    }),
+                    Binding::Addr(a) => Operand::Addr(AddrOperand { addr: a, elem: 0, width: 1 }),
                     Binding::State(s) => Operand::State(s),
                 })
             }
@@ -179,10 +156,7 @@ impl UnitParser<'_> {
         }
         match self.next().tok {
             Tok::Int { value, hex } => Ok(super::expr::int_literal_value(value, hex)),
-            _ => Err(PErr {
-                span: self.peek().span,
-                msg: "expected an integer".into(),
-            }),
+            _ => Err(PErr { span: self.peek().span, msg: "expected an integer".into() }),
         }
     }
 
@@ -203,31 +177,19 @@ impl UnitParser<'_> {
     fn gen_var(&self, name: &str, span: Span) -> PResult<VarId> {
         match self.resolve(name, span)? {
             Binding::Gen(v) => Ok(v),
-            _ => Err(PErr {
-                span,
-                msg: format!("{name}: not a general variable"),
-            }),
+            _ => Err(PErr { span, msg: format!("{name}: not a general variable") }),
         }
     }
 
     pub(crate) fn non_negative(&self, v: i64, span: Span, what: &str) -> PResult<u32> {
-        u32::try_from(v).map_err(|_| PErr {
-            span,
-            msg: format!("{what} must be a non-negative 32-bit value, got {v}"),
-        })
+        u32::try_from(v)
+            .map_err(|_| PErr { span, msg: format!("{what} must be a non-negative 32-bit value, got {v}") })
     }
 
     fn raw_at(&self, var: VarId, off: u32, span: Span) -> PResult<RawOperand> {
         let v = &self.ctx.vars[var.0 as usize];
-        let base = v.offset.checked_add(off).ok_or_else(|| PErr {
-            span,
-            msg: "offset too large".into(),
-        })?;
-        Ok(RawOperand {
-            var,
-            base,
-            is_null: v.name == "%null",
-        })
+        let base = v.offset.checked_add(off).ok_or_else(|| PErr { span, msg: "offset too large".into() })?;
+        Ok(RawOperand { var, base, is_null: v.name == "%null" })
     }
 
     /// `V.off`, `V.(expr)`, `%null.0`; with `bare`, also `V` alone.
@@ -252,11 +214,7 @@ impl UnitParser<'_> {
         if !self.at_p("(") {
             return Ok(SrcMod::None);
         }
-        let m = match (
-            &self.peek_n(1).tok,
-            &self.peek_n(2).tok,
-            &self.peek_n(3).tok,
-        ) {
+        let m = match (&self.peek_n(1).tok, &self.peek_n(2).tok, &self.peek_n(3).tok) {
             (Tok::P("-"), Tok::P(")"), _) => (SrcMod::Neg, 3),
             (Tok::P("~"), Tok::P(")"), _) => (SrcMod::Not, 3),
             (Tok::Ident(a), Tok::P(")"), _) if a == "abs" => (SrcMod::Abs, 3),
@@ -269,11 +227,7 @@ impl UnitParser<'_> {
 
     /// General source or destination operand.
     pub(crate) fn general(&mut self, is_dst: bool, loose: bool) -> PResult<Operand> {
-        let modifier = if is_dst {
-            SrcMod::None
-        } else {
-            self.modifier()?
-        };
+        let modifier = if is_dst { SrcMod::None } else { self.modifier()? };
         let t = self.peek().clone();
         match &t.tok {
             Tok::P("-") | Tok::Int { .. } | Tok::Float(_) | Tok::P("(") => {
@@ -327,23 +281,13 @@ impl UnitParser<'_> {
                                 msg: format!("{name}({elem}) is past the end of {name}"),
                             });
                         }
-                        Ok(Operand::Addr(AddrOperand {
-                            addr: a,
-                            elem,
-                            width,
-                        }))
+                        Ok(Operand::Addr(AddrOperand { addr: a, elem, width }))
                     }
-                    _ => Err(PErr {
-                        span: t.span,
-                        msg: format!("{name}: not a predicate variable"),
-                    }),
+                    _ => Err(PErr { span: t.span, msg: format!("{name}: not a predicate variable") }),
                 }
             }
             other => {
-                let msg = format!(
-                    "syntax error, unexpected {}, expecting an operand",
-                    describe(other)
-                );
+                let msg = format!("syntax error, unexpected {}, expecting an operand", describe(other));
                 Err(PErr { span: t.span, msg })
             }
         }
@@ -366,18 +310,12 @@ impl UnitParser<'_> {
             let s2 = self.peek().span;
             let c = self.expr(false)?;
             self.expect_p(")")?;
-            (
-                self.non_negative(r, s, "row")?,
-                self.non_negative(c, s2, "column")?,
-            )
+            (self.non_negative(r, s, "row")?, self.non_negative(c, s2, "column")?)
         } else if is_dst && self.at_p("<") {
             (0, 0)
         } else {
             // A bare name in a general operand position is read as a predicate.
-            return Err(PErr {
-                span,
-                msg: format!("{name}: not a predicate variable"),
-            });
+            return Err(PErr { span, msg: format!("{name}: not a predicate variable") });
         };
         let region = if is_dst {
             self.expect_p("<")?;
@@ -403,10 +341,7 @@ impl UnitParser<'_> {
         let base = u64::from(v.offset)
             + u64::from(row) * u64::from(self.ctx.grf_size)
             + u64::from(col) * u64::from(v.ty.size());
-        let base = u32::try_from(base).map_err(|_| PErr {
-            span,
-            msg: "operand offset too large".into(),
-        })?;
+        let base = u32::try_from(base).map_err(|_| PErr { span, msg: "operand offset too large".into() })?;
         Ok(Operand::Direct(DirectOperand {
             var,
             ty: v.ty,
@@ -426,14 +361,7 @@ impl UnitParser<'_> {
         let a = self.expr(true)?;
         if self.eat_p(">") {
             let r = src_check(0, s1, 1, s1, a, s1)?;
-            return Ok((
-                Region {
-                    vstride: 0,
-                    width: 1,
-                    hstride: r.hstride,
-                },
-                1,
-            ));
+            return Ok((Region { vstride: 0, width: 1, hstride: r.hstride }, 1));
         }
         if self.eat_p(",") {
             let s2 = self.peek().span;
@@ -458,12 +386,7 @@ impl UnitParser<'_> {
         let (aname, aspan) = self.var_name()?;
         let addr = match self.resolve(&aname, aspan)? {
             Binding::Addr(a) => a,
-            _ => {
-                return Err(PErr {
-                    span: aspan,
-                    msg: format!("{aname}: not an address variable"),
-                })
-            }
+            _ => return Err(PErr { span: aspan, msg: format!("{aname}: not an address variable") }),
         };
         self.expect_p("(")?;
         let s = self.peek().span;
@@ -474,10 +397,8 @@ impl UnitParser<'_> {
         if self.eat_p(",") {
             let s = self.peek().span;
             let off = self.expr(false)?;
-            imm_offset = i32::try_from(off).map_err(|_| PErr {
-                span: s,
-                msg: "indirect offset out of range".into(),
-            })?;
+            imm_offset = i32::try_from(off)
+                .map_err(|_| PErr { span: s, msg: "indirect offset out of range".into() })?;
         }
         self.expect_p("]")?;
         self.expect_p("<")?;
@@ -494,10 +415,7 @@ impl UnitParser<'_> {
         let (tname, tspan) = self.expect_ident("an indirect operand type")?;
         let ty = match DataType::from_name(&tname) {
             Some(DataType::Bf) | None => {
-                return Err(PErr {
-                    span: tspan,
-                    msg: format!("unknown type '{tname}'"),
-                })
+                return Err(PErr { span: tspan, msg: format!("unknown type '{tname}'") })
             }
             Some(t) => t,
         };
@@ -518,38 +436,22 @@ impl UnitParser<'_> {
 pub(crate) fn dst_region(h: i64, span: Span) -> PResult<Region> {
     match h {
         0 | 1 | 2 | 4 => Ok(Region::dst(h as u8)),
-        _ => Err(PErr {
-            span,
-            msg: "Dst HorzStride must be 0, 1, 2, or 4".into(),
-        }),
+        _ => Err(PErr { span, msg: "Dst HorzStride must be 0, 1, 2, or 4".into() }),
     }
 }
 
 /// Checks a source `<vstride;width,hstride>` like the real parser.
 pub(crate) fn src_check(v: i64, vs: Span, w: i64, ws: Span, h: i64, hs: Span) -> PResult<Region> {
     if !matches!(v, 0 | 1 | 2 | 4 | 8 | 16 | 32) {
-        return Err(PErr {
-            span: vs,
-            msg: "VertStride must be 0, 1, 2, 4, 8, 16, or 32".into(),
-        });
+        return Err(PErr { span: vs, msg: "VertStride must be 0, 1, 2, 4, 8, 16, or 32".into() });
     }
     if !matches!(w, 0 | 1 | 2 | 4 | 8 | 16) {
-        return Err(PErr {
-            span: ws,
-            msg: "Width must be 0, 1, 2, 4, 8, or 16".into(),
-        });
+        return Err(PErr { span: ws, msg: "Width must be 0, 1, 2, 4, 8, or 16".into() });
     }
     if !matches!(h, 0 | 1 | 2 | 4) {
-        return Err(PErr {
-            span: hs,
-            msg: "HorzStride must be 0, 1, 2, or 4".into(),
-        });
+        return Err(PErr { span: hs, msg: "HorzStride must be 0, 1, 2, or 4".into() });
     }
-    Ok(Region {
-        vstride: v as u8,
-        width: w as u8,
-        hstride: h as u8,
-    })
+    Ok(Region { vstride: v as u8, width: w as u8, hstride: h as u8 })
 }
 
 #[cfg(test)]
@@ -558,13 +460,7 @@ mod tests {
     use crate::program::FileId;
 
     fn sp() -> Span {
-        Span {
-            file: FileId(0),
-            line: 1,
-            col: 1,
-            start: 0,
-            end: 0,
-        }
+        Span { file: FileId(0), line: 1, col: 1, start: 0, end: 0 }
     }
 
     #[test]

@@ -175,10 +175,7 @@ impl<'c> UnitParser<'c> {
         let t = self.peek();
         Err(PErr {
             span: t.span,
-            msg: format!(
-                "syntax error, unexpected {}, expecting {what}",
-                describe(&t.tok)
-            ),
+            msg: format!("syntax error, unexpected {}, expecting {what}", describe(&t.tok)),
         })
     }
 
@@ -218,10 +215,7 @@ impl<'c> UnitParser<'c> {
         } else {
             start.end
         };
-        Span {
-            end: end.max(start.start),
-            ..start
-        }
+        Span { end: end.max(start.start), ..start }
     }
 
     pub fn error(&mut self, span: Span, msg: impl Into<String>) {
@@ -250,22 +244,13 @@ impl<'c> UnitParser<'c> {
 
     /// Looks a name up or reports the real parser's "unbound identifier" error.
     pub fn resolve(&self, name: &str, span: Span) -> PResult<Binding> {
-        self.lookup(name).ok_or_else(|| PErr {
-            span,
-            msg: format!("{name}: unbound identifier"),
-        })
+        self.lookup(name).ok_or_else(|| PErr { span, msg: format!("{name}: unbound identifier") })
     }
 
     pub fn bind(&mut self, name: &str, span: Span, b: Binding) -> PResult<()> {
-        let scope = self.scopes.last_mut().ok_or_else(|| PErr {
-            span,
-            msg: "no scope".into(),
-        })?;
+        let scope = self.scopes.last_mut().ok_or_else(|| PErr { span, msg: "no scope".into() })?;
         if scope.contains_key(name) {
-            return Err(PErr {
-                span,
-                msg: format!("{name}: redeclared in the same scope"),
-            });
+            return Err(PErr { span, msg: format!("{name}: redeclared in the same scope") });
         }
         scope.insert(name.to_string(), b);
         Ok(())
@@ -287,10 +272,7 @@ impl<'c> UnitParser<'c> {
             }
             let start = self.peek().span;
             let result = if first && !self.at_directive("version") {
-                Err(PErr {
-                    span: start,
-                    msg: "the file must start with `.version`".into(),
-                })
+                Err(PErr { span: start, msg: "the file must start with `.version`".into() })
             } else {
                 self.statement()
             };
@@ -299,10 +281,7 @@ impl<'c> UnitParser<'c> {
                 Ok(()) if self.at_eol() => {}
                 Ok(()) => {
                     let t = self.peek().clone();
-                    let msg = format!(
-                        "syntax error, unexpected {}, expecting end of line",
-                        describe(&t.tok)
-                    );
+                    let msg = format!("syntax error, unexpected {}, expecting end of line", describe(&t.tok));
                     self.error(t.span, msg);
                 }
                 Err(e) => self.error(e.span, e.msg),
@@ -345,10 +324,7 @@ impl<'c> UnitParser<'c> {
             Tok::P("}") => {
                 self.pos += 1;
                 if self.scopes.len() <= 1 {
-                    return Err(PErr {
-                        span: t.span,
-                        msg: "'}' without a matching '{'".into(),
-                    });
+                    return Err(PErr { span: t.span, msg: "'}' without a matching '{'".into() });
                 }
                 self.scopes.pop();
                 Ok(())
@@ -374,16 +350,9 @@ impl<'c> UnitParser<'c> {
     fn define_label(&mut self, name: &str, span: Span) -> PResult<()> {
         let target = InstIdx(self.ctx.insts.len() as u32);
         if self.labels.insert(name.to_string(), target).is_some() {
-            return Err(PErr {
-                span,
-                msg: format!("label '{name}' defined twice"),
-            });
+            return Err(PErr { span, msg: format!("label '{name}' defined twice") });
         }
-        self.label_list.push(Label {
-            name: name.to_string(),
-            target,
-            span,
-        });
+        self.label_list.push(Label { name: name.to_string(), target, span });
         self.next_id += 1;
         Ok(())
     }
@@ -393,10 +362,7 @@ impl<'c> UnitParser<'c> {
             "version" => match self.next().tok {
                 Tok::Float(_) => Ok(()),
                 Tok::Int { .. } => Ok(()),
-                _ => Err(PErr {
-                    span: word_span,
-                    msg: "`.version` needs a version number like 4.1".into(),
-                }),
+                _ => Err(PErr { span: word_span, msg: "`.version` needs a version number like 4.1".into() }),
             },
             "kernel" | "global_function" => {
                 let (name, span) = self.expect_name("a kernel or function name")?;
@@ -406,11 +372,7 @@ impl<'c> UnitParser<'c> {
                         msg: "only one `.kernel` or `.global_function` per file".into(),
                     });
                 }
-                let kind = if word == "kernel" {
-                    UnitKind::Kernel
-                } else {
-                    UnitKind::Function
-                };
+                let kind = if word == "kernel" { UnitKind::Kernel } else { UnitKind::Function };
                 self.name = Some((name, kind));
                 Ok(())
             }
@@ -428,45 +390,27 @@ impl<'c> UnitParser<'c> {
                 let (name, span) = self.expect_name("a subroutine name")?;
                 let target = InstIdx(self.ctx.insts.len() as u32);
                 if self.functions.insert(name.clone(), target).is_some() {
-                    return Err(PErr {
-                        span,
-                        msg: format!("subroutine '{name}' defined twice"),
-                    });
+                    return Err(PErr { span, msg: format!("subroutine '{name}' defined twice") });
                 }
-                self.subroutines.push(Label {
-                    name: name.clone(),
-                    target,
-                    span,
-                });
+                self.subroutines.push(Label { name: name.clone(), target, span });
                 self.next_id += 1;
                 self.pending_echo = Some(name);
                 Ok(())
             }
             "loc" | "file" => self.loc_or_file(word, dot),
-            _ => Err(PErr {
-                span: word_span,
-                msg: format!("unknown directive `.{word}`"),
-            }),
+            _ => Err(PErr { span: word_span, msg: format!("unknown directive `.{word}`") }),
         }
     }
 
     // ----- end of unit --------------------------------------------------------------------
 
     fn finish(mut self) -> Unit {
-        let end_span = self
-            .toks
-            .last()
-            .map(|t| t.span)
-            .unwrap_or(super::diag::file_start(self.file));
+        let end_span = self.toks.last().map(|t| t.span).unwrap_or(super::diag::file_start(self.file));
         let sentinel = crate::program::Inst {
             op: crate::isa::Opcode::EndOfCode,
             sub: crate::isa::SubOp::None,
             pred: None,
-            exec: crate::isa::ExecMask {
-                size: 1,
-                offset: 0,
-                no_mask: true,
-            },
+            exec: crate::isa::ExecMask { size: 1, offset: 0, no_mask: true },
             sat: false,
             operands: Vec::new(),
             id: self.next_id,
@@ -476,25 +420,13 @@ impl<'c> UnitParser<'c> {
         };
         self.ctx.insts.push(sentinel);
         for fix in std::mem::take(&mut self.fixups) {
-            let table = if fix.subroutine {
-                &self.functions
-            } else {
-                &self.labels
-            };
+            let table = if fix.subroutine { &self.functions } else { &self.labels };
             let Some(&target) = table.get(&fix.name) else {
-                let what = if fix.subroutine {
-                    "subroutine"
-                } else {
-                    "label"
-                };
+                let what = if fix.subroutine { "subroutine" } else { "label" };
                 self.error(fix.span, format!("undefined {what}: {}", fix.name));
                 continue;
             };
-            let Some(op) = self
-                .ctx
-                .insts
-                .get_mut(fix.inst)
-                .and_then(|i| i.operands.get_mut(fix.operand))
+            let Some(op) = self.ctx.insts.get_mut(fix.inst).and_then(|i| i.operands.get_mut(fix.operand))
             else {
                 continue;
             };
@@ -510,11 +442,7 @@ impl<'c> UnitParser<'c> {
         }
         let (name, kind) = self.name.take().unwrap_or_else(|| {
             let span = super::diag::file_start(self.file);
-            self.ctx.diags.push(
-                span,
-                Severity::Error,
-                "missing `.kernel` or `.global_function`",
-            );
+            self.ctx.diags.push(span, Severity::Error, "missing `.kernel` or `.global_function`");
             (String::new(), UnitKind::Kernel)
         });
         Unit {

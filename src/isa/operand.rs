@@ -34,19 +34,11 @@ pub struct Region {
 impl Region {
     /// The destination region `<hstride>`: element i is at i * hstride.
     pub const fn dst(hstride: u8) -> Region {
-        Region {
-            vstride: hstride,
-            width: 1,
-            hstride: 0,
-        }
+        Region { vstride: hstride, width: 1, hstride: 0 }
     }
 
     pub const fn scalar() -> Region {
-        Region {
-            vstride: 0,
-            width: 1,
-            hstride: 0,
-        }
+        Region { vstride: 0, width: 1, hstride: 0 }
     }
 
     /// Element index (relative to the region origin) of lane `lane`, per the spec's

@@ -52,12 +52,7 @@ impl DataType {
         match self {
             DataType::Ub | DataType::B | DataType::Bool => 1,
             DataType::Uw | DataType::W | DataType::Hf | DataType::Bf => 2,
-            DataType::Ud
-            | DataType::D
-            | DataType::F
-            | DataType::V
-            | DataType::Vf
-            | DataType::Uv => 4,
+            DataType::Ud | DataType::D | DataType::F | DataType::V | DataType::Vf | DataType::Uv => 4,
             DataType::Uq | DataType::Q | DataType::Df => 8,
         }
     }
@@ -68,10 +63,7 @@ impl DataType {
     }
 
     pub const fn is_float(self) -> bool {
-        matches!(
-            self,
-            DataType::F | DataType::Df | DataType::Hf | DataType::Bf | DataType::Vf
-        )
+        matches!(self, DataType::F | DataType::Df | DataType::Hf | DataType::Bf | DataType::Vf)
     }
 
     pub const fn is_int(self) -> bool {
@@ -80,10 +72,7 @@ impl DataType {
 
     /// Signed integer types (and the signed packed vector `v`).
     pub const fn is_signed_int(self) -> bool {
-        matches!(
-            self,
-            DataType::D | DataType::W | DataType::B | DataType::Q | DataType::V
-        )
+        matches!(self, DataType::D | DataType::W | DataType::B | DataType::Q | DataType::V)
     }
 
     pub const fn is_packed_vector(self) -> bool {
@@ -138,10 +127,7 @@ mod tests {
     fn names_round_trip_in_any_case() {
         for ty in DataType::ALL {
             assert_eq!(DataType::from_name(ty.name()), Some(ty));
-            assert_eq!(
-                DataType::from_name(&ty.name().to_ascii_uppercase()),
-                Some(ty)
-            );
+            assert_eq!(DataType::from_name(&ty.name().to_ascii_uppercase()), Some(ty));
         }
         assert_eq!(DataType::from_name("x"), None);
     }

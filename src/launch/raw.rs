@@ -255,18 +255,29 @@ fn value_bits(v: &serde_json::Value, ty: DataType) -> Option<u64> {
     }
 }
 
-/// Loads and validates a raw launch file.
+/// Deserializes with the path of the offending field in the error.
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T, LaunchError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let field = (field != ".").then_some(field);
+        LaunchError { file: file.to_string(), field, message: e.into_inner().to_string() }
+    })
+}
+
+/// Loads and validates a launch file: the OpenCL form (with `zebin`/`zeinfo`) or the raw
+/// one-thread form.
 pub fn load(path: &Path) -> Result<Launch, LaunchError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| LaunchError::new(&file, None, format!("cannot read: {e}")))?;
-    let de = &mut serde_json::Deserializer::from_str(&text);
-    let spec: RawLaunchFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        let field = e.path().to_string();
-        let field = (field != ".").then_some(field);
-        LaunchError { file: file.clone(), field, message: e.into_inner().to_string() }
-    })?;
+    let value: serde_json::Value = from_json(&text, &file)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if super::opencl::is_opencl(&value) {
+        let spec = from_json(&text, &file)?;
+        return super::opencl::build(spec, &base, &file);
+    }
+    let spec: RawLaunchFile = from_json(&text, &file)?;
     build(spec, &base, &file)
 }
 

@@ -7,9 +7,7 @@ use vdb::isa::Opcode;
 use vdb::program::{Program, SourceFile};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
 }
 
 fn visaasm_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -29,10 +27,7 @@ fn visaasm_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn source(path: &Path) -> SourceFile {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    SourceFile {
-        path: path.display().to_string(),
-        text,
-    }
+    SourceFile { path: path.display().to_string(), text }
 }
 
 /// Real dumps and kernels: everything outside broken/ and the probes directory.
@@ -66,16 +61,8 @@ fn parse_every_real_file_without_errors_or_faults() {
     assert!(files.len() >= 35, "only {} files found", files.len());
     for path in &files {
         let prog = parse_one(path);
-        let faults: Vec<_> = prog
-            .insts
-            .iter()
-            .filter_map(|i| i.static_fault.as_ref())
-            .collect();
-        assert!(
-            faults.is_empty(),
-            "{}: unexpected static faults {faults:?}",
-            path.display()
-        );
+        let faults: Vec<_> = prog.insts.iter().filter_map(|i| i.static_fault.as_ref()).collect();
+        assert!(faults.is_empty(), "{}: unexpected static faults {faults:?}", path.display());
         assert!(prog.insts.len() > 1, "{}", path.display());
     }
 }
@@ -84,11 +71,7 @@ fn parse_every_real_file_without_errors_or_faults() {
 fn parse_multi_file_programs_put_the_kernel_first() {
     let dir = data("real/calls_indirect");
     let names = ["simd8_entry_0001_f0.visaasm", "simd8_entry_0001.visaasm"];
-    let existing: Vec<_> = names
-        .iter()
-        .map(|n| dir.join(n))
-        .filter(|p| p.exists())
-        .collect();
+    let existing: Vec<_> = names.iter().map(|n| dir.join(n)).filter(|p| p.exists()).collect();
     let stack = [
         data("real/calls_stackcall_func_helper_simd8.visaasm"),
         data("real/calls_stackcall_kernel_simd8.visaasm"),
@@ -98,19 +81,14 @@ fn parse_multi_file_programs_put_the_kernel_first() {
             continue;
         }
         let files: Vec<_> = group.iter().map(|p| source(p)).collect();
-        let prog = parse_files(files, &ParseOptions::default())
-            .unwrap_or_else(|d| panic!("{}", d.render()));
+        let prog = parse_files(files, &ParseOptions::default()).unwrap_or_else(|d| panic!("{}", d.render()));
         assert_eq!(prog.kernel().kind, vdb::program::UnitKind::Kernel);
         for u in &prog.units {
-            assert_eq!(
-                prog.inst(vdb::isa::InstIdx(u.end.0 - 1)).op,
-                Opcode::EndOfCode
-            );
+            assert_eq!(prog.inst(vdb::isa::InstIdx(u.end.0 - 1)).op, Opcode::EndOfCode);
         }
     }
     let files: Vec<_> = stack.iter().map(|p| source(p)).collect();
-    let prog =
-        parse_files(files, &ParseOptions::default()).unwrap_or_else(|d| panic!("{}", d.render()));
+    let prog = parse_files(files, &ParseOptions::default()).unwrap_or_else(|d| panic!("{}", d.render()));
     assert_eq!(prog.units.len(), 2);
     assert!(prog.function_unit("helper").is_some());
 }
@@ -118,10 +96,7 @@ fn parse_multi_file_programs_put_the_kernel_first() {
 /// The `/// $N` tag IGC writes after an instruction, if the line has one.
 fn tag_of(line: &str) -> Option<u32> {
     let at = line.find("/// $")?;
-    let digits: String = line[at + 5..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
+    let digits: String = line[at + 5..].chars().take_while(|c| c.is_ascii_digit()).collect();
     digits.parse().ok()
 }
 
@@ -147,8 +122,7 @@ fn parse_instruction_ids_match_igc_tags() {
 /// Verdict of GenX_IR on a probe: None = accepted (maybe with verifier errors), Some(line) =
 /// rejected by the parser at that line.
 fn probe_verdicts() -> Vec<(String, Option<u32>)> {
-    let text =
-        std::fs::read_to_string(data("real/handwritten/probes/RESULTS.txt")).unwrap_or_default();
+    let text = std::fs::read_to_string(data("real/handwritten/probes/RESULTS.txt")).unwrap_or_default();
     let mut out = Vec::new();
     for line in text.lines() {
         let cols: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -157,16 +131,12 @@ fn probe_verdicts() -> Vec<(String, Option<u32>)> {
         }
         let name = cols[0].to_string();
         let verdict = cols[cols.len() - 1];
-        let err_line = verdict
-            .strip_prefix("near line ")
-            .and_then(|r| r.split(':').next())
-            .and_then(|n| n.parse().ok());
+        let err_line =
+            verdict.strip_prefix("near line ").and_then(|r| r.split(':').next()).and_then(|n| n.parse().ok());
         out.push((name, err_line));
     }
     // Not in RESULTS.txt; verdicts from running GenX_IR 12504 on them.
-    for p in [
-        "p61", "p62", "p63", "p64", "p65", "p66", "p67", "p68", "p70", "p60_rt", "p79_rt", "p80_rt",
-    ] {
+    for p in ["p61", "p62", "p63", "p64", "p65", "p66", "p67", "p68", "p70", "p60_rt", "p79_rt", "p80_rt"] {
         out.push((p.to_string(), None));
     }
     out.push(("p69".to_string(), Some(20)));
@@ -183,31 +153,17 @@ fn parse_probes_agree_with_genx_ir() {
         if !path.exists() {
             continue;
         }
-        let (prog, diags) =
-            parse_files_with_warnings(vec![source(&path)], &ParseOptions::default());
+        let (prog, diags) = parse_files_with_warnings(vec![source(&path)], &ParseOptions::default());
         match err_line {
-            None if name == "p90" => assert!(
-                prog.is_none(),
-                "p90: unquoted string value should be rejected"
-            ),
+            None if name == "p90" => assert!(prog.is_none(), "p90: unquoted string value should be rejected"),
             None => {
-                let prog =
-                    prog.unwrap_or_else(|| panic!("{name} should parse:\n{}", diags.render()));
-                let faults = prog
-                    .insts
-                    .iter()
-                    .filter(|i| i.static_fault.is_some())
-                    .count();
+                let prog = prog.unwrap_or_else(|| panic!("{name} should parse:\n{}", diags.render()));
+                let faults = prog.insts.iter().filter(|i| i.static_fault.is_some()).count();
                 if faulting.contains(&name.as_str()) {
                     assert!(faults > 0, "{name}: expected a static fault");
                     assert!(diags.warnings().count() > 0, "{name}: expected a warning");
                 } else {
-                    assert_eq!(
-                        faults,
-                        0,
-                        "{name}: unexpected static fault\n{}",
-                        diags.render()
-                    );
+                    assert_eq!(faults, 0, "{name}: unexpected static fault\n{}", diags.render());
                 }
             }
             Some(line) => {
@@ -244,16 +200,9 @@ fn parse_broken_files_report_the_right_line() {
         let errors: Vec<_> = err.errors().collect();
         assert_eq!(errors.len(), 1, "{name}: {}", err.render());
         assert_eq!(errors[0].span.line, line, "{name}: {}", err.render());
-        assert!(
-            errors[0].message.contains(needle),
-            "{name}: {}",
-            err.render()
-        );
+        assert!(errors[0].message.contains(needle), "{name}: {}", err.render());
         let rendered = err.render();
-        assert!(
-            rendered.contains(&format!("{name}.visaasm:{line}:")),
-            "{rendered}"
-        );
+        assert!(rendered.contains(&format!("{name}.visaasm:{line}:")), "{rendered}");
         assert!(rendered.contains('^'));
     }
     // b7 mixes d and f operand types: only the verifier rejects it; vdb accepts it.
@@ -265,18 +214,14 @@ fn parse_broken_files_report_the_right_line() {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
 
 #[test]
 fn parse_never_panics_on_prefixes_and_mutations() {
-    let text =
-        std::fs::read_to_string(data("real/handwritten/syntax_probe.visaasm")).unwrap_or_default();
+    let text = std::fs::read_to_string(data("real/handwritten/syntax_probe.visaasm")).unwrap_or_default();
     let bytes = text.as_bytes();
     for end in (0..=bytes.len()).step_by(3) {
         let s = String::from_utf8_lossy(&bytes[..end]);
@@ -311,9 +256,7 @@ fn parse_never_panics_on_prefixes_and_mutations() {
 
 #[test]
 fn parse_is_fast_enough() {
-    let path = good_files()
-        .into_iter()
-        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
+    let path = good_files().into_iter().max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
     let Some(path) = path else { return };
     let src = source(&path);
     let start = std::time::Instant::now();
@@ -343,8 +286,8 @@ fn body(code: &str) -> Result<Program, vdb::asm::Diagnostics> {
 }
 
 fn imm_bits(code: &str) -> u64 {
-    let prog = body(&format!("    mov (M1, 1) V32(0,0)<1> {code}\n"))
-        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let prog =
+        body(&format!("    mov (M1, 1) V32(0,0)<1> {code}\n")).unwrap_or_else(|d| panic!("{}", d.render()));
     match &prog.insts[0].operands[1] {
         vdb::isa::Operand::Imm(i) => i.bits,
         other => panic!("{other:?}"),
@@ -359,18 +302,11 @@ fn parse_layout_aliases_and_operand_bases() {
     let v33 = prog.var(prog.var_id(vdb::isa::UnitId(0), "V33").expect("V33"));
     assert_eq!(v32.offset % 32, 0);
     assert_eq!(v33.offset, v32.offset + 32);
-    assert_eq!(
-        v33.root,
-        prog.var_id(vdb::isa::UnitId(0), "V32").expect("V32")
-    );
-    let vdb::isa::Operand::Direct(d) = &prog.insts[0].operands[0] else {
-        panic!()
-    };
+    assert_eq!(v33.root, prog.var_id(vdb::isa::UnitId(0), "V32").expect("V32"));
+    let vdb::isa::Operand::Direct(d) = &prog.insts[0].operands[0] else { panic!() };
     assert_eq!(d.base, v33.offset + 32 + 4);
     assert_eq!(d.ty, vdb::isa::DataType::W);
-    let vdb::isa::Operand::Direct(s) = &prog.insts[0].operands[1] else {
-        panic!()
-    };
+    let vdb::isa::Operand::Direct(s) = &prog.insts[0].operands[1] else { panic!() };
     assert_eq!(s.base, v32.offset + 12);
     assert_eq!(prog.grf_bytes % 32, 0);
     assert!(prog.grf_bytes >= v32.offset + 64);
@@ -398,20 +334,8 @@ fn parse_immediate_values() {
     assert_eq!(imm_bits("(1?2:3):d"), 2);
     assert_eq!(imm_bits("(%sizeof V32):d"), 64);
     assert_eq!(imm_bits("%sizeof(GRF):d"), 32);
-    for bad in [
-        "7",
-        "1e3:f",
-        "3.0:F",
-        "-0x3c00:hf",
-        "0x3f80:bf",
-        "0x1:UV",
-        "2+3:d",
-        ".5:f",
-    ] {
-        assert!(
-            body(&format!("    mov (M1, 1) V32(0,0)<1> {bad}\n")).is_err(),
-            "{bad}"
-        );
+    for bad in ["7", "1e3:f", "3.0:F", "-0x3c00:hf", "0x3f80:bf", "0x1:UV", "2+3:d", ".5:f"] {
+        assert!(body(&format!("    mov (M1, 1) V32(0,0)<1> {bad}\n")).is_err(), "{bad}");
     }
 }
 
@@ -423,10 +347,7 @@ fn parse_labels_calls_and_ids() {
     let end = prog.kernel().end.0 - 1;
     assert_eq!(prog.insts[end as usize].op, Opcode::EndOfCode);
     assert_eq!(prog.insts[0].operands[0], Operand::Label(InstIdx(end)));
-    assert_eq!(
-        prog.insts[1].operands[1],
-        Operand::Labels(vec![InstIdx(2), InstIdx(end)])
-    );
+    assert_eq!(prog.insts[1].operands[1], Operand::Labels(vec![InstIdx(2), InstIdx(end)]));
     assert_eq!(prog.insts[2].operands[0], Operand::Subroutine(InstIdx(4)));
     // .function "_main_0" is $0; goto $1, switchjmp $2, L_a $3, call $4, ret $5,
     // .function "sub_1" $6, mov $7.
@@ -437,42 +358,18 @@ fn parse_labels_calls_and_ids() {
 #[test]
 fn parse_rejections_point_at_the_right_place() {
     let cases = [
-        (
-            "    (P1) cmp.eq (M1, 16) P1 V32(0,0)<1;1,0> 0x2:d\n",
-            "cannot be predicated",
-        ),
-        (
-            "    mov (M1, 8) V32(0,0)<1> 0x1:d mov (M1, 8) V32(0,0)<1> 0x1:d\n",
-            "expecting end of line",
-        ),
-        (
-            "    CMP.GE (M1, 16) P1 V32(0,0)<1;1,0> 0x2:d\n",
-            "lower case",
-        ),
-        (
-            "    mov (M9, 16) V32(0,0)<1> 0x1:d\n",
-            "invalid execution offset info",
-        ),
+        ("    (P1) cmp.eq (M1, 16) P1 V32(0,0)<1;1,0> 0x2:d\n", "cannot be predicated"),
+        ("    mov (M1, 8) V32(0,0)<1> 0x1:d mov (M1, 8) V32(0,0)<1> 0x1:d\n", "expecting end of line"),
+        ("    CMP.GE (M1, 16) P1 V32(0,0)<1;1,0> 0x2:d\n", "lower case"),
+        ("    mov (M9, 16) V32(0,0)<1> 0x1:d\n", "invalid execution offset info"),
         ("    mov (M1, 16) V32(0,0)<3> 0x1:d\n", "Dst HorzStride"),
-        (
-            "    mov (M1, 16) V32(0,0)<1> V32\n",
-            "V32: not a predicate variable",
-        ),
-        (
-            "    mov (M1, 16) V32(0,0)<1> V32(0,0)<1<2;1,0>\n",
-            "syntax error",
-        ),
+        ("    mov (M1, 16) V32(0,0)<1> V32\n", "V32: not a predicate variable"),
+        ("    mov (M1, 16) V32(0,0)<1> V32(0,0)<1<2;1,0>\n", "syntax error"),
         ("    goto (M1, 1) nowhere\n", "undefined label: nowhere"),
         ("  L_indented:\n", "column 0"),
         (".decl P9 v_type=P num_elts=33\n", "1..32"),
-        (
-            ".decl V99 v_type=G type=d num_elts=16 alias=<V34, 8>\n",
-            "runs past the end",
-        ),
-        (
-            "    add (M1, 16) V32(0,0)<1> V32(0,0)<1;1,0>\n",
-            "expecting a source operand",
-        ),
+        (".decl V99 v_type=G type=d num_elts=16 alias=<V34, 8>\n", "runs past the end"),
+        ("    add (M1, 16) V32(0,0)<1> V32(0,0)<1;1,0>\n", "expecting a source operand"),
     ];
     for (code, needle) in cases {
         let err = match body(code) {

@@ -1,0 +1,405 @@
+//! The OpenCL launch file: a kernel compiled by `ocloc`, its zebin (or `.ze_info`), the
+//! NDRange and the arguments. Builds every hardware thread of every work-group with the
+//! payload IGC's ABI expects, buffers at non-overlapping SVM addresses with unmapped guard
+//! pages between them, and one SLM per work-group.
+//!
+//! ```json
+//! { "kernel": "skl/k24_local_arg.simd32.visaasm", "zebin": "skl/k24_local_arg.zebin",
+//!   "global_size": [96, 1, 1], "local_size": [24, 1, 1], "global_offset": [0, 0, 0],
+//!   "args": [ {"index": 0, "buffer": "in/in.bin", "output": "out/in.bin"},
+//!             {"index": 1, "size": 384, "output": "out/out.bin"},
+//!             {"index": 2, "local": 96}, {"index": 4, "scalar": "in/n.bin"},
+//!             {"index": 5, "bytes": "00006040"} ] }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::payload::{self, build_payload, slm_layout, threads_per_group, ArgValue, NdRange};
+use super::raw::{
+    decode_hex, load_program, read_relative, Launch, LaunchError, Number, Output, OutputSource,
+};
+use super::zeinfo::{ArgType, ZeInfo, ZeKernel};
+use super::{Platform, Zebin};
+use crate::exec::Scheduler;
+use crate::machine::{Machine, Slm, ThreadState, PAGE_SIZE};
+
+/// Where the first buffer goes: above 4 GiB, as `-cl-intel-greater-than-4GB-buffer-required`
+/// code expects.
+pub const BUFFER_BASE: u64 = 0x1_0000_0000;
+/// Where zebin data sections (`.data.const`, `.data.global`) go.
+pub const DATA_BASE: u64 = 0x8000_0000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArgSpec {
+    index: u32,
+    buffer: Option<String>,
+    size: Option<Number>,
+    output: Option<String>,
+    local: Option<Number>,
+    scalar: Option<String>,
+    bytes: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OpenClLaunchFile {
+    kernel: String,
+    #[serde(default)]
+    functions: Vec<String>,
+    zebin: Option<String>,
+    zeinfo: Option<String>,
+    /// `skl`, `tgllp`, `acm-g10` (needed with `zeinfo`; taken from the zebin otherwise).
+    device: Option<String>,
+    global_size: Vec<u64>,
+    local_size: Option<Vec<u64>>,
+    global_offset: Option<Vec<u64>>,
+    #[serde(default)]
+    args: Vec<ArgSpec>,
+    step_limit: Option<u64>,
+}
+
+fn dims(v: &[u64], field: &str, file: &str, default: u64) -> Result<[u32; 3], LaunchError> {
+    if v.is_empty() || v.len() > 3 {
+        return Err(LaunchError::new(file, Some(field), "give 1 to 3 sizes"));
+    }
+    let mut out = [default as u32; 3];
+    for (i, &x) in v.iter().enumerate() {
+        out[i] = u32::try_from(x)
+            .map_err(|_| LaunchError::new(file, Some(&format!("{field}[{i}]")), "too large"))?;
+    }
+    Ok(out)
+}
+
+/// The kernel's `.ze_info` and platform, from the zebin or a YAML file.
+fn kernel_info(
+    spec: &OpenClLaunchFile,
+    base: &Path,
+    file: &str,
+) -> Result<(ZeInfo, Platform, Option<Zebin>), LaunchError> {
+    let (text, zebin) = match (&spec.zebin, &spec.zeinfo) {
+        (Some(path), _) => {
+            let bytes = read_relative(base, path, file, "zebin")?;
+            let zebin =
+                Zebin::parse(&bytes).map_err(|e| LaunchError::new(file, Some("zebin"), e.to_string()))?;
+            let text = zebin
+                .ze_info_text()
+                .map_err(|e| LaunchError::new(file, Some("zebin"), e.to_string()))?
+                .to_string();
+            (text, Some(zebin))
+        }
+        (None, Some(path)) => {
+            let bytes = read_relative(base, path, file, "zeinfo")?;
+            (String::from_utf8_lossy(&bytes).into_owned(), None)
+        }
+        (None, None) => return Err(LaunchError::new(file, Some("zebin"), "give `zebin` (or `zeinfo`)")),
+    };
+    let info = ZeInfo::parse(&text).map_err(|e| LaunchError::new(file, Some("zeinfo"), e.to_string()))?;
+    let platform = match (&spec.device, &zebin) {
+        (Some(d), _) => Platform::from_device_name(d).ok_or_else(|| {
+            LaunchError::new(file, Some("device"), format!("unknown device `{d}` (skl, tgllp, acm-g10)"))
+        })?,
+        (None, Some(z)) => Platform::of_zebin(z).ok_or_else(|| {
+            LaunchError::new(file, Some("zebin"), "the zebin names no known platform; add `device`")
+        })?,
+        (None, None) => return Err(LaunchError::new(file, Some("device"), "with `zeinfo`, give `device`")),
+    };
+    Ok((info, platform, zebin))
+}
+
+/// Explicit argument indices the kernel has.
+fn kernel_arg_indices(kernel: &ZeKernel) -> Vec<u32> {
+    let mut v: Vec<u32> = kernel.payload_arguments.iter().filter_map(|a| a.arg_index).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Size in bytes a by-value argument's payload pieces read.
+fn by_value_size(kernel: &ZeKernel, index: u32) -> Option<u32> {
+    kernel
+        .payload_arguments
+        .iter()
+        .filter(|a| a.arg_type == ArgType::ArgByValue && a.arg_index == Some(index))
+        .map(|a| a.source_offset.unwrap_or(0) + a.size)
+        .max()
+}
+
+fn is_local(kernel: &ZeKernel, index: u32) -> bool {
+    kernel
+        .payload_arguments
+        .iter()
+        .any(|a| a.arg_index == Some(index) && a.addrmode.as_deref() == Some("slm"))
+}
+
+/// A global buffer argument placed in SVM.
+struct BufferArg {
+    index: u32,
+    address: u64,
+    size: u64,
+    init: Option<Vec<u8>>,
+    output: Option<String>,
+}
+
+struct Bound {
+    values: BTreeMap<u32, ArgValue>,
+    local_sizes: BTreeMap<u32, u32>,
+    buffers: Vec<BufferArg>,
+}
+
+fn bind_args(
+    spec: &OpenClLaunchFile,
+    kernel: &ZeKernel,
+    base: &Path,
+    file: &str,
+) -> Result<Bound, LaunchError> {
+    let known = kernel_arg_indices(kernel);
+    let mut bound = Bound { values: BTreeMap::new(), local_sizes: BTreeMap::new(), buffers: Vec::new() };
+    let mut next_addr = BUFFER_BASE;
+    for (i, a) in spec.args.iter().enumerate() {
+        let field = |f: &str| format!("args[{i}].{f}");
+        if !known.contains(&a.index) {
+            return Err(LaunchError::new(
+                file,
+                Some(&field("index")),
+                format!("the kernel has no argument {} (it has {:?})", a.index, known),
+            ));
+        }
+        if bound.values.contains_key(&a.index) {
+            return Err(LaunchError::new(
+                file,
+                Some(&field("index")),
+                format!("argument {} is given twice", a.index),
+            ));
+        }
+        let kinds = a.buffer.is_some() as u8
+            + a.local.is_some() as u8
+            + a.scalar.is_some() as u8
+            + a.bytes.is_some() as u8
+            + (a.size.is_some() && a.buffer.is_none()) as u8;
+        if kinds != 1 {
+            return Err(LaunchError::new(
+                file,
+                Some(&format!("args[{i}]")),
+                "give exactly one of `buffer`, `size`, `local`, `scalar`, `bytes`",
+            ));
+        }
+        if let Some(local) = a.local {
+            if !is_local(kernel, a.index) {
+                return Err(LaunchError::new(
+                    file,
+                    Some(&field("local")),
+                    format!("argument {} is not a __local pointer", a.index),
+                ));
+            }
+            bound.local_sizes.insert(a.index, local.0 as u32);
+            continue;
+        }
+        if is_local(kernel, a.index) {
+            return Err(LaunchError::new(
+                file,
+                Some(&format!("args[{i}]")),
+                format!("argument {} is a __local pointer: give `local`", a.index),
+            ));
+        }
+        let scalar = match (&a.scalar, &a.bytes) {
+            (Some(path), _) => Some(read_relative(base, path, file, &field("scalar"))?),
+            (_, Some(hex)) => Some(decode_hex(hex).ok_or_else(|| {
+                LaunchError::new(file, Some(&field("bytes")), "not an even-length hex string")
+            })?),
+            _ => None,
+        };
+        if let Some(bytes) = scalar {
+            let want = by_value_size(kernel, a.index).ok_or_else(|| {
+                LaunchError::new(
+                    file,
+                    Some(&format!("args[{i}]")),
+                    format!("argument {} is a pointer: give `buffer` or `size`", a.index),
+                )
+            })?;
+            if bytes.len() as u32 > want.div_ceil(4) * 4 || (bytes.len() as u32) < want {
+                return Err(LaunchError::new(
+                    file,
+                    Some(&format!("args[{i}]")),
+                    format!("{} bytes given, argument {} takes {want}", bytes.len(), a.index),
+                ));
+            }
+            bound.values.insert(a.index, ArgValue::Bytes(bytes));
+            continue;
+        }
+        if by_value_size(kernel, a.index).is_some() {
+            return Err(LaunchError::new(
+                file,
+                Some(&format!("args[{i}]")),
+                format!("argument {} is passed by value: give `scalar` or `bytes`", a.index),
+            ));
+        }
+        let init = match &a.buffer {
+            Some(path) => Some(read_relative(base, path, file, &field("buffer"))?),
+            None => None,
+        };
+        let size = match (a.size, &init) {
+            (Some(s), Some(b)) if (s.0 as usize) < b.len() => {
+                return Err(LaunchError::new(
+                    file,
+                    Some(&field("size")),
+                    format!("{} is smaller than the {} bytes of `buffer`", s.0, b.len()),
+                ))
+            }
+            (Some(s), _) => s.0,
+            (None, Some(b)) => b.len() as u64,
+            (None, None) => 0,
+        };
+        bound.values.insert(a.index, ArgValue::Pointer(next_addr));
+        bound.buffers.push(BufferArg {
+            index: a.index,
+            address: next_addr,
+            size,
+            init,
+            output: a.output.clone(),
+        });
+        // Round up to whole pages and leave one unmapped guard page before the next buffer.
+        next_addr += size.div_ceil(PAGE_SIZE).max(1) * PAGE_SIZE + PAGE_SIZE;
+    }
+    if let Some(missing) =
+        known.iter().find(|k| !bound.values.contains_key(k) && !bound.local_sizes.contains_key(k))
+    {
+        return Err(LaunchError::new(file, Some("args"), format!("no value for kernel argument {missing}")));
+    }
+    Ok(bound)
+}
+
+/// Maps zebin data sections and resolves symbols for `faddr`.
+fn load_data_sections(machine: &mut Machine, zebin: &Zebin) {
+    let mut next = DATA_BASE;
+    let mut bases: BTreeMap<u16, u64> = BTreeMap::new();
+    for name in [".data.const", ".data.global", ".data.constString"] {
+        if let Some((index, section)) = zebin.section(name) {
+            if section.data.is_empty() {
+                continue;
+            }
+            machine.svm.map(next, section.data.len() as u64, name);
+            let _ = machine.svm.write(next, &section.data);
+            bases.insert(index, next);
+            next += (section.data.len() as u64).div_ceil(PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE;
+        }
+    }
+    for sym in &zebin.symbols {
+        if let Some(base) = bases.get(&sym.section) {
+            machine.symbols.insert(sym.name.clone(), base + sym.value);
+        }
+    }
+}
+
+pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchError> {
+    let program = Arc::new(load_program(base, &spec.kernel, &spec.functions, 32, file)?);
+    let (info, platform, zebin) = kernel_info(&spec, base, file)?;
+    let name = program.kernel().name.clone();
+    let kernel = info.kernel(&name).ok_or_else(|| {
+        LaunchError::new(file, Some("zebin"), format!("the .ze_info has no kernel `{name}`"))
+    })?;
+    let global = dims(&spec.global_size, "global_size", file, 1)?;
+    let local = dims(spec.local_size.as_deref().unwrap_or(&[1]), "local_size", file, 1)?;
+    let offset = dims(spec.global_offset.as_deref().unwrap_or(&[0]), "global_offset", file, 0)?;
+    for d in 0..3 {
+        if local[d] == 0 || global[d] == 0 || global[d] % local[d] != 0 {
+            return Err(LaunchError::new(
+                file,
+                Some(&format!("global_size[{d}]")),
+                format!("{} is not a positive multiple of local_size[{d}] = {}", global[d], local[d]),
+            ));
+        }
+    }
+    let simd = kernel.execution_env.simd_size;
+    let bound = bind_args(&spec, kernel, base, file)?;
+    let (slm_dynamic, slots) = slm_layout(kernel, &bound.local_sizes)
+        .map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;
+    let mut values = bound.values.clone();
+    for (index, slot) in slots {
+        values.insert(index, ArgValue::Local { slot });
+    }
+    let range = NdRange {
+        work_dim: spec.global_size.len() as u32,
+        global_size: global,
+        local_size: local,
+        global_offset: offset,
+    };
+    let plan = payload::Launch { kernel, unit: program.kernel(), platform, simd, range, args: &values };
+    let mut machine = Machine::default();
+    if let Some(z) = &zebin {
+        load_data_sections(&mut machine, z);
+    }
+    let mut outputs = Vec::new();
+    let mut buffers = Vec::new();
+    let arg_names = info.misc_info(&name).map(|m| m.args_info.clone()).unwrap_or_default();
+    for BufferArg { index, address: addr, size, init, output } in &bound.buffers {
+        let label = format!("arg{index}");
+        if *size > 0 {
+            machine.svm.map(*addr, *size, &label);
+        }
+        if let Some(bytes) = init {
+            machine
+                .svm
+                .write(*addr, bytes)
+                .map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;
+        }
+        if let Some(out) = output {
+            outputs.push(Output {
+                source: OutputSource::Svm { address: *addr, size: *size },
+                path: out.clone(),
+            });
+        }
+        buffers.push((label, *addr, *size));
+        if let Some(info) = arg_names.iter().find(|a| a.index == *index && !a.name.is_empty()) {
+            buffers.push((info.name.clone(), *addr, *size));
+        }
+    }
+    let slm_total = kernel.execution_env.slm_size + slm_dynamic;
+    let groups = [global[0] / local[0], global[1] / local[1], global[2] / local[2]];
+    let per_group = threads_per_group(local, simd);
+    let shared_slm = Arc::new(Slm::new(slm_total as usize));
+    let mut ranges = Vec::new();
+    let mut labels = Vec::new();
+    let mut group_index = 0u32;
+    for gz in 0..groups[2] {
+        for gy in 0..groups[1] {
+            for gx in 0..groups[0] {
+                let first = machine.threads.len() as u32;
+                for t in 0..per_group {
+                    let p = build_payload(&plan, [gx, gy, gz], t)
+                        .map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;
+                    let mut thread = ThreadState::new(&program, simd, p.dispatch_mask);
+                    super::raw::apply_payload(&program, &mut thread, &p.image);
+                    thread.group = group_index;
+                    thread.index_in_group = t;
+                    machine.threads.push(Arc::new(thread));
+                    labels.push(([gx, gy, gz], t));
+                }
+                machine.slms.push(shared_slm.clone());
+                ranges.push(first..first + per_group);
+                group_index += 1;
+            }
+        }
+    }
+    let mut scheduler = Scheduler::new(ranges);
+    scheduler.step_limit = spec.step_limit.unwrap_or(1_000_000_000);
+    Ok(Launch {
+        program,
+        machine,
+        scheduler,
+        outputs,
+        base_dir: base.to_path_buf(),
+        simd,
+        thread_labels: labels,
+        buffers,
+    })
+}
+
+/// Whether a launch file's JSON is the OpenCL form.
+pub(super) fn is_opencl(value: &serde_json::Value) -> bool {
+    value.get("zebin").is_some() || value.get("zeinfo").is_some() || value.get("global_size").is_some()
+}

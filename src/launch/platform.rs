@@ -1,0 +1,51 @@
+//! The GPU generations the payload ABI distinguishes. Only one ABI detail depends on it (the
+//! blank r1 of abi.md §1), so the enum is small; it can be named by the device string ocloc
+//! takes or read from the zebin's `.note.intelgt.compat` PRODUCT_FAMILY note.
+
+use super::zebin::Zebin;
+
+/// Target platform of a compiled kernel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Platform {
+    /// Gen9 (`skl`).
+    Gen9,
+    /// Gen12LP (`tgllp`).
+    Gen12Lp,
+    /// XeHPG (`acm-g10`, DG2).
+    XeHpg,
+}
+
+impl Platform {
+    /// From an `ocloc -device` name as used in the kernel corpus directories.
+    pub fn from_device_name(name: &str) -> Option<Platform> {
+        match name {
+            "skl" => Some(Platform::Gen9),
+            "tgllp" => Some(Platform::Gen12Lp),
+            "acm-g10" | "dg2" => Some(Platform::XeHpg),
+            _ => None,
+        }
+    }
+
+    /// From a PRODUCT_FAMILY value (IGFX_SKYLAKE = 18, IGFX_TIGERLAKE_LP = 29,
+    /// IGFX_DG2 = 1270).
+    pub fn from_product_family(family: u32) -> Option<Platform> {
+        match family {
+            18 => Some(Platform::Gen9),
+            29 => Some(Platform::Gen12Lp),
+            1270 => Some(Platform::XeHpg),
+            _ => None,
+        }
+    }
+
+    /// The platform a zebin was compiled for, from its compatibility note.
+    pub fn of_zebin(zebin: &Zebin) -> Option<Platform> {
+        zebin.product_family().and_then(Platform::from_product_family)
+    }
+
+    /// Whether a kernel without per-thread data still gets a blank r1 before its
+    /// cross-thread data. Gen9/Gen12LP hardware needs some per-thread data whenever there is
+    /// cross-thread data; XeHPG loads the payload in a prolog and does not.
+    pub fn blank_r1_without_local_ids(self) -> bool {
+        matches!(self, Platform::Gen9 | Platform::Gen12Lp)
+    }
+}
