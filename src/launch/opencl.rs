@@ -221,12 +221,10 @@ fn bind_args(
                     format!("argument {} is a pointer: give `buffer` or `size`", a.index),
                 )
             })?;
-            if bytes.len() as u32 > want.div_ceil(4) * 4 || (bytes.len() as u32) < want {
-                return Err(LaunchError::new(
-                    file,
-                    Some(&format!("args[{i}]")),
-                    format!("{} bytes given, argument {} takes {want}", bytes.len(), a.index),
-                ));
+            // A char/short gets a 4-byte slot but only sizeof(T) bytes (NEO copies exactly those).
+            if bytes.is_empty() || bytes.len() as u32 > want.div_ceil(4) * 4 {
+                let msg = format!("{} bytes given, argument {} takes at most {want}", bytes.len(), a.index);
+                return Err(LaunchError::new(file, Some(&format!("args[{i}]")), msg));
             }
             bound.values.insert(a.index, ArgValue::Bytes(bytes));
             continue;

@@ -5,5 +5,6 @@ mod alu;
 mod control;
 mod golden;
 mod harness;
+mod opencl;
 mod parse;
 mod timetravel;

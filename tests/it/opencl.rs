@@ -1,0 +1,98 @@
+//! Real OpenCL launches end to end: every launch file under sample-kernels/opencl and
+//! sample-kernels/shared (IGC-compiled for skl, tgllp and acm-g10) runs every thread of every
+//! work-group and its output buffers equal pocl's, byte for byte unless the kernel's
+//! compare.json allows a float tolerance for a buffer.
+
+use std::path::{Path, PathBuf};
+
+use vdb::exec::{run_to_end, Interpreter, NullObserver};
+use vdb::launch::raw;
+
+use crate::golden::scratch;
+
+fn launches(group: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels").join(group);
+    let mut out = Vec::new();
+    for kernel in std::fs::read_dir(&root).expect("sample kernels").filter_map(|e| e.ok()) {
+        for f in std::fs::read_dir(kernel.path()).into_iter().flatten().filter_map(|e| e.ok()) {
+            if f.path().to_string_lossy().ends_with(".launch.json") {
+                out.push(f.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Compares one output with its reference under the buffer's rule.
+fn matches(rule: &serde_json::Value, got: &[u8], want: &[u8]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} bytes, expected {}", got.len(), want.len()));
+    }
+    if let Some(ulp) = rule.get("f32_ulp").and_then(|v| v.as_u64()) {
+        for (i, (a, b)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
+            let (a, b) =
+                (i32::from_le_bytes(a.try_into().expect("4")), i32::from_le_bytes(b.try_into().expect("4")));
+            if (a as i64 - b as i64).unsigned_abs() > ulp {
+                return Err(format!(
+                    "float {i}: {:e} vs {:e}",
+                    f32::from_bits(a as u32),
+                    f32::from_bits(b as u32)
+                ));
+            }
+        }
+        return Ok(());
+    }
+    match got.iter().zip(want).position(|(a, b)| a != b) {
+        None => Ok(()),
+        Some(i) => Err(format!("first difference at byte {i}: {:#04x} vs {:#04x}", got[i], want[i])),
+    }
+}
+
+fn check(path: &Path) -> Result<(), String> {
+    let mut launch = raw::load(path).map_err(|e| e.to_string())?;
+    let interp = Interpreter::new(launch.program.clone());
+    run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)
+        .map_err(|f| f.render(&launch.program))?;
+    let name = path.to_string_lossy().replace(['/', '.'], "_");
+    let out = scratch(&name);
+    raw::write_outputs(&launch.program, &launch.machine, &launch.outputs, &out)?;
+    let kdir = path.parent().expect("kernel dir");
+    let rules: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(kdir.join("compare.json")).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    for output in &launch.outputs {
+        let file = Path::new(&output.path).file_name().expect("name").to_string_lossy().to_string();
+        let got = std::fs::read(out.join(&output.path)).map_err(|e| e.to_string())?;
+        let want = std::fs::read(kdir.join("expected").join(&file)).map_err(|e| e.to_string())?;
+        let stem = file.trim_end_matches(".bin");
+        let rule = rules.get(stem).or_else(|| rules.get(&file)).cloned().unwrap_or(serde_json::Value::Null);
+        matches(&rule, &got, &want).map_err(|e| format!("{file}: {e}"))?;
+    }
+    let _ = std::fs::remove_dir_all(out);
+    Ok(())
+}
+
+fn check_all(group: &str) {
+    let all = launches(group);
+    assert!(!all.is_empty());
+    let failures: Vec<String> =
+        all.iter().filter_map(|p| check(p).err().map(|e| format!("{}: {e}", p.display()))).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} launches differ:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn project_reference_kernels_match_pocl_on_every_target() {
+    check_all("shared");
+}
+
+#[test]
+fn sample_opencl_kernels_match_pocl_on_every_target() {
+    check_all("opencl");
+}
