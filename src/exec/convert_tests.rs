@@ -28,7 +28,7 @@ fn f32_to_f16_halfway_rne_vs_rtz() {
     assert_eq!(f32_to_f16_bits(half, 0), 0x3c00); // tie to even
     assert_eq!(f32_to_f16_bits(half, 3), 0x3c00);
     assert_eq!(f32_to_f16_bits(half, 1), 0x3c01); // toward +inf
-    // 1 + 3·2^-11: halfway between 0x3c01 and 0x3c02 → even is 0x3c02.
+                                                  // 1 + 3·2^-11: halfway between 0x3c01 and 0x3c02 → even is 0x3c02.
     let half3 = 1.0 + 3.0 * 2f32.powi(-11);
     assert_eq!(f32_to_f16_bits(half3, 0), 0x3c02);
     assert_eq!(f32_to_f16_bits(half3, 3), 0x3c01);
@@ -56,7 +56,10 @@ fn f16_denormals_are_produced_and_decoded() {
     assert_eq!(f32_to_f16_bits(-0.0, 0), 0x8000);
     assert_eq!(flush_out(F16, 0x8001, false), 0x8000);
     assert_eq!(flush_out(F16, 0x8001, true), 0x8001);
-    assert_eq!(flush_in(F32, -(2f64.powi(-130)), false).to_bits(), (-0.0f64).to_bits());
+    assert_eq!(
+        flush_in(F32, -(2f64.powi(-130)), false).to_bits(),
+        (-0.0f64).to_bits()
+    );
 }
 
 #[test]
@@ -82,7 +85,10 @@ fn int_to_float_rounds_per_mode() {
     assert_eq!(int_to_float(F32, -3, RNE), (-3.0f32).to_bits() as u64);
     assert_eq!(int_to_float(F16, 65519, RNE), 0x7bff);
     assert_eq!(int_to_float(F16, 70000, RNE), 0x7c00);
-    assert_eq!(int_to_float(F64, i64::MIN as i128, RNE), (i64::MIN as f64).to_bits());
+    assert_eq!(
+        int_to_float(F64, i64::MIN as i128, RNE),
+        (i64::MIN as f64).to_bits()
+    );
     assert_eq!(int_to_float(F32, 0, RNE), 0);
 }
 
@@ -107,7 +113,10 @@ fn vf_bytes_decode() {
     assert_eq!(f32::from_bits(vf_to_f32_bits(0xc0)), -2.0);
     assert_eq!(f32::from_bits(vf_to_f32_bits(0x00)), 0.0);
     assert_eq!(f32::from_bits(vf_to_f32_bits(0x7f)), 31.0);
-    assert_eq!(f32::from_bits(vf_to_f32_bits(0x01)), 0.125 * (1.0 + 1.0 / 16.0));
+    assert_eq!(
+        f32::from_bits(vf_to_f32_bits(0x01)),
+        0.125 * (1.0 + 1.0 / 16.0)
+    );
 }
 
 proptest! {
