@@ -33,21 +33,11 @@ impl SrcLanes {
 /// Results: `values[lane]` = raw bits of the destination type (zero-extended into u64);
 /// `second[lane]` = the second destination (addc carry, subb borrow, madw high half);
 /// `flags` bit lane = cmp relation true.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct AluOut {
     pub values: [u64; 32],
     pub second: [u64; 32],
     pub flags: u32,
-}
-
-impl Default for AluOut {
-    fn default() -> Self {
-        AluOut {
-            values: [0; 32],
-            second: [0; 32],
-            flags: 0,
-        }
-    }
 }
 
 /// Why an instruction cannot be evaluated.

@@ -253,3 +253,7 @@ fn stochastic(from: Fmt, to: Fmt, bits: u64, rnd: u64, rbits: u32) -> u64 {
         lo
     }
 }
+
+#[cfg(test)]
+#[path = "math_tests.rs"]
+mod tests;

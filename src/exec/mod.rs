@@ -4,3 +4,5 @@ pub mod alu;
 mod alu_int;
 pub mod convert;
 mod math;
+#[cfg(test)]
+mod test_util;
