@@ -1,15 +1,20 @@
 //! Execution of one instruction of one thread.
 
 pub mod alu;
+mod alu_int;
 mod control;
+pub mod convert;
 mod ctx;
 mod fault;
+mod math;
 mod message;
 mod observer;
 mod operand;
 mod schedule;
 mod step;
 mod tables;
+#[cfg(test)]
+mod test_util;
 
 pub use control::{window, FUNCTION_ADDRESS_BASE};
 pub use ctx::Ctx;
