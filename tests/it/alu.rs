@@ -215,7 +215,7 @@ fn float_math_matches_ieee() {
 fn half_conversion_honours_the_cr0_rounding_mode() {
     // 1 + 2^-11 + 2^-20 lies just above the halfway point between two halves: RNE rounds
     // up to 1 + 2^-10 (0x3c01), RTZ truncates to 1.0 (0x3c00).
-    let body = "    mov (M1, 16) F(0,0)<1> 0x3f800808:f
+    let body = "    mov (M1, 16) F(0,0)<1> 0x3f801008:f
     mov (M1, 8) H(0,0)<1> F(0,0)<1;1,0>
     xor (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0x30:ud
     mov (M1, 8) H(0,8)<1> F(0,0)<1;1,0>
