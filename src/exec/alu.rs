@@ -22,11 +22,7 @@ pub struct SrcLanes {
 impl SrcLanes {
     /// The same value in every lane.
     pub fn splat(ty: DataType, modifier: SrcMod, bits: u64) -> SrcLanes {
-        SrcLanes {
-            ty,
-            modifier,
-            bits: [bits; 32],
-        }
+        SrcLanes { ty, modifier, bits: [bits; 32] }
     }
 }
 
@@ -81,8 +77,7 @@ impl Ctx {
 
     /// The first `n` sources, or an error naming the op.
     pub fn srcs<'a>(&self, srcs: &'a [SrcLanes], n: usize) -> Result<&'a [SrcLanes], AluError> {
-        srcs.get(..n)
-            .ok_or_else(|| self.unsupported(srcs, &format!("needs {n} sources")))
+        srcs.get(..n).ok_or_else(|| self.unsupported(srcs, &format!("needs {n} sources")))
     }
 
     /// Whether denormals of `fmt` are kept.
@@ -192,11 +187,7 @@ pub(crate) fn store_ints(cx: &Ctx, vals: &[i128; 32], out: &mut AluOut) {
         for l in Lanes(cx.mask) {
             let bits = convert::int_to_float(fmt, vals[l], cx.mode);
             let bits = convert::flush_out(fmt, bits, keep);
-            out.values[l] = if cx.sat {
-                sat_float_bits(fmt, bits)
-            } else {
-                bits
-            };
+            out.values[l] = if cx.sat { sat_float_bits(fmt, bits) } else { bits };
         }
         return;
     }
@@ -287,19 +278,8 @@ pub fn eval(
     cr0: u32,
     out: &mut AluOut,
 ) -> Result<(), AluError> {
-    let lane_mask = if n_lanes >= 32 {
-        u32::MAX
-    } else {
-        (1u32 << n_lanes) - 1
-    };
-    let cx = Ctx {
-        op,
-        dst: dst_ty,
-        sat,
-        cr0,
-        mode: RoundMode::from_cr0(cr0),
-        mask: enabled & lane_mask,
-    };
+    let lane_mask = if n_lanes >= 32 { u32::MAX } else { (1u32 << n_lanes) - 1 };
+    let cx = Ctx { op, dst: dst_ty, sat, cr0, mode: RoundMode::from_cr0(cr0), mask: enabled & lane_mask };
     use Opcode as O;
     match op {
         O::Mov => mov(&cx, cx.srcs(srcs, 1)?, out),
@@ -430,11 +410,7 @@ fn cmp(cx: &Ctx, rel: CondMod, s: &[SrcLanes], out: &mut AluOut) -> Result<(), A
             flags |= (relation(rel, Some(a[l].cmp(&b[l]))) as u32) << l;
         }
     }
-    let ones = if cx.dst == DataType::Bool {
-        1
-    } else {
-        convert::mask(cx.dst.bits())
-    };
+    let ones = if cx.dst == DataType::Bool { 1 } else { convert::mask(cx.dst.bits()) };
     for l in Lanes(cx.mask) {
         out.values[l] = if flags >> l & 1 == 1 { ones } else { 0 };
     }

@@ -8,13 +8,7 @@ use crate::isa::{Opcode, SubOp};
 
 /// Applies `f` to two sources on the enabled lanes.
 #[inline]
-fn map2(
-    m: u32,
-    r: &mut [i128; 32],
-    a: &[i128; 32],
-    b: &[i128; 32],
-    f: impl Fn(i128, i128) -> i128,
-) {
+fn map2(m: u32, r: &mut [i128; 32], a: &[i128; 32], b: &[i128; 32], f: impl Fn(i128, i128) -> i128) {
     for l in Lanes(m) {
         r[l] = f(a[l], b[l]);
     }
@@ -60,24 +54,12 @@ pub(crate) fn arith(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(),
     let s = cx.srcs(srcs, arity(cx.op))?;
     let a = load_ints(&s[0]);
     let b = load_ints(&s[1]);
-    let c = if s.len() > 2 {
-        load_ints(&s[2])
-    } else {
-        [0; 32]
-    };
+    let c = if s.len() > 2 { load_ints(&s[2]) } else { [0; 32] };
     let m = cx.mask;
     let mut r = [0i128; 32];
     // Products of two 64-bit values can exceed i128 only for q/uq; saturate those for .sat.
-    let mul = if cx.sat {
-        i128::saturating_mul
-    } else {
-        i128::wrapping_mul
-    };
-    let add = if cx.sat {
-        i128::saturating_add
-    } else {
-        i128::wrapping_add
-    };
+    let mul = if cx.sat { i128::saturating_mul } else { i128::wrapping_mul };
+    let add = if cx.sat { i128::saturating_add } else { i128::wrapping_add };
     match cx.op {
         Opcode::Add => map2(m, &mut r, &a, &b, |x, y| x + y),
         Opcode::Add3 => map3(m, &mut r, [&a, &b, &c], |x, y, z| x + y + z),
@@ -128,9 +110,7 @@ fn dp4a(m: u32, r: &mut [i128; 32], s: &[SrcLanes], v: [&[i128; 32]; 3]) {
     };
     let (s1, s2) = (s[1].ty.is_signed_int(), s[2].ty.is_signed_int());
     for l in Lanes(m) {
-        let dot: i128 = (0..4)
-            .map(|k| byte(v[1][l], k, s1) * byte(v[2][l], k, s2))
-            .sum();
+        let dot: i128 = (0..4).map(|k| byte(v[1][l], k, s1) * byte(v[2][l], k, s2)).sum();
         r[l] = v[0][l] + dot;
     }
 }
@@ -159,12 +139,7 @@ fn wide(cx: &Ctx, s: [&[i128; 32]; 3], out: &mut AluOut) -> Result<(), AluError>
 
 /// and, or, xor, not, bfn.xHH on the extended values (`(~)` already applied), truncated at
 /// store time.
-pub(crate) fn logic(
-    cx: &Ctx,
-    sub: &SubOp,
-    srcs: &[SrcLanes],
-    out: &mut AluOut,
-) -> Result<(), AluError> {
+pub(crate) fn logic(cx: &Ctx, sub: &SubOp, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(), AluError> {
     let n = match cx.op {
         Opcode::Not => 1,
         Opcode::Bfn => 3,
@@ -237,11 +212,7 @@ pub(crate) fn shift(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(),
 /// Rotates the `w`-bit value `x` by `y mod w`.
 fn rotate(x: i128, y: i128, w: u32, left: bool) -> i128 {
     let rm = w as i128 - 1;
-    let (l, rt) = if left {
-        (y & rm, (-y) & rm)
-    } else {
-        ((-y) & rm, y & rm)
-    };
+    let (l, rt) = if left { (y & rm, (-y) & rm) } else { ((-y) & rm, y & rm) };
     ((x << l) | (x >> rt)) & mask(w) as i128
 }
 

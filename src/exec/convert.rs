@@ -41,32 +41,14 @@ pub struct Fmt {
     pub mant_bits: u32,
 }
 
-pub const F64: Fmt = Fmt {
-    exp_bits: 11,
-    mant_bits: 52,
-};
-pub const F32: Fmt = Fmt {
-    exp_bits: 8,
-    mant_bits: 23,
-};
-pub const F16: Fmt = Fmt {
-    exp_bits: 5,
-    mant_bits: 10,
-};
-pub const BF16: Fmt = Fmt {
-    exp_bits: 8,
-    mant_bits: 7,
-};
+pub const F64: Fmt = Fmt { exp_bits: 11, mant_bits: 52 };
+pub const F32: Fmt = Fmt { exp_bits: 8, mant_bits: 23 };
+pub const F16: Fmt = Fmt { exp_bits: 5, mant_bits: 10 };
+pub const BF16: Fmt = Fmt { exp_bits: 8, mant_bits: 7 };
 /// BF8 (e5m2), the `fcvt` UB encoding.
-pub const BF8: Fmt = Fmt {
-    exp_bits: 5,
-    mant_bits: 2,
-};
+pub const BF8: Fmt = Fmt { exp_bits: 5, mant_bits: 2 };
 /// TF32 (e8m10), the `fcvt` UD encoding (kept in the top 19 bits of a dword).
-pub const TF32: Fmt = Fmt {
-    exp_bits: 8,
-    mant_bits: 10,
-};
+pub const TF32: Fmt = Fmt { exp_bits: 8, mant_bits: 10 };
 
 impl Fmt {
     /// The format of a float data type (None for integers).
@@ -102,10 +84,7 @@ impl Fmt {
         self.signed(neg, self.exp_max() << self.mant_bits)
     }
     const fn max_finite(self, neg: bool) -> u64 {
-        self.signed(
-            neg,
-            ((self.exp_max() - 1) << self.mant_bits) | self.mant_mask(),
-        )
+        self.signed(neg, ((self.exp_max() - 1) << self.mant_bits) | self.mant_mask())
     }
     /// True for a nonzero value with a zero exponent field.
     pub const fn is_denormal(self, bits: u64) -> bool {
@@ -204,10 +183,7 @@ pub fn round_to_format(fmt: Fmt, neg: bool, m: u128, exp: i32, mode: RoundMode) 
     if biased as i64 >= fmt.exp_max() as i64 {
         return overflow(fmt, neg, mode);
     }
-    fmt.signed(
-        neg,
-        ((biased as u64) << mb) | (kept as u64 & fmt.mant_mask()),
-    )
+    fmt.signed(neg, ((biased as u64) << mb) | (kept as u64 & fmt.mant_mask()))
 }
 
 /// Encodes the real number `v + ε` into `fmt`, where `v` is an f64 and `ε` is a residual far
@@ -221,11 +197,7 @@ pub fn encode(fmt: Fmt, v: f64, err: i8, mode: RoundMode) -> u64 {
         return fmt.signed(neg, fmt.inf(false) | payload | quiet);
     }
     if v.is_infinite() || v == 0.0 {
-        return if v == 0.0 {
-            fmt.signed(neg, 0)
-        } else {
-            fmt.inf(neg)
-        };
+        return if v == 0.0 { fmt.signed(neg, 0) } else { fmt.inf(neg) };
     }
     if fmt == F64 {
         return directed_f64(v, err, mode).to_bits();
@@ -233,11 +205,7 @@ pub fn encode(fmt: Fmt, v: f64, err: i8, mode: RoundMode) -> u64 {
     let bits = v.to_bits();
     let e = ((bits >> 52) & 0x7ff) as i32;
     let frac = (bits & ((1 << 52) - 1)) as u128;
-    let (m, exp) = if e == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1 << 52), e - 1075)
-    };
+    let (m, exp) = if e == 0 { (frac, -1074) } else { (frac | (1 << 52), e - 1075) };
     // Two extra bits hold the residual as a sticky value strictly between neighbours.
     let away = (err > 0) != neg;
     let m = match err {

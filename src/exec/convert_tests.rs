@@ -56,10 +56,7 @@ fn f16_denormals_are_produced_and_decoded() {
     assert_eq!(f32_to_f16_bits(-0.0, 0), 0x8000);
     assert_eq!(flush_out(F16, 0x8001, false), 0x8000);
     assert_eq!(flush_out(F16, 0x8001, true), 0x8001);
-    assert_eq!(
-        flush_in(F32, -(2f64.powi(-130)), false).to_bits(),
-        (-0.0f64).to_bits()
-    );
+    assert_eq!(flush_in(F32, -(2f64.powi(-130)), false).to_bits(), (-0.0f64).to_bits());
 }
 
 #[test]
@@ -85,10 +82,7 @@ fn int_to_float_rounds_per_mode() {
     assert_eq!(int_to_float(F32, -3, RNE), (-3.0f32).to_bits() as u64);
     assert_eq!(int_to_float(F16, 65519, RNE), 0x7bff);
     assert_eq!(int_to_float(F16, 70000, RNE), 0x7c00);
-    assert_eq!(
-        int_to_float(F64, i64::MIN as i128, RNE),
-        (i64::MIN as f64).to_bits()
-    );
+    assert_eq!(int_to_float(F64, i64::MIN as i128, RNE), (i64::MIN as f64).to_bits());
     assert_eq!(int_to_float(F32, 0, RNE), 0);
 }
 
@@ -113,10 +107,7 @@ fn vf_bytes_decode() {
     assert_eq!(f32::from_bits(vf_to_f32_bits(0xc0)), -2.0);
     assert_eq!(f32::from_bits(vf_to_f32_bits(0x00)), 0.0);
     assert_eq!(f32::from_bits(vf_to_f32_bits(0x7f)), 31.0);
-    assert_eq!(
-        f32::from_bits(vf_to_f32_bits(0x01)),
-        0.125 * (1.0 + 1.0 / 16.0)
-    );
+    assert_eq!(f32::from_bits(vf_to_f32_bits(0x01)), 0.125 * (1.0 + 1.0 / 16.0));
 }
 
 proptest! {

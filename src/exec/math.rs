@@ -34,14 +34,7 @@ fn two_sum(a: f64, b: f64) -> (f64, i8) {
 #[inline]
 fn two_prod(a: f64, b: f64) -> (f64, i8) {
     let p = a * b;
-    (
-        p,
-        if p.is_finite() {
-            sign(a.mul_add(b, -p))
-        } else {
-            0
-        },
-    )
+    (p, if p.is_finite() { sign(a.mul_add(b, -p)) } else { 0 })
 }
 
 /// a · b + c: exact whenever a · b is exact in f64 (always for F and HF sources).
@@ -132,25 +125,14 @@ fn lanes1(m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32], f: impl Fn(f64) -> (f6
 }
 
 #[inline]
-fn lanes2(
-    m: u32,
-    r: &mut [(f64, i8); 32],
-    a: &[f64; 32],
-    b: &[f64; 32],
-    f: impl Fn(f64, f64) -> (f64, i8),
-) {
+fn lanes2(m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32], b: &[f64; 32], f: impl Fn(f64, f64) -> (f64, i8)) {
     for l in Lanes(m) {
         r[l] = f(a[l], b[l]);
     }
 }
 
 #[inline]
-fn lanes3(
-    m: u32,
-    r: &mut [(f64, i8); 32],
-    s: [&[f64; 32]; 3],
-    f: impl Fn(f64, f64, f64) -> (f64, i8),
-) {
+fn lanes3(m: u32, r: &mut [(f64, i8); 32], s: [&[f64; 32]; 3], f: impl Fn(f64, f64, f64) -> (f64, i8)) {
     for l in Lanes(m) {
         r[l] = f(s[0][l], s[1][l], s[2][l]);
     }
@@ -215,9 +197,7 @@ pub(crate) fn fcvt(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(), 
     let conv: fn(u64, u64, RoundMode) -> u64 = match (cx.op, dst, src) {
         // BF8 (e5m2) is exactly the high byte of an f16.
         (Opcode::Fcvt, DataType::Hf, DataType::Ub) => |x, _, _| (x & 0xff) << 8,
-        (Opcode::Fcvt, DataType::Ub, DataType::Hf) => {
-            |x, _, md| convert::encode(BF8, F16.decode(x), 0, md)
-        }
+        (Opcode::Fcvt, DataType::Ub, DataType::Hf) => |x, _, md| convert::encode(BF8, F16.decode(x), 0, md),
         // TF32 lives in f32 layout with the low 13 mantissa bits zero.
         (Opcode::Fcvt, DataType::F, DataType::Ud) => |x, _, _| x & 0xffff_ffff,
         (Opcode::Fcvt, DataType::Ud, DataType::F) => {

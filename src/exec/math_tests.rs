@@ -7,34 +7,19 @@ use proptest::prelude::*;
 
 #[test]
 fn mov_float_to_int_and_back() {
-    assert_eq!(
-        one(O::Mov, T::D, &[s(T::F, f(-2.9))]),
-        (-2i32) as u32 as u64
-    );
+    assert_eq!(one(O::Mov, T::D, &[s(T::F, f(-2.9))]), (-2i32) as u32 as u64);
     assert_eq!(one(O::Mov, T::D, &[s(T::F, 0x7fc0_0000)]), 0);
     assert_eq!(one(O::Mov, T::D, &[s(T::F, f(3e9))]), 0x7fff_ffff);
-    assert_eq!(
-        one(O::Mov, T::D, &[s(T::F, f(f32::NEG_INFINITY))]),
-        0x8000_0000
-    );
+    assert_eq!(one(O::Mov, T::D, &[s(T::F, f(f32::NEG_INFINITY))]), 0x8000_0000);
     assert_eq!(one(O::Mov, T::Ud, &[s(T::F, f(-1.5))]), 0);
     assert_eq!(one(O::Mov, T::Ub, &[s(T::Hf, 0x5c00)]), 255); // 256.0
-    assert_eq!(
-        one(O::Mov, T::Q, &[s(T::Df, (-1e300f64).to_bits())]),
-        i64::MIN as u64
-    );
+    assert_eq!(one(O::Mov, T::Q, &[s(T::Df, (-1e300f64).to_bits())]), i64::MIN as u64);
     assert_eq!(one(O::Mov, T::F, &[s(T::D, 16_777_217)]), 0x4b80_0000);
     assert_eq!(moded(O::Mov, T::F, &[s(T::D, 16_777_217)], RU), 0x4b80_0001);
-    assert_eq!(
-        moded(O::Mov, T::F, &[s(T::Ud, 0xffff_ffff)], RTZ),
-        0x4f7f_ffff
-    );
+    assert_eq!(moded(O::Mov, T::F, &[s(T::Ud, 0xffff_ffff)], RTZ), 0x4f7f_ffff);
     assert_eq!(one(O::Mov, T::F, &[s(T::Ud, 0xffff_ffff)]), 0x4f80_0000);
     assert_eq!(one(O::Mov, T::Hf, &[s(T::W, 0xfffe)]), 0xc000);
-    assert_eq!(
-        one(O::Mov, T::Df, &[s(T::Uq, u64::MAX)]),
-        2f64.powi(64).to_bits()
-    );
+    assert_eq!(one(O::Mov, T::Df, &[s(T::Uq, u64::MAX)]), 2f64.powi(64).to_bits());
 }
 
 #[test]
@@ -67,18 +52,9 @@ fn mov_float_to_float_rounding_and_denormals() {
     assert_eq!(one(O::Mov, T::F, &[s(T::Hf, 0xfc00)]), f(f32::NEG_INFINITY));
     assert_eq!(one(O::Mov, T::F, &[s(T::Df, (0.1f64).to_bits())]), f(0.1));
     // fl32(0.1) = 0x3dcccccd lies above 0.1.
-    assert_eq!(
-        moded(O::Mov, T::F, &[s(T::Df, (0.1f64).to_bits())], RD),
-        f(0.1) - 1
-    );
-    assert_eq!(
-        moded(O::Mov, T::F, &[s(T::Df, (0.1f64).to_bits())], RU),
-        f(0.1)
-    );
-    assert_eq!(
-        one(O::Mov, T::Df, &[s(T::F, f(0.1))]),
-        (0.1f32 as f64).to_bits()
-    );
+    assert_eq!(moded(O::Mov, T::F, &[s(T::Df, (0.1f64).to_bits())], RD), f(0.1) - 1);
+    assert_eq!(moded(O::Mov, T::F, &[s(T::Df, (0.1f64).to_bits())], RU), f(0.1));
+    assert_eq!(one(O::Mov, T::Df, &[s(T::F, f(0.1))]), (0.1f32 as f64).to_bits());
     // Same type without modifiers: the bits move unchanged, even a signalling NaN.
     assert_eq!(one(O::Mov, T::F, &[s(T::F, 0x7f80_0001)]), 0x7f80_0001);
     assert_eq!(one(O::Mov, T::F, &[sm(T::F, M::Neg, f(2.0))]), f(-2.0));
@@ -91,19 +67,9 @@ fn float_saturation() {
     assert_eq!(sat(O::Mov, T::F, &[s(T::F, f(-2.0))]), 0);
     assert_eq!(sat(O::Mov, T::F, &[s(T::F, 0x7fc0_0000)]), 0);
     assert_eq!(sat(O::Mov, T::F, &[s(T::F, f(0.5))]), f(0.5));
-    assert_eq!(
-        sat(O::Add, T::F, &[s(T::F, f(0.75)), s(T::F, f(0.5))]),
-        f(1.0)
-    );
+    assert_eq!(sat(O::Add, T::F, &[s(T::F, f(0.75)), s(T::F, f(0.5))]), f(1.0));
     assert_eq!(sat(O::Add, T::Hf, &[s(T::Hf, 0xbc00), s(T::Hf, 0x3800)]), 0);
-    assert_eq!(
-        sat(
-            O::Mul,
-            T::Df,
-            &[s(T::Df, 2f64.to_bits()), s(T::Df, 4f64.to_bits())]
-        ),
-        1f64.to_bits()
-    );
+    assert_eq!(sat(O::Mul, T::Df, &[s(T::Df, 2f64.to_bits()), s(T::Df, 4f64.to_bits())]), 1f64.to_bits());
     assert_eq!(sat(O::Mov, T::F, &[s(T::D, 7)]), f(1.0));
 }
 
@@ -111,34 +77,17 @@ fn float_saturation() {
 fn float_add_mul_honour_rounding_modes() {
     let (a, b) = (s(T::F, f(1.0)), s(T::F, f(2f32.powi(-24))));
     assert_eq!(one(O::Add, T::F, &[a.clone(), b.clone()]), f(1.0));
-    assert_eq!(
-        moded(O::Add, T::F, &[a.clone(), b.clone()], RU),
-        0x3f80_0001
-    );
+    assert_eq!(moded(O::Add, T::F, &[a.clone(), b.clone()], RU), 0x3f80_0001);
     assert_eq!(moded(O::Add, T::F, &[a.clone(), b.clone()], RTZ), f(1.0));
     let (na, nb) = (s(T::F, f(-1.0)), s(T::F, f(-(2f32.powi(-24)))));
     assert_eq!(moded(O::Add, T::F, &[na, nb], RD), 0xbf80_0001);
     // The residual below f64 precision still decides directed rounding.
     let t = s(T::F, f(2f32.powi(-60)));
-    assert_eq!(
-        moded(O::Add, T::F, &[a.clone(), t.clone()], RU),
-        0x3f80_0001
-    );
-    assert_eq!(
-        moded(
-            O::Add,
-            T::F,
-            &[a.clone(), sm(T::F, M::Neg, f(2f32.powi(-60)))],
-            RTZ
-        ),
-        0x3f7f_ffff
-    );
+    assert_eq!(moded(O::Add, T::F, &[a.clone(), t.clone()], RU), 0x3f80_0001);
+    assert_eq!(moded(O::Add, T::F, &[a.clone(), sm(T::F, M::Neg, f(2f32.powi(-60)))], RTZ), 0x3f7f_ffff);
     let x = s(T::F, 0x3f80_0001);
     assert_eq!(one(O::Mul, T::F, &[x.clone(), x.clone()]), 0x3f80_0002);
-    assert_eq!(
-        moded(O::Mul, T::F, &[x.clone(), x.clone()], RU),
-        0x3f80_0003
-    );
+    assert_eq!(moded(O::Mul, T::F, &[x.clone(), x.clone()], RU), 0x3f80_0003);
     assert_eq!(moded(O::Mul, T::F, &[x.clone(), x], RTZ), 0x3f80_0002);
     let h = [s(T::Hf, 0x3c00), s(T::Hf, 0x1000)]; // 1 + 2^-11: an f16 tie
     assert_eq!(one(O::Add, T::Hf, &h), 0x3c00);
@@ -146,19 +95,8 @@ fn float_add_mul_honour_rounding_modes() {
     let d = [s(T::Df, 1f64.to_bits()), s(T::Df, 2f64.powi(-60).to_bits())];
     assert_eq!(one(O::Add, T::Df, &d), 1f64.to_bits());
     assert_eq!(moded(O::Add, T::Df, &d, RU), 0x3ff0_0000_0000_0001);
-    assert_eq!(
-        one(O::Add, T::F, &[s(T::F, f(f32::MAX)), s(T::F, f(f32::MAX))]),
-        f(f32::INFINITY)
-    );
-    assert_eq!(
-        moded(
-            O::Add,
-            T::F,
-            &[s(T::F, f(f32::MAX)), s(T::F, f(f32::MAX))],
-            RTZ
-        ),
-        f(f32::MAX)
-    );
+    assert_eq!(one(O::Add, T::F, &[s(T::F, f(f32::MAX)), s(T::F, f(f32::MAX))]), f(f32::INFINITY));
+    assert_eq!(moded(O::Add, T::F, &[s(T::F, f(f32::MAX)), s(T::F, f(f32::MAX))], RTZ), f(f32::MAX));
 }
 
 #[test]
@@ -169,10 +107,7 @@ fn mad_is_fused() {
     let expect = f(2f32.powi(-11) + 2f32.powi(-24));
     assert_eq!(one(O::Mad, T::F, &[a.clone(), a, c]), expect);
     let d = |v: f64| s(T::Df, v.to_bits());
-    assert_eq!(
-        one(O::Mad, T::Df, &[d(3.0), d(4.0), d(-2.0)]),
-        10f64.to_bits()
-    );
+    assert_eq!(one(O::Mad, T::Df, &[d(3.0), d(4.0), d(-2.0)]), 10f64.to_bits());
 }
 
 #[test]
@@ -212,19 +147,10 @@ fn math_functions() {
     assert_eq!(u(O::Rsqrt, 4.0), f(0.5));
     assert_eq!(u(O::Sin, 0.0), 0);
     assert_eq!(u(O::Cos, 0.0), f(1.0));
-    assert_eq!(
-        one(O::Pow, T::F, &[s(T::F, f(2.0)), s(T::F, f(10.0))]),
-        f(1024.0)
-    );
+    assert_eq!(one(O::Pow, T::F, &[s(T::F, f(2.0)), s(T::F, f(10.0))]), f(1024.0));
     // fl(sqrt 2) = 1.41421354 lies below sqrt 2: RTZ keeps it, RU steps up.
-    assert_eq!(
-        moded(O::Sqrtm, T::F, &[s(T::F, f(2.0))], RTZ),
-        f(2f32.sqrt())
-    );
-    assert_eq!(
-        moded(O::Sqrtm, T::F, &[s(T::F, f(2.0))], RU),
-        f(2f32.sqrt()) + 1
-    );
+    assert_eq!(moded(O::Sqrtm, T::F, &[s(T::F, f(2.0))], RTZ), f(2f32.sqrt()));
+    assert_eq!(moded(O::Sqrtm, T::F, &[s(T::F, f(2.0))], RU), f(2f32.sqrt()) + 1);
     assert_eq!(one(O::Exp, T::Hf, &[s(T::Hf, 0x4000)]), 0x4400); // 2^2 = 4
 }
 
@@ -256,69 +182,14 @@ fn dot_products_lrp_line() {
     }
     let mut out = AluOut::default();
     let srcs = [a.clone(), b.clone()];
-    eval(
-        O::Dp4,
-        &SubOp::None,
-        false,
-        T::F,
-        &srcs,
-        8,
-        0xff,
-        0,
-        CR0,
-        &mut out,
-    )
-    .expect("dp4");
+    eval(O::Dp4, &SubOp::None, false, T::F, &srcs, 8, 0xff, 0, CR0, &mut out).expect("dp4");
     // 1·5+2·6+3·7+4·8 = 70; 5·9+6·10+7·11+8·12 = 278.
-    assert_eq!(
-        out.values[..8],
-        [f(70.0); 4]
-            .iter()
-            .chain(&[f(278.0); 4])
-            .copied()
-            .collect::<Vec<_>>()[..]
-    );
-    eval(
-        O::Dph,
-        &SubOp::None,
-        false,
-        T::F,
-        &srcs,
-        4,
-        0xf,
-        0,
-        CR0,
-        &mut out,
-    )
-    .expect("dph");
+    assert_eq!(out.values[..8], [f(70.0); 4].iter().chain(&[f(278.0); 4]).copied().collect::<Vec<_>>()[..]);
+    eval(O::Dph, &SubOp::None, false, T::F, &srcs, 4, 0xf, 0, CR0, &mut out).expect("dph");
     assert_eq!(out.values[0], f(5.0 + 12.0 + 21.0 + 8.0));
-    eval(
-        O::Dp2,
-        &SubOp::None,
-        false,
-        T::F,
-        &srcs,
-        4,
-        0xf,
-        0,
-        CR0,
-        &mut out,
-    )
-    .expect("dp2");
+    eval(O::Dp2, &SubOp::None, false, T::F, &srcs, 4, 0xf, 0, CR0, &mut out).expect("dp2");
     assert_eq!(out.values[3], f(17.0));
-    eval(
-        O::Line,
-        &SubOp::None,
-        false,
-        T::F,
-        &srcs,
-        2,
-        0b11,
-        0,
-        CR0,
-        &mut out,
-    )
-    .expect("line");
+    eval(O::Line, &SubOp::None, false, T::F, &srcs, 2, 0b11, 0, CR0, &mut out).expect("line");
     assert_eq!(out.values[..2], [f(1.0 * 5.0 + 4.0), f(1.0 * 6.0 + 4.0)]);
     let lrp = [s(T::F, f(0.25)), s(T::F, f(4.0)), s(T::F, f(8.0))];
     assert_eq!(one(O::Lrp, T::F, &lrp), f(7.0));
@@ -336,14 +207,8 @@ fn fcvt_and_srnd() {
     assert_eq!(one(O::Srnd, T::Hf, &exact), 0x3e00);
     // Halfway between two f16 values: the random number decides.
     let half = f(1.0 + 2f32.powi(-11));
-    assert_eq!(
-        one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x7fff)]),
-        0x3c00
-    );
-    assert_eq!(
-        one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x8000)]),
-        0x3c01
-    );
+    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x7fff)]), 0x3c00);
+    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x8000)]), 0x3c01);
 }
 
 proptest! {

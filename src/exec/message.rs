@@ -1,11 +1,554 @@
-//! Glue between memory instructions and the message semantics in `memory`.
+//! Memory messages: SVM (stateless A64), surface (binding table or SLM) and LSC loads,
+//! stores and atomics, with the register data layouts of their instruction pages
+//! (SVM_GATHER.md, SVM_GATHER4_SCALED.md, GATHER4_SCALED.md, DWORD_ATOMIC.md,
+//! LSC_UNTYPED.md). Every access goes through the observed write path; a bad address is a
+//! fault naming the lane.
 
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::program::Inst;
+use super::operand::{load_le, store_le};
+use crate::isa::{AtomicOp, LscAddrModel, LscAddrSize, LscDataSize, Opcode, Operand, RawOperand, SubOp};
+use crate::machine::MemSpace;
+use crate::program::{Inst, StateKind};
 
-/// Executes a memory instruction.
-pub fn execute<O: Observer>(_ctx: &mut Ctx<'_, O>, inst: &Inst, _chen: u32) -> Result<(), FaultKind> {
-    Err(FaultKind::NotImplemented(format!("`{}`", inst.op.mnemonic())))
+fn mem_fault(lane: Option<u32>, message: impl Into<String>) -> FaultKind {
+    FaultKind::Memory { lane, message: message.into() }
+}
+
+/// GRF offset of a raw operand (`V.off`), or None for `%null`.
+fn raw(op: Option<&Operand>) -> Result<Option<u32>, FaultKind> {
+    match op {
+        Some(Operand::Raw(RawOperand { is_null: true, .. })) => Ok(None),
+        Some(Operand::Raw(r)) => Ok(Some(r.base)),
+        Some(Operand::LscData(d)) if d.raw.is_null => Ok(None),
+        Some(Operand::LscData(d)) => Ok(Some(d.raw.base)),
+        other => Err(FaultKind::NotImplemented(format!("message operand {other:?}"))),
+    }
+}
+
+fn need(op: Option<u32>, what: &str) -> Result<u32, FaultKind> {
+    op.ok_or_else(|| FaultKind::NotImplemented(format!("%null as the {what} operand")))
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Element `lane` (of `size` bytes) of the raw operand at `base`.
+    fn raw_elem(&self, base: u32, lane: u32, size: u32) -> Result<u64, FaultKind> {
+        Ok(load_le(self.grf(base + lane * size, size)?, size))
+    }
+
+    fn load(
+        &mut self,
+        space: MemSpace,
+        addr: u64,
+        len: u32,
+        lane: Option<u32>,
+    ) -> Result<[u8; 8], FaultKind> {
+        let mut buf = [0u8; 8];
+        self.mem_read(space, addr, &mut buf[..len as usize]).map_err(|e| relane(e, lane))?;
+        Ok(buf)
+    }
+
+    fn store(
+        &mut self,
+        space: MemSpace,
+        addr: u64,
+        bytes: &[u8],
+        lane: Option<u32>,
+    ) -> Result<(), FaultKind> {
+        self.mem_write(space, addr, bytes).map_err(|e| relane(e, lane))
+    }
+
+    /// The memory a surface operand names: SLM for `%slm`, a bound buffer otherwise.
+    fn surface(&self, op: Option<&Operand>) -> Result<(MemSpace, u64), FaultKind> {
+        let Some(Operand::State(id)) = op else {
+            return Err(FaultKind::NotImplemented(format!("surface operand {op:?}")));
+        };
+        let state = &self.program.states[id.0 as usize];
+        match state.kind {
+            StateKind::Slm => Ok((MemSpace::Slm(self.thread.group), 0)),
+            _ => match self.surfaces.get(&id.0) {
+                Some(&(base, _)) => Ok((MemSpace::Svm, base)),
+                None => Err(FaultKind::UnboundSurface(state.name.clone())),
+            },
+        }
+    }
+
+    /// A scalar source (global offset, block address) as an integer.
+    fn scalar(&self, op: Option<&Operand>, index: usize) -> Result<u64, FaultKind> {
+        let op = op.ok_or_else(|| FaultKind::NotImplemented("missing scalar operand".into()))?;
+        let lanes = self.read_src(op, index, 1)?;
+        Ok(lanes.bits[0])
+    }
+}
+
+fn relane(e: FaultKind, lane: Option<u32>) -> FaultKind {
+    match e {
+        FaultKind::Memory { message, .. } => FaultKind::Memory { lane, message },
+        other => other,
+    }
+}
+
+fn check_align(addr: u64, align: u64, lane: u32) -> Result<(), FaultKind> {
+    if align > 1 && !addr.is_multiple_of(align) {
+        return Err(mem_fault(Some(lane), format!("address {addr:#x} is not {align}-byte aligned")));
+    }
+    Ok(())
+}
+
+/// Executes a memory instruction with channel enables `chen`.
+pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Result<(), FaultKind> {
+    let ops = &inst.operands;
+    match (inst.op, &inst.sub) {
+        (Opcode::SvmGather, SubOp::Blocks { block_size, num_blocks }) => svm_gather(
+            ctx,
+            inst,
+            chen,
+            *block_size,
+            *num_blocks,
+            need(raw(ops.first())?, "address")?,
+            raw(ops.get(1))?,
+        ),
+        (Opcode::SvmScatter, SubOp::Blocks { block_size, num_blocks }) => svm_scatter(
+            ctx,
+            inst,
+            chen,
+            *block_size,
+            *num_blocks,
+            need(raw(ops.first())?, "address")?,
+            need(raw(ops.get(1))?, "source")?,
+        ),
+        (Opcode::SvmBlockLd, _) | (Opcode::SvmBlockSt, _) => svm_block(ctx, inst),
+        (Opcode::SvmGather4Scaled, SubOp::Channels(ch))
+        | (Opcode::SvmScatter4Scaled, SubOp::Channels(ch)) => {
+            let base = ctx.scalar(ops.first(), 0)?;
+            let offsets = need(raw(ops.get(1))?, "offset")?;
+            let store = inst.op == Opcode::SvmScatter4Scaled;
+            four_scaled(ctx, inst, chen, *ch, (MemSpace::Svm, base), offsets, 8, raw(ops.get(2))?, store)
+        }
+        (Opcode::Gather4Scaled, SubOp::Channels(ch)) | (Opcode::Scatter4Scaled, SubOp::Channels(ch)) => {
+            let (space, base) = ctx.surface(ops.first())?;
+            let global = ctx.scalar(ops.get(1), 1)?;
+            let offsets = need(raw(ops.get(2))?, "offset")?;
+            let store = inst.op == Opcode::Scatter4Scaled;
+            four_scaled(ctx, inst, chen, *ch, (space, base + global), offsets, 4, raw(ops.get(3))?, store)
+        }
+        (Opcode::GatherScaled | Opcode::ScatterScaled, SubOp::Blocks { num_blocks, .. }) => {
+            let (space, base) = ctx.surface(ops.first())?;
+            let global = ctx.scalar(ops.get(1), 1)?;
+            let offsets = need(raw(ops.get(2))?, "offset")?;
+            let data = need(raw(ops.get(3))?, "data")?;
+            scaled(ctx, inst, chen, *num_blocks, (space, base + global), offsets, data)
+        }
+        (Opcode::SvmAtomic, SubOp::Atomic { op, bits }) => {
+            let addrs = need(raw(ops.first())?, "address")?;
+            let (dst, s0, s1) = (raw(ops.get(1))?, raw(ops.get(2))?, raw(ops.get(3))?);
+            atomic(
+                ctx,
+                inst,
+                chen,
+                *op,
+                *bits,
+                |ctx, lane| Ok((MemSpace::Svm, ctx.raw_elem(addrs, lane, 8)?)),
+                dst,
+                s0,
+                s1,
+            )
+        }
+        (Opcode::DwordAtomic, SubOp::Atomic { op, bits }) => {
+            let (space, base) = ctx.surface(ops.first())?;
+            let offs = need(raw(ops.get(1))?, "offset")?;
+            let (s0, s1, dst) = (raw(ops.get(2))?, raw(ops.get(3))?, raw(ops.get(4))?);
+            atomic(
+                ctx,
+                inst,
+                chen,
+                *op,
+                *bits,
+                |ctx, lane| Ok((space, base + ctx.raw_elem(offs, lane, 4)?)),
+                dst,
+                s0,
+                s1,
+            )
+        }
+        (Opcode::LscLoad | Opcode::LscStore | Opcode::LscAtomic, SubOp::Lsc { sfid, atomic: aop, .. }) => {
+            lsc(ctx, inst, chen, *sfid, *aop)
+        }
+        _ => Err(FaultKind::NotImplemented(format!("`{}` with {:?}", inst.op.mnemonic(), inst.sub))),
+    }
+}
+
+fn svm_gather<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    chen: u32,
+    block: u32,
+    blocks: u32,
+    addrs: u32,
+    dst: Option<u32>,
+) -> Result<(), FaultKind> {
+    let n = inst.exec.size;
+    for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
+        let addr = ctx.raw_elem(addrs, lane, 8)?;
+        check_align(addr, block as u64, lane)?;
+        if block == 1 {
+            // Bytes of one lane share a dword (or num_blocks bytes when that is more).
+            let slot = blocks.max(4);
+            let mut bytes = [0u8; 8];
+            ctx.mem_read(MemSpace::Svm, addr, &mut bytes[..blocks as usize])
+                .map_err(|e| relane(e, Some(lane)))?;
+            if let Some(d) = dst {
+                ctx.write_grf(d + lane * slot, &bytes[..blocks as usize])?;
+            }
+        } else {
+            for j in 0..blocks {
+                let v = ctx.load(MemSpace::Svm, addr + (j * block) as u64, block, Some(lane))?;
+                if let Some(d) = dst {
+                    ctx.write_grf(d + (j * n + lane) * block, &v[..block as usize])?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn svm_scatter<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    chen: u32,
+    block: u32,
+    blocks: u32,
+    addrs: u32,
+    src: u32,
+) -> Result<(), FaultKind> {
+    let n = inst.exec.size;
+    for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
+        let addr = ctx.raw_elem(addrs, lane, 8)?;
+        check_align(addr, block as u64, lane)?;
+        if block == 1 {
+            let slot = blocks.max(4);
+            let bytes = ctx.grf(src + lane * slot, blocks)?.to_vec();
+            ctx.store(MemSpace::Svm, addr, &bytes, Some(lane))?;
+        } else {
+            for j in 0..blocks {
+                let bytes = ctx.grf(src + (j * n + lane) * block, block)?.to_vec();
+                ctx.store(MemSpace::Svm, addr + (j * block) as u64, &bytes, Some(lane))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `svm_block_ld/st (n) addr data`: n OWords at one address, whatever the channel enables.
+fn svm_block<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), FaultKind> {
+    let addr = ctx.scalar(inst.operands.first(), 0)?;
+    let len = inst.exec.size * 16;
+    check_align(addr, 16, 0)?;
+    let data = need(raw(inst.operands.get(1))?, "data")?;
+    if inst.op == Opcode::SvmBlockLd {
+        let mut buf = vec![0u8; len as usize];
+        ctx.mem_read(MemSpace::Svm, addr, &mut buf)?;
+        ctx.write_grf(data, &buf)
+    } else {
+        let bytes = ctx.grf(data, len)?.to_vec();
+        ctx.mem_write(MemSpace::Svm, addr, &bytes)
+    }
+}
+
+/// `*4scaled` and `gather4_scaled`: one register plane per enabled channel (R, G, B, A),
+/// each `max(exec_size, GRF/4)` dwords; channel c reads dword c after each lane's address.
+#[allow(clippy::too_many_arguments)]
+fn four_scaled<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    chen: u32,
+    channels: u8,
+    (space, base): (MemSpace, u64),
+    offsets: u32,
+    offset_size: u32,
+    data: Option<u32>,
+    store: bool,
+) -> Result<(), FaultKind> {
+    let n = inst.exec.size;
+    let plane = n.max(ctx.tables.grf_size / 4) * 4;
+    let mut pos = 0;
+    for c in 0..4u32 {
+        if channels >> c & 1 == 0 {
+            continue;
+        }
+        for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
+            let addr = base.wrapping_add(ctx.raw_elem(offsets, lane, offset_size)?) + 4 * c as u64;
+            check_align(addr, 4, lane)?;
+            let at = pos * plane + lane * 4;
+            match (store, data) {
+                (false, Some(d)) => {
+                    let v = ctx.load(space, addr, 4, Some(lane))?;
+                    ctx.write_grf(d + at, &v[..4])?;
+                }
+                (false, None) => {
+                    ctx.load(space, addr, 4, Some(lane))?;
+                }
+                (true, d) => {
+                    let bytes = ctx.grf(need(d, "data")? + at, 4)?.to_vec();
+                    ctx.store(space, addr, &bytes, Some(lane))?;
+                }
+            }
+        }
+        pos += 1;
+    }
+    Ok(())
+}
+
+/// `gather_scaled.N` / `scatter_scaled.N`: N (1, 2 or 4) bytes per lane in a dword slot.
+fn scaled<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    chen: u32,
+    blocks: u32,
+    (space, base): (MemSpace, u64),
+    offsets: u32,
+    data: u32,
+) -> Result<(), FaultKind> {
+    for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
+        let addr = base + ctx.raw_elem(offsets, lane, 4)?;
+        if inst.op == Opcode::GatherScaled {
+            let v = ctx.load(space, addr, blocks, Some(lane))?;
+            ctx.write_grf(data + lane * 4, &v[..blocks as usize])?;
+        } else {
+            let bytes = ctx.grf(data + lane * 4, blocks)?.to_vec();
+            ctx.store(space, addr, &bytes, Some(lane))?;
+        }
+    }
+    Ok(())
+}
+
+/// New value and returned value of one atomic operation on `bits`-wide data.
+pub fn apply_atomic(op: AtomicOp, bits: u32, old: u64, s0: u64, s1: u64) -> (u64, u64) {
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let signed = |v: u64| -> i64 { ((v << (64 - bits)) as i64) >> (64 - bits) };
+    let float = |v: u64| -> f64 {
+        match bits {
+            16 => crate::exec::convert::f16_bits_to_f32(v as u16) as f64,
+            64 => f64::from_bits(v),
+            _ => f32::from_bits(v as u32) as f64,
+        }
+    };
+    let to_float = |f: f64| -> u64 {
+        match bits {
+            16 => crate::exec::convert::f32_to_f16_bits(f as f32, 0) as u64,
+            64 => f.to_bits(),
+            _ => (f as f32).to_bits() as u64,
+        }
+    };
+    let new = match op {
+        AtomicOp::Add => old.wrapping_add(s0),
+        AtomicOp::Sub => old.wrapping_sub(s0),
+        AtomicOp::Inc => old.wrapping_add(1),
+        AtomicOp::Dec | AtomicOp::Predec => old.wrapping_sub(1),
+        AtomicOp::Min => (old & mask).min(s0 & mask),
+        AtomicOp::Max => (old & mask).max(s0 & mask),
+        AtomicOp::MinSint => signed(old).min(signed(s0)) as u64,
+        AtomicOp::MaxSint => signed(old).max(signed(s0)) as u64,
+        AtomicOp::Xchg | AtomicOp::Store => s0,
+        AtomicOp::Cmpxchg => {
+            if old & mask == s1 & mask {
+                s0
+            } else {
+                old
+            }
+        }
+        AtomicOp::And => old & s0,
+        AtomicOp::Or => old | s0,
+        AtomicOp::Xor => old ^ s0,
+        AtomicOp::Fadd => to_float(float(old) + float(s0)),
+        AtomicOp::Fsub => to_float(float(old) - float(s0)),
+        AtomicOp::Fmax => {
+            let (a, b) = (float(old), float(s0));
+            if b > a || a.is_nan() {
+                s0
+            } else {
+                old
+            }
+        }
+        AtomicOp::Fmin => {
+            let (a, b) = (float(old), float(s0));
+            if b < a || a.is_nan() {
+                s0
+            } else {
+                old
+            }
+        }
+        AtomicOp::Fcmpwr => {
+            if float(old) == float(s0) {
+                s1
+            } else {
+                old
+            }
+        }
+        AtomicOp::Load => old,
+    } & mask;
+    let ret = if op == AtomicOp::Predec { new } else { old & mask };
+    (new, ret)
+}
+
+/// Per-lane atomics; `addr_of` gives each lane's memory and address.
+#[allow(clippy::too_many_arguments)]
+fn atomic<O: Observer, F>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    chen: u32,
+    op: AtomicOp,
+    bits: u32,
+    addr_of: F,
+    dst: Option<u32>,
+    s0: Option<u32>,
+    s1: Option<u32>,
+) -> Result<(), FaultKind>
+where
+    F: Fn(&Ctx<'_, O>, u32) -> Result<(MemSpace, u64), FaultKind>,
+{
+    let size = bits / 8;
+    // Sources and results use dword slots for 16- and 32-bit atomics, qwords for 64-bit.
+    let slot = size.max(4);
+    for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
+        let (space, addr) = addr_of(ctx, lane)?;
+        check_align(addr, size as u64, lane)?;
+        let old = load_le(&ctx.load(space, addr, size, Some(lane))?, size);
+        let a = match s0 {
+            Some(b) => ctx.raw_elem(b, lane, slot)?,
+            None => 0,
+        };
+        let b = match s1 {
+            Some(b) => ctx.raw_elem(b, lane, slot)?,
+            None => 0,
+        };
+        let (new, ret) = apply_atomic(op, bits, old, a, b);
+        if op != AtomicOp::Load {
+            let mut bytes = [0u8; 8];
+            store_le(&mut bytes, size, new);
+            ctx.store(space, addr, &bytes[..size as usize], Some(lane))?;
+        }
+        if let Some(d) = dst {
+            let mut bytes = [0u8; 8];
+            store_le(&mut bytes, slot, ret);
+            ctx.write_grf(d + lane * slot, &bytes[..slot as usize])?;
+        }
+    }
+    Ok(())
+}
+
+/// LSC load/store/atomic on ugm (flat A64/A32) or slm (A32), per LSC_UNTYPED.md: component
+/// v of lane n lives in register plane v (planes GRF-aligned); transposed forms read
+/// `vector` consecutive elements from lane 0's address into consecutive slots.
+fn lsc<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    chen: u32,
+    sfid: crate::isa::LscSfid,
+    aop: Option<AtomicOp>,
+) -> Result<(), FaultKind> {
+    let ops = &inst.operands;
+    let addr_op = ops.iter().find_map(|o| if let Operand::LscAddr(a) = o { Some(a) } else { None });
+    let data_op = ops.iter().find_map(|o| if let Operand::LscData(d) = o { Some(*d) } else { None });
+    let (Some(addr), Some(data)) = (addr_op, data_op) else {
+        return Err(FaultKind::NotImplemented("LSC operands".into()));
+    };
+    if !matches!(addr.model, LscAddrModel::Flat) {
+        return Err(FaultKind::NotImplemented("LSC address models other than flat".into()));
+    }
+    let space = match sfid {
+        crate::isa::LscSfid::Slm => MemSpace::Slm(ctx.thread.group),
+        _ => MemSpace::Svm,
+    };
+    let asize = match addr.size {
+        LscAddrSize::A64 => 8,
+        LscAddrSize::A32 => 4,
+        LscAddrSize::A16 => 2,
+    };
+    let mem_bytes = data.data_size.mem_bytes();
+    let reg_bytes = if data.transpose { mem_bytes } else { data.data_size.reg_bytes() };
+    let n = if data.transpose { 1 } else { inst.exec.size };
+    let plane = (n * reg_bytes).div_ceil(ctx.tables.grf_size) * ctx.tables.grf_size;
+    let lanes = if data.transpose { 1 } else { chen };
+    let addr_base = need(Some(addr.addr.base).filter(|_| !addr.addr.is_null), "address")?;
+    for lane in (0..n).filter(|l| lanes >> l & 1 != 0) {
+        let a = ctx.raw_elem(addr_base, lane, asize)?;
+        let a = (a as i64).wrapping_mul(addr.scale.max(1) as i64).wrapping_add(addr.offset) as u64;
+        let a = if asize < 8 { a & ((1u64 << (asize * 8)) - 1) } else { a };
+        check_align(a, mem_bytes as u64, lane)?;
+        if let Some(op) = aop {
+            lsc_atomic_lane(ctx, inst, op, space, a, lane, data, mem_bytes)?;
+            continue;
+        }
+        for v in 0..data.vector {
+            let at = if data.transpose { v * reg_bytes } else { v * plane + lane * reg_bytes };
+            let m = a + (v * mem_bytes) as u64;
+            if inst.op == Opcode::LscLoad {
+                let mut val = load_le(&ctx.load(space, m, mem_bytes, Some(lane))?, mem_bytes);
+                if data.data_size == LscDataSize::D16U32H {
+                    val <<= 16;
+                }
+                if !data.raw.is_null {
+                    let mut bytes = [0u8; 8];
+                    store_le(&mut bytes, reg_bytes, val);
+                    ctx.write_grf(data.raw.base + at, &bytes[..reg_bytes as usize])?;
+                }
+            } else {
+                let mut val = load_le(ctx.grf(data.raw.base + at, reg_bytes)?, reg_bytes);
+                if data.data_size == LscDataSize::D16U32H {
+                    val >>= 16;
+                }
+                let mut bytes = [0u8; 8];
+                store_le(&mut bytes, mem_bytes, val);
+                ctx.store(space, m, &bytes[..mem_bytes as usize], Some(lane))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One lane of `lsc_atomic_*`: operands are `dst:SHAPE addr src1 src2`.
+#[allow(clippy::too_many_arguments)]
+fn lsc_atomic_lane<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    op: AtomicOp,
+    space: MemSpace,
+    addr: u64,
+    lane: u32,
+    data: crate::isa::LscDataOperand,
+    size: u32,
+) -> Result<(), FaultKind> {
+    let slot = data.data_size.reg_bytes();
+    let src = |i: usize| -> Result<Option<u32>, FaultKind> {
+        match inst.operands.get(i) {
+            Some(Operand::Raw(r)) if !r.is_null => Ok(Some(r.base)),
+            Some(Operand::LscData(d)) if !d.raw.is_null => Ok(Some(d.raw.base)),
+            _ => Ok(None),
+        }
+    };
+    let (s1, s2) = (src(2)?, src(3)?);
+    let a = match s1 {
+        Some(b) => ctx.raw_elem(b, lane, slot)?,
+        None => 0,
+    };
+    let b = match s2 {
+        Some(b) => ctx.raw_elem(b, lane, slot)?,
+        None => 0,
+    };
+    // LSC compare-and-swap: src1 is the compare value, src2 the value stored on a match.
+    let (s0, s1v) = if matches!(op, AtomicOp::Cmpxchg | AtomicOp::Fcmpwr) { (b, a) } else { (a, b) };
+    let old = load_le(&ctx.load(space, addr, size, Some(lane))?, size);
+    let (new, ret) = apply_atomic(op, size * 8, old, s0, s1v);
+    if op != AtomicOp::Load {
+        let mut bytes = [0u8; 8];
+        store_le(&mut bytes, size, new);
+        ctx.store(space, addr, &bytes[..size as usize], Some(lane))?;
+    }
+    if !data.raw.is_null {
+        let mut bytes = [0u8; 8];
+        store_le(&mut bytes, slot, ret);
+        ctx.write_grf(data.raw.base + lane * slot, &bytes[..slot as usize])?;
+    }
+    Ok(())
 }
