@@ -167,14 +167,15 @@ pub(crate) fn logic(cx: &Ctx, sub: &SubOp, srcs: &[SrcLanes], out: &mut AluOut) 
     Ok(())
 }
 
-/// Three-input boolean function: result bit = table bit ((s0 << 2) | (s1 << 1) | s2).
+/// Three-input boolean function: result bit = table bit (s0 + (s1 << 1) + (s2 << 2)), as in
+/// BFN.md (IGC's `bfn.xd8 d c a b` is `c ? a : b`).
 fn bfn(table: u8, x: i128, y: i128, z: i128) -> i128 {
     let mut r = 0;
     for k in 0..8 {
         if table >> k & 1 == 1 {
-            let p = if k & 4 != 0 { x } else { !x };
+            let p = if k & 1 != 0 { x } else { !x };
             let q = if k & 2 != 0 { y } else { !y };
-            let t = if k & 1 != 0 { z } else { !z };
+            let t = if k & 4 != 0 { z } else { !z };
             r |= p & q & t;
         }
     }

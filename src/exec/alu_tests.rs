@@ -167,10 +167,12 @@ fn logic_and_bfn() {
     assert_eq!(bfn(0x96), a ^ b ^ c);
     assert_eq!(bfn(0x80), a & b & c);
     assert_eq!(bfn(0xfe), a | b | c);
-    assert_eq!(bfn(0xf0), a);
+    // Table index = src0 + 2*src1 + 4*src2 (BFN.md).
+    assert_eq!(bfn(0xaa), a);
     assert_eq!(bfn(0xcc), b);
-    assert_eq!(bfn(0xaa), c);
-    assert_eq!(bfn(0xf8), a | (b & c));
+    assert_eq!(bfn(0xf0), c);
+    assert_eq!(bfn(0xf8), c | (a & b));
+    assert_eq!(bfn(0xd8), (a & b) | (!a & c), "IGC's select: src0 ? src1 : src2");
     assert_eq!(bfn(0x00), 0);
 }
 
