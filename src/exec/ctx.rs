@@ -8,7 +8,7 @@ use super::fault::FaultKind;
 use super::observer::Observer;
 use super::tables::Tables;
 use crate::isa::PredId;
-use crate::machine::{MemSpace, Slm, Svm, ThreadId, ThreadState};
+use crate::machine::{MemSpace, Shared, Slm, Svm, ThreadId, ThreadState};
 use crate::program::Program;
 
 /// Everything one instruction of one thread may read or write.
@@ -18,7 +18,8 @@ pub struct Ctx<'a, O: Observer> {
     pub tid: ThreadId,
     pub thread: &'a mut ThreadState,
     pub svm: &'a mut Svm,
-    pub slm: Option<&'a mut Slm>,
+    /// The work-group's SLM, copied on write only when a store reaches it.
+    pub slm: Option<&'a mut Shared<Slm>>,
     pub symbols: &'a HashMap<String, u64>,
     pub surfaces: &'a HashMap<u32, (u64, u64)>,
     pub obs: &'a mut O,
@@ -137,7 +138,7 @@ impl<O: Observer> Ctx<'_, O> {
         match space {
             MemSpace::Svm => self.svm.write(addr, bytes)?,
             MemSpace::Slm(_) => match self.slm.as_deref_mut() {
-                Some(slm) => slm.write(addr, bytes)?,
+                Some(slm) => Shared::make_mut(slm).write(addr, bytes)?,
                 None => return Err(FaultKind::UnboundSurface("%slm".into())),
             },
         }

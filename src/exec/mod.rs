@@ -5,6 +5,7 @@ mod alu_int;
 mod control;
 pub mod convert;
 mod ctx;
+mod fast;
 mod fault;
 mod math;
 mod message;

@@ -170,10 +170,19 @@ impl<O: Observer> Ctx<'_, O> {
                     self.scratch.clear();
                     self.scratch.extend_from_slice(grf);
                 }
-                for lane in 0..n {
-                    if enabled >> lane & 1 != 0 {
-                        let at = (region.element(lane) * size) as usize;
-                        store_le(&mut grf[at..], size, values[lane as usize]);
+                if region == Region::dst(1) && size == 4 {
+                    // The common packed dword destination: no per-lane region arithmetic.
+                    for (lane, slot) in grf.chunks_exact_mut(4).enumerate().take(n as usize) {
+                        if enabled >> lane & 1 != 0 {
+                            slot.copy_from_slice(&(values[lane] as u32).to_le_bytes());
+                        }
+                    }
+                } else {
+                    for lane in 0..n {
+                        if enabled >> lane & 1 != 0 {
+                            let at = (region.element(lane) * size) as usize;
+                            store_le(&mut grf[at..], size, values[lane as usize]);
+                        }
                     }
                 }
                 if O::ACTIVE {

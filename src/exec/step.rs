@@ -40,6 +40,10 @@ pub struct StepInfo {
 pub struct Interpreter {
     pub program: Arc<Program>,
     pub tables: Tables,
+    /// Fast forms of the instructions that have one (same index as `program.insts`).
+    fast: Vec<Option<super::fast::FastOp>>,
+    /// Whether to use the fast forms (tests turn them off to compare both paths).
+    pub use_fast_paths: bool,
 }
 
 /// Channel enables per `EvaluateChEn` (5_operands.md): relative bits, lane n = channel
@@ -77,7 +81,8 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        Interpreter { program, tables }
+        let fast = program.insts.iter().map(super::fast::compile).collect();
+        Interpreter { program, tables, fast, use_fast_paths: true }
     }
 
     /// Executes the instruction at thread `tid`'s pc.
@@ -95,9 +100,9 @@ impl Interpreter {
         if !shared.is_runnable() {
             return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
         }
-        let thread = Arc::make_mut(shared);
+        let thread = crate::machine::Shared::make_mut(shared);
         let old_control = if O::ACTIVE { Some(thread.control.clone()) } else { None };
-        let slm = slms.get_mut(thread.group as usize).map(Arc::make_mut);
+        let slm = slms.get_mut(thread.group as usize);
         let mut ctx = Ctx {
             program: &self.program,
             tables: &self.tables,
@@ -155,7 +160,10 @@ impl Interpreter {
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
         match inst.op.family() {
-            Family::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
+            Family::Alu => match self.fast.get(pc.0 as usize) {
+                Some(Some(f)) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
+                _ => self.alu(ctx, inst, chen, em_part, pmask)?,
+            },
             Family::Address => self.addr_add(ctx, inst, chen)?,
             Family::Control => {
                 let pred_true = pmask & 1 != 0;

@@ -25,7 +25,7 @@ use super::raw::{
 use super::zeinfo::{ArgType, ZeInfo, ZeKernel};
 use super::{Platform, Zebin};
 use crate::exec::Scheduler;
-use crate::machine::{Machine, Slm, ThreadState, PAGE_SIZE};
+use crate::machine::{Machine, Shared, Slm, ThreadState, PAGE_SIZE};
 
 /// Where the first buffer goes: above 4 GiB, as `-cl-intel-greater-than-4GB-buffer-required`
 /// code expects.
@@ -359,7 +359,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
     let slm_total = kernel.execution_env.slm_size + slm_dynamic;
     let groups = [global[0] / local[0], global[1] / local[1], global[2] / local[2]];
     let per_group = threads_per_group(local, simd);
-    let shared_slm = Arc::new(Slm::new(slm_total as usize));
+    let shared_slm = Shared::new(Slm::new(slm_total as usize));
     let mut ranges = Vec::new();
     let mut labels = Vec::new();
     let mut group_index = 0u32;
@@ -374,7 +374,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
                     super::raw::apply_payload(&program, &mut thread, &p.image);
                     thread.group = group_index;
                     thread.index_in_group = t;
-                    machine.threads.push(Arc::new(thread));
+                    machine.threads.push(Shared::new(thread));
                     labels.push(([gx, gy, gz], t));
                 }
                 machine.slms.push(shared_slm.clone());

@@ -310,8 +310,8 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         set_var(&program, &mut thread, name, value, base, file, &field)?;
     }
     let mut machine = Machine {
-        threads: vec![Arc::new(thread)],
-        slms: vec![Arc::new(crate::machine::Slm::new(64 * 1024))],
+        threads: vec![crate::machine::Shared::new(thread)],
+        slms: vec![crate::machine::Shared::new(crate::machine::Slm::new(64 * 1024))],
         ..Machine::default()
     };
     let mut outputs = Vec::new();

@@ -9,16 +9,21 @@ pub use memory::{MemError, MemSpace, Region as MemRegion, Slm, Svm, PAGE_SIZE};
 pub use thread::{Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, Waiting};
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::rc::Rc;
+
+/// Sharing between the live machine and checkpoints. `Rc`, not `Arc`: a step copies-on-write
+/// its thread through `make_mut`, and the atomic reference count of `Arc` cost about a third
+/// of the step time on the Collatz benchmark (measured with perf). A machine stays on one thread.
+pub type Shared<T> = Rc<T>;
 
 /// Everything a run changes: the hardware threads and the memories they share.
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
     /// Shared with checkpoints: a thread is copied on its first write after a checkpoint.
-    pub threads: Vec<Arc<ThreadState>>,
+    pub threads: Vec<Shared<ThreadState>>,
     pub svm: Svm,
     /// One SLM per work-group (indexed by `ThreadState::group`), shared the same way.
-    pub slms: Vec<Arc<Slm>>,
+    pub slms: Vec<Shared<Slm>>,
     /// Addresses of relocatable symbols (`faddr NAME`): zebin data symbols.
     pub symbols: HashMap<String, u64>,
     /// Binding-table surfaces: BTI → (SVM base address, size in bytes).
@@ -32,6 +37,6 @@ impl Machine {
 
     /// A thread for writing (copied first if a checkpoint shares it).
     pub fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadState {
-        Arc::make_mut(&mut self.threads[id.0 as usize])
+        Shared::make_mut(&mut self.threads[id.0 as usize])
     }
 }

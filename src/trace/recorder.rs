@@ -1,8 +1,6 @@
 //! The recorder: an [`Observer`] that appends every write of a step to the delta log, keeps
 //! checkpoints, and moves a machine to any recorded time by undoing or redoing deltas.
 
-use std::sync::Arc;
-
 use super::index::WriteIndex;
 use super::log::{self, EntryKind};
 use crate::exec::Observer;
@@ -113,7 +111,7 @@ impl Recorder {
                 .threads
                 .iter()
                 .zip(&prev.machine.threads)
-                .filter(|(a, b)| !Arc::ptr_eq(a, b))
+                .filter(|(a, b)| !crate::machine::Shared::ptr_eq(a, b))
                 .map(|(t, _)| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64)
                 .sum();
             let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
@@ -361,7 +359,7 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: &[u8]) {
         }
         MemSpace::Slm(group) => {
             if let Some(slm) = machine.slms.get_mut(group as usize) {
-                let slm = Arc::make_mut(slm);
+                let slm = crate::machine::Shared::make_mut(slm);
                 if let Some(range) = slm.bytes.get_mut(addr as usize..addr as usize + xor.len()) {
                     range.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x);
                 }

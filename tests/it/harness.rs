@@ -5,7 +5,7 @@ use std::sync::Arc;
 use vdb::asm::{parse_files, ParseOptions};
 use vdb::exec::{run_to_end, Fault, Interpreter, NullObserver, Scheduler};
 use vdb::isa::UnitId;
-use vdb::machine::{Machine, Slm, ThreadState};
+use vdb::machine::{Machine, Shared, Slm, ThreadState};
 use vdb::program::{Program, SourceFile};
 
 /// A finished (or faulted) single-thread run.
@@ -46,8 +46,8 @@ pub fn run_text(text: &str, simd: u32, mask: u32, setup: impl FnOnce(&Program, &
     let program = Arc::new(parse(text));
     let thread = ThreadState::new(&program, simd, mask);
     let mut machine = Machine {
-        threads: vec![Arc::new(thread)],
-        slms: vec![Arc::new(Slm::new(4096))],
+        threads: vec![Shared::new(thread)],
+        slms: vec![Shared::new(Slm::new(4096))],
         ..Machine::default()
     };
     setup(&program, &mut machine);

@@ -3,6 +3,7 @@
 
 mod alu;
 mod control;
+mod fastpath;
 mod golden;
 mod harness;
 mod opencl;

@@ -31,7 +31,7 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u
     let text = match std::fs::read_to_string(script) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {}: cannot read: {e}", script.display());
+            esay!("error: {}: cannot read: {e}", script.display());
             return EXIT_BAD_LAUNCH;
         }
     };
@@ -87,7 +87,7 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
     let file = match std::fs::File::create(output) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: {}: {e}", output.display());
+            esay!("error: {}: {e}", output.display());
             return EXIT_BAD_LAUNCH;
         }
     };
@@ -102,7 +102,7 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
         session.forward();
     }
     let _ = out.flush();
-    println!("wrote {} steps to {} ({:?})", total, output.display(), stop);
+    say!("wrote {} steps to {} ({:?})", total, output.display(), stop);
     EXIT_OK
 }
 

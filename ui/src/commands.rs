@@ -24,7 +24,7 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
     match raw::load(launch_path) {
         Ok(l) => Ok(vdb::session::Session::new(l)),
         Err(e) => {
-            eprintln!("error: {e}");
+            esay!("error: {e}");
             Err(EXIT_BAD_LAUNCH)
         }
     }
@@ -33,7 +33,7 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
 /// `vdb check`.
 pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u8 {
     if files.is_empty() {
-        eprintln!("vdb check: give at least one .visaasm file");
+        esay!("vdb check: give at least one .visaasm file");
         return EXIT_BAD_LAUNCH;
     }
     let mut sources = Vec::new();
@@ -41,7 +41,7 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
         match read_source(path) {
             Ok(s) => sources.push(s),
             Err(e) => {
-                eprintln!("{e}");
+                esay!("{e}");
                 return EXIT_DIAGNOSTICS;
             }
         }
@@ -58,7 +58,7 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
         failed |= diags.has_errors() || program.is_none();
         if let Some(p) = program {
             let n = p.insts.len() - p.units.len();
-            println!("ok: {} ({} instructions, {} variables)", p.kernel().name, n, p.vars.len());
+            say!("ok: {} ({} instructions, {} variables)", p.kernel().name, n, p.vars.len());
         }
     }
     if failed {
@@ -81,7 +81,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
     let launch = match raw::load(launch_path) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: {e}");
+            esay!("error: {e}");
             return EXIT_BAD_LAUNCH;
         }
     };
@@ -95,7 +95,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
             _ => None,
         };
         if let vdb::session::StopReason::RecordLimit { bytes } = stop {
-            eprintln!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
+            esay!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
         }
         let steps = session.total_steps();
         let lane_ops = session.recorder.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
@@ -114,25 +114,25 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     let code = match &fault {
         None => {
-            println!(
+            say!(
                 "finished: {threads} thread(s), {steps} instructions ({lane_ops} lane-operations) in {wall_ms:.1} ms"
             );
             EXIT_OK
         }
         Some(fault) => {
-            eprintln!("{}", fault.render(&program));
-            eprintln!("  (thread {}, after {steps} instructions)", fault.thread.0);
+            esay!("{}", fault.render(&program));
+            esay!("  (thread {}, after {steps} instructions)", fault.thread.0);
             EXIT_FAULT
         }
     };
     match raw::write_outputs(&program, &machine, &outputs, &dir) {
         Ok(paths) => {
             for p in paths {
-                println!("wrote {}", p.display());
+                say!("wrote {}", p.display());
             }
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            esay!("error: {e}");
             return EXIT_BAD_LAUNCH.max(code);
         }
     }
@@ -145,7 +145,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
             line["recorded_bytes"] = serde_json::json!(bytes);
             line["bytes_per_step"] = serde_json::json!(bytes as f64 / steps.max(1) as f64);
         }
-        println!("{line}");
+        say!("{line}");
     }
     code
 }

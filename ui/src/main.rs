@@ -1,5 +1,13 @@
 //! The `vdb` command line: `check`, `run` (and later `batch`, `trace` and the TUI).
 
+/// Prints a line to stdout, ignoring a closed pipe (`vdb run ... | head` must not panic).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod batch;
 mod commands;
 

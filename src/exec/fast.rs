@@ -1,0 +1,245 @@
+//! Fast paths for the integer instructions that dominate real kernels (add, mul, logic,
+//! shifts, mov, cmp, sel on b/w/d/q types without saturation): decided once per instruction
+//! when the interpreter is built, executed on plain i64 lanes with no per-lane type dispatch.
+//! Each path gives exactly what `alu::eval` gives (a test compares them on random values).
+
+use super::ctx::Ctx;
+use super::fault::FaultKind;
+use super::observer::Observer;
+use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, Region, SrcMod, SubOp};
+use crate::program::Inst;
+
+/// A source the fast path reads.
+#[derive(Clone, Debug)]
+pub enum FastSrc {
+    Imm(i64),
+    Reg { base: u32, region: Region, ty: DataType, modifier: SrcMod },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FastKind {
+    Mov,
+    Add,
+    Mul,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Asr,
+    Sel,
+    /// Compare to a predicate (`Some`) or to a register.
+    Cmp(CondMod),
+}
+
+/// One pre-decoded fast instruction.
+#[derive(Clone, Debug)]
+pub struct FastOp {
+    pub kind: FastKind,
+    pub srcs: [FastSrc; 2],
+    /// Type of src0 (for logical/arithmetic shift widths).
+    pub src0_ty: DataType,
+    pub dst_ty: DataType,
+}
+
+fn int_ty(ty: DataType) -> bool {
+    matches!(
+        ty,
+        DataType::B
+            | DataType::Ub
+            | DataType::W
+            | DataType::Uw
+            | DataType::D
+            | DataType::Ud
+            | DataType::Q
+            | DataType::Uq
+    )
+}
+
+fn sign_extend(ty: DataType, bits: u64) -> i64 {
+    match ty {
+        DataType::B => bits as u8 as i8 as i64,
+        DataType::Ub => bits as u8 as i64,
+        DataType::W => bits as u16 as i16 as i64,
+        DataType::Uw => bits as u16 as i64,
+        DataType::D => bits as u32 as i32 as i64,
+        DataType::Ud => bits as u32 as i64,
+        _ => bits as i64,
+    }
+}
+
+fn fast_src(op: &Operand) -> Option<FastSrc> {
+    match op {
+        Operand::Imm(imm) if int_ty(imm.ty) => Some(FastSrc::Imm(sign_extend(imm.ty, imm.bits))),
+        Operand::Direct(DirectOperand { base, region, ty, modifier, is_null: false, .. }) if int_ty(*ty) => {
+            Some(FastSrc::Reg { base: *base, region: *region, ty: *ty, modifier: *modifier })
+        }
+        _ => None,
+    }
+}
+
+fn src_ty(s: &FastSrc) -> DataType {
+    match s {
+        FastSrc::Imm(_) => DataType::D,
+        FastSrc::Reg { ty, .. } => *ty,
+    }
+}
+
+/// The fast form of `inst`, if it has one.
+pub fn compile(inst: &Inst) -> Option<FastOp> {
+    if inst.sat || inst.static_fault.is_some() {
+        return None;
+    }
+    let ops = &inst.operands;
+    let kind = match (inst.op, &inst.sub) {
+        (Opcode::Mov, _) => FastKind::Mov,
+        (Opcode::Add, _) => FastKind::Add,
+        (Opcode::Mul, _) => FastKind::Mul,
+        (Opcode::And, _) => FastKind::And,
+        (Opcode::Or, _) => FastKind::Or,
+        (Opcode::Xor, _) => FastKind::Xor,
+        (Opcode::Shl, _) => FastKind::Shl,
+        (Opcode::Shr, _) => FastKind::Shr,
+        (Opcode::Asr, _) => FastKind::Asr,
+        (Opcode::Sel, _) => FastKind::Sel,
+        (Opcode::Cmp, SubOp::Cond(c)) => FastKind::Cmp(*c),
+        _ => return None,
+    };
+    let n_srcs = if kind == FastKind::Mov { 1 } else { 2 };
+    if ops.len() != 1 + n_srcs {
+        return None;
+    }
+    let dst_ty = match (&ops[0], kind) {
+        (Operand::Pred(_), FastKind::Cmp(_)) => DataType::Bool,
+        (Operand::Direct(d), _) if int_ty(d.ty) => d.ty,
+        _ => return None,
+    };
+    let a = fast_src(&ops[1])?;
+    let b = if n_srcs == 2 { fast_src(&ops[2])? } else { FastSrc::Imm(0) };
+    let wide = |t: DataType| t.size() == 8;
+    let any_wide = wide(src_ty(&a)) || wide(src_ty(&b)) || (dst_ty != DataType::Bool && wide(dst_ty));
+    let unsigned_wide = [src_ty(&a), src_ty(&b)].contains(&DataType::Uq);
+    // 64-bit compares and arithmetic shifts need the exact (i128) path for uq values.
+    if matches!(kind, FastKind::Cmp(_)) && any_wide || kind == FastKind::Asr && unsigned_wide {
+        return None;
+    }
+    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b], dst_ty })
+}
+
+fn apply_mod(ty: DataType, m: SrcMod, v: i64) -> i64 {
+    // `abs` of an unsigned value is the value (a uq above 2^63 is not negative).
+    let abs = |v: i64| if ty.is_signed_int() { v.wrapping_abs() } else { v };
+    match m {
+        SrcMod::None => v,
+        SrcMod::Neg => v.wrapping_neg(),
+        SrcMod::Abs => abs(v),
+        SrcMod::NegAbs => abs(v).wrapping_neg(),
+        SrcMod::Not => !v,
+    }
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    fn fast_read(&self, src: &FastSrc, n: u32, out: &mut [i64; 32]) -> Result<(), FaultKind> {
+        match src {
+            FastSrc::Imm(v) => out[..n as usize].fill(*v),
+            FastSrc::Reg { base, region, ty, modifier } => {
+                let size = ty.size();
+                let last = region.element(n.saturating_sub(1)) * size;
+                let bytes = self.grf(*base, last + size)?;
+                let contiguous = region.width as u32 >= n && region.hstride == 1
+                    || region.width == 1 && region.vstride == 1;
+                if contiguous && *ty == DataType::D {
+                    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)).take(n as usize) {
+                        *o = i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64;
+                    }
+                } else if contiguous && *ty == DataType::Ud {
+                    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)).take(n as usize) {
+                        *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64;
+                    }
+                } else if region.vstride == 0 && region.width <= 1 {
+                    let v = sign_extend(*ty, super::operand::load_le(bytes, size));
+                    out[..n as usize].fill(v);
+                } else if contiguous && *ty == DataType::W {
+                    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)).take(n as usize) {
+                        *o = i16::from_le_bytes([c[0], c[1]]) as i64;
+                    }
+                } else if contiguous && *ty == DataType::Uw {
+                    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)).take(n as usize) {
+                        *o = u16::from_le_bytes([c[0], c[1]]) as i64;
+                    }
+                } else {
+                    for (lane, o) in out.iter_mut().enumerate().take(n as usize) {
+                        let at = (region.element(lane as u32) * size) as usize;
+                        *o = sign_extend(*ty, super::operand::load_le(&bytes[at..], size));
+                    }
+                }
+                if *modifier != SrcMod::None {
+                    for o in out.iter_mut().take(n as usize) {
+                        *o = apply_mod(*ty, *modifier, *o);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a fast instruction. `chen` has predication applied; `em_part`/`pmask` are its
+    /// two halves (sel uses the predicate to choose, not to disable).
+    pub fn run_fast(
+        &mut self,
+        inst: &Inst,
+        f: &FastOp,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
+        let n = inst.exec.size;
+        let mut a = [0i64; 32];
+        let mut b = [0i64; 32];
+        self.fast_read(&f.srcs[0], n, &mut a)?;
+        self.fast_read(&f.srcs[1], n, &mut b)?;
+        let src_bits = f.src0_ty.bits();
+        let width_mask = if src_bits >= 64 { u64::MAX } else { (1u64 << src_bits) - 1 };
+        let cnt_mask = if f.dst_ty.size() == 8 { 63 } else { 31 };
+        let mut r = [0u64; 32];
+        let lanes = n as usize;
+        match f.kind {
+            FastKind::Mov => (0..lanes).for_each(|i| r[i] = a[i] as u64),
+            FastKind::Add => (0..lanes).for_each(|i| r[i] = a[i].wrapping_add(b[i]) as u64),
+            FastKind::Mul => (0..lanes).for_each(|i| r[i] = a[i].wrapping_mul(b[i]) as u64),
+            FastKind::And => (0..lanes).for_each(|i| r[i] = (a[i] & b[i]) as u64),
+            FastKind::Or => (0..lanes).for_each(|i| r[i] = (a[i] | b[i]) as u64),
+            FastKind::Xor => (0..lanes).for_each(|i| r[i] = (a[i] ^ b[i]) as u64),
+            FastKind::Shl => {
+                (0..lanes).for_each(|i| r[i] = (a[i] as u64).wrapping_shl((b[i] & cnt_mask) as u32))
+            }
+            FastKind::Shr => (0..lanes).for_each(|i| r[i] = (a[i] as u64 & width_mask) >> (b[i] & cnt_mask)),
+            FastKind::Asr => (0..lanes).for_each(|i| r[i] = (a[i] >> (b[i] & cnt_mask)) as u64),
+            FastKind::Sel => {
+                (0..lanes).for_each(|i| r[i] = if pmask >> i & 1 != 0 { a[i] } else { b[i] } as u64)
+            }
+            FastKind::Cmp(rel) => {
+                let mut flags = 0u32;
+                for i in 0..lanes {
+                    let t = match rel {
+                        CondMod::Eq => a[i] == b[i],
+                        CondMod::Ne => a[i] != b[i],
+                        CondMod::Lt => a[i] < b[i],
+                        CondMod::Le => a[i] <= b[i],
+                        CondMod::Gt => a[i] > b[i],
+                        CondMod::Ge => a[i] >= b[i],
+                    };
+                    flags |= (t as u32) << i;
+                    r[i] = if t { u64::MAX } else { 0 };
+                }
+                if let Operand::Pred(p) = &inst.operands[0] {
+                    let off = inst.exec.offset.min(31);
+                    self.write_pred(*p, chen << off, flags << off);
+                    return Ok(());
+                }
+            }
+        }
+        let enabled = if f.kind == FastKind::Sel { em_part } else { chen };
+        self.write_dst(&inst.operands[0], 0, n, enabled, &r)
+    }
+}
