@@ -31,7 +31,7 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u
     let text = match std::fs::read_to_string(script) {
         Ok(t) => t,
         Err(e) => {
-            esay!("error: {}: cannot read: {e}", script.display());
+            eprintln!("error: {}: cannot read: {e}", script.display());
             return EXIT_BAD_LAUNCH;
         }
     };
@@ -87,7 +87,7 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
     let file = match std::fs::File::create(output) {
         Ok(f) => f,
         Err(e) => {
-            esay!("error: {}: {e}", output.display());
+            eprintln!("error: {}: {e}", output.display());
             return EXIT_BAD_LAUNCH;
         }
     };

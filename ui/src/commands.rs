@@ -24,7 +24,7 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
     match raw::load(launch_path) {
         Ok(l) => Ok(vdb::session::Session::new(l)),
         Err(e) => {
-            esay!("error: {e}");
+            eprintln!("error: {e}");
             Err(EXIT_BAD_LAUNCH)
         }
     }
@@ -33,7 +33,7 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
 /// `vdb check`.
 pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u8 {
     if files.is_empty() {
-        esay!("vdb check: give at least one .visaasm file");
+        eprintln!("vdb check: give at least one .visaasm file");
         return EXIT_BAD_LAUNCH;
     }
     let mut sources = Vec::new();
@@ -41,7 +41,7 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
         match read_source(path) {
             Ok(s) => sources.push(s),
             Err(e) => {
-                esay!("{e}");
+                eprintln!("{e}");
                 return EXIT_DIAGNOSTICS;
             }
         }
@@ -81,7 +81,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
     let launch = match raw::load(launch_path) {
         Ok(l) => l,
         Err(e) => {
-            esay!("error: {e}");
+            eprintln!("error: {e}");
             return EXIT_BAD_LAUNCH;
         }
     };
@@ -95,7 +95,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
             _ => None,
         };
         if let vdb::session::StopReason::RecordLimit { bytes } = stop {
-            esay!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
+            eprintln!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
         }
         let steps = session.total_steps();
         let lane_ops = session.recorder.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
@@ -120,8 +120,8 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
             EXIT_OK
         }
         Some(fault) => {
-            esay!("{}", fault.render(&program));
-            esay!("  (thread {}, after {steps} instructions)", fault.thread.0);
+            eprintln!("{}", fault.render(&program));
+            eprintln!("  (thread {}, after {steps} instructions)", fault.thread.0);
             EXIT_FAULT
         }
     };
@@ -132,7 +132,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
             }
         }
         Err(e) => {
-            esay!("error: {e}");
+            eprintln!("error: {e}");
             return EXIT_BAD_LAUNCH.max(code);
         }
     }
