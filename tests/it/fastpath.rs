@@ -27,7 +27,7 @@ fn run(decls: &str, body: &str, seed: u64, fast: bool) -> (Vec<u8>, u32) {
             *b = lcg(&mut s) as u8;
         }
         // Small shift counts and equal lanes make the interesting cases common.
-        if lcg(&mut s) % 3 == 0 {
+        if lcg(&mut s).is_multiple_of(3) {
             thread.grf[v.offset as usize] = 0;
         }
     }
