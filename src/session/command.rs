@@ -128,8 +128,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
     ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
     ("info registers|predicates|masks|threads|breakpoints|marks|frame", "state summaries"),
-    ("last-write LOC", "who last wrote a register element or memory range"),
-    ("history LOC", "every write to LOC with values"),
+    ("last-write LOC [LEN]", "who last wrote a register element or memory range"),
+    ("history LOC [LEN]", "every write to LOC with values"),
     ("mark NAME", "bookmark the current step"),
     ("state-hash", "hash of the whole machine"),
     ("help", "this list"),
@@ -311,8 +311,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             "frame" | "f" => InfoWhat::Frame,
             other => return err(format!("unknown info subject `{other}`")),
         }),
-        "last-write" | "lw" => Command::LastWrite(one_arg("a location")?.to_string()),
-        "history" => Command::History(one_arg("a location")?.to_string()),
+        "last-write" | "lw" | "history" if rest.is_empty() => {
+            return err(format!("`{name}` needs a location: a register region or an address [LEN]"))
+        }
+        "last-write" | "lw" => Command::LastWrite(rest.to_string()),
+        "history" => Command::History(rest.to_string()),
         "mark" => Command::Mark(one_arg("a name")?.to_string()),
         "state-hash" => no_args(Command::StateHash)?,
         "help" | "h" | "?" => Command::Help,
@@ -409,6 +412,7 @@ mod tests {
             ("info threads", Command::Info(InfoWhat::Threads)),
             ("last-write R(0,3)<0;1,0>", Command::LastWrite("R(0,3)<0;1,0>".into())),
             ("history arg1+4", Command::History("arg1+4".into())),
+            ("last-write out+36 4", Command::LastWrite("out+36 4".into())),
             ("mark before", Command::Mark("before".into())),
             ("state-hash", Command::StateHash),
         ];

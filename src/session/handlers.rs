@@ -221,7 +221,7 @@ impl Session {
         self.breakpoints.push(Breakpoint { id, pcs, text: text.clone(), cond, enabled: true, hits: 0 });
         Ok(Reply::text(format!("breakpoint {id} at {text}"))
             .with("id", json!(id))
-            .with("line", json!(first.span.line)))
+            .with("at_line", json!(first.span.line)))
     }
 
     fn delete(&mut self, id: Option<u32>) -> Result<Reply, String> {
@@ -382,8 +382,8 @@ impl Session {
                 w["lane"],
                 w["line"],
                 w["instruction"].as_str().unwrap_or(""),
-                w["old"],
-                w["new"]
+                w["old"].as_str().unwrap_or(""),
+                w["new"].as_str().unwrap_or("")
             );
             let mut reply = Reply::text(text);
             for key in ["step", "thread", "lane", "line", "instruction", "old", "new"] {
@@ -396,7 +396,12 @@ impl Session {
             .map(|w| {
                 format!(
                     "step {} thread {} lane {} line {}: {} -> {}",
-                    w["step"], w["thread"], w["lane"], w["line"], w["old"], w["new"]
+                    w["step"],
+                    w["thread"],
+                    w["lane"],
+                    w["line"],
+                    w["old"].as_str().unwrap_or(""),
+                    w["new"].as_str().unwrap_or("")
                 )
             })
             .collect();
