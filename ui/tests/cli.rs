@@ -1,0 +1,158 @@
+//! The `vdb` binary as a user runs it: exit codes, messages that name the file, line and
+//! field, outputs written, JSON from `batch` and `trace`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf()
+}
+
+fn vdb(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vdb")).args(args).current_dir(root()).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vdb-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir
+}
+
+#[test]
+fn check_reports_errors_with_location_and_caret() {
+    let (code, _, err) = vdb(&["check", "tests/data/real/broken/b2_undeclared.visaasm"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("b2_undeclared.visaasm:100:18: error: V9999: unbound identifier"), "{err}");
+    assert!(err.contains("^^^^^"), "{err}");
+    let (code, out, _) = vdb(&["check", "sample-kernels/hand/loop_exit.visaasm"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("ok: loop_exit"), "{out}");
+}
+
+#[test]
+fn run_writes_outputs_and_stats() {
+    let dir = scratch("run");
+    let d = dir.to_string_lossy().to_string();
+    let (code, out, err) =
+        vdb(&["run", "sample-kernels/shared/k24_local_arg/skl.launch.json", "--out", &d, "--stats"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("finished: 4 thread(s)"), "{out}");
+    let stats: serde_json::Value = serde_json::from_str(out.lines().last().expect("stats")).expect("json");
+    assert!(stats["instructions"].as_u64().expect("n") > 0);
+    assert!(stats["wall_ms"].as_f64().is_some());
+    let got = std::fs::read(dir.join("out/out.bin")).expect("output");
+    let want =
+        std::fs::read(root().join("sample-kernels/shared/k24_local_arg/expected/out.bin")).expect("expected");
+    assert_eq!(got, want);
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p.to_string_lossy().into()
+}
+
+#[test]
+fn bad_launch_files_name_the_field_and_exit_2() {
+    let dir = scratch("bad");
+    let k = root().join("sample-kernels/shared/k01_divergent_if/skl");
+    let kernel = k.join("k01_divergent_if.simd32.visaasm").to_string_lossy().to_string();
+    let zebin = k.join("k01_divergent_if.zebin").to_string_lossy().to_string();
+    let cases = [
+        (r#"{"svm": []}"#, "missing field `kernel`"),
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [64], "local_size": [64], "args": [{"index": 7, "size": 4}]}"#,
+            "args[0].index",
+        ),
+        (r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": ["x"], "args": []}"#, "global_size[0]"),
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [64], "local_size": [64], "args": [{"index": 0, "buffer": "nope.bin"}, {"index": 1, "size": 4}]}"#,
+            "args[0].buffer",
+        ),
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [64], "local_size": [64], "args": [{"index": 0, "size": 4}]}"#,
+            "no value for kernel argument 1",
+        ),
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [60], "local_size": [64], "args": []}"#,
+            "global_size[0]",
+        ),
+        (r#"{"kernel": "nothere.visaasm", "svm": []}"#, "field `kernel`"),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let text = text.replace("KERNEL", &kernel).replace("ZEBIN", &zebin);
+        let path = write(&dir, &format!("bad{i}.json"), &text);
+        let (code, _, err) = vdb(&["run", &path]);
+        assert_eq!(code, 2, "case {i}: {err}");
+        assert!(err.contains(needle), "case {i}: expected `{needle}` in: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_fault_prints_location_and_instruction_and_exits_3() {
+    let dir = scratch("fault");
+    let kernel = write(&dir, "k.visaasm", ".version 4.1\n.kernel \"k\"\n.decl A v_type=G type=uq num_elts=16 align=hword\n.decl D v_type=G type=d num_elts=16 align=hword\n.function \"_main_0\"\n\n_main_0:\n    mov (M1, 16) D(0,0)<1> 0x7:d\n    svm_scatter.4.1 (M1, 16) A.0 D.0\n    ret (M1, 1)\n");
+    let launch = write(
+        &dir,
+        "l.json",
+        &format!(r#"{{"kernel": "{kernel}", "simd": 16, "svm": [{{"address": "0x1000", "size": 64}}]}}"#),
+    );
+    let (code, _, err) = vdb(&["run", &launch]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("k.visaasm:9:5: fault in thread 0: lane 0: access to unmapped SVM memory at 0x0"),
+        "{err}"
+    );
+    assert!(err.contains("svm_scatter.4.1 (M1, 16) A.0 D.0"), "{err}");
+}
+
+#[test]
+fn batch_json_prints_one_object_per_command_and_fails_on_bad_ones() {
+    let dir = scratch("batch");
+    let script = write(&dir, "s.vdb", "step 3\nfrobnicate\nrstep\nprint R(0,0)<1;1,0>\nstate-hash\n");
+    let (code, out, _) =
+        vdb(&["batch", "sample-kernels/hand/loop_exit.launch.json", "--script", &script, "--json"]);
+    assert_eq!(code, 1, "an unknown command fails the batch");
+    let objs: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(objs.len(), 5);
+    for o in &objs {
+        for key in ["cmd", "step", "thread", "line", "stop"] {
+            assert!(o.get(key).is_some(), "{key} missing in {o}");
+        }
+    }
+    assert_eq!(objs[0]["step"], 3);
+    assert!(objs[1]["error"].as_str().expect("error").contains("unknown command"));
+    assert_eq!(objs[2]["step"], 2);
+    assert_eq!(objs[3]["value"].as_array().expect("value").len(), 16);
+    assert_eq!(objs[4]["hash"].as_str().expect("hash").len(), 16);
+}
+
+#[test]
+fn trace_writes_every_step_with_old_and_new_bytes() {
+    let dir = scratch("trace");
+    let out = dir.join("t.jsonl").to_string_lossy().to_string();
+    let (code, _, err) = vdb(&["trace", "sample-kernels/hand/divergent_if.launch.json", "-o", &out]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).expect("trace");
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    assert!(lines.len() > 10);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["step"], i as u64);
+        for key in ["thread", "pc", "line", "em", "chen", "writes"] {
+            assert!(l.get(key).is_some(), "{key}");
+        }
+    }
+    let scatter =
+        lines.iter().find(|l| l["writes"].as_array().is_some_and(|w| w.iter().any(|w| w["kind"] == "svm")));
+    let w = &scatter.expect("a memory write")["writes"][0];
+    assert_eq!(w["old"].as_str().map(str::len), w["new"].as_str().map(str::len));
+}
