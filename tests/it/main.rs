@@ -8,4 +8,5 @@ mod golden;
 mod harness;
 mod opencl;
 mod parse;
+mod threads;
 mod timetravel;
