@@ -44,7 +44,7 @@ fn set_var_thread(p: &vdb::program::Program, m: &mut Machine, thread: usize, nam
 fn a_barrier_holds_every_thread_until_all_arrive() {
     let (program, mut machine) = two_threads([1, 1]);
     let interp = Interpreter::new(program);
-    let mut sched = Scheduler::new(vec![0..2]);
+    let mut sched = Scheduler::single_group(2);
     run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect("runs");
     for t in &machine.threads {
         assert_eq!(t.control.status, vdb::machine::ThreadStatus::Done);
@@ -55,7 +55,7 @@ fn a_barrier_holds_every_thread_until_all_arrive() {
 fn a_thread_that_finishes_without_the_barrier_is_a_deadlock_fault() {
     let (program, mut machine) = two_threads([0, 1]);
     let interp = Interpreter::new(program.clone());
-    let mut sched = Scheduler::new(vec![0..2]);
+    let mut sched = Scheduler::single_group(2);
     let fault = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect_err("deadlock");
     assert!(matches!(fault.kind, FaultKind::Deadlock(_)), "{:?}", fault.kind);
     assert_eq!(fault.thread.0, 1);
