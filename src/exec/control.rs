@@ -30,14 +30,18 @@ pub fn window(exec: ExecMask) -> u32 {
 }
 
 /// Parks `lanes` at `at`, merging with lanes already waiting there.
-fn park(control: &mut Control, at: InstIdx, lanes: u32) {
+fn park(control: &mut Control, at: InstIdx, lanes: u32) -> Result<(), FaultKind> {
     if lanes == 0 {
-        return;
+        return Ok(());
     }
-    match control.waiting.iter_mut().find(|w| w.at == at) {
-        Some(w) => w.lanes |= lanes,
-        None => control.waiting.push(Waiting { at, lanes }),
+    if let Some(w) = control.waiting.iter_mut().find(|w| w.at == at) {
+        w.lanes |= lanes;
+        return Ok(());
     }
+    if !control.waiting.push(Waiting { at, lanes }) {
+        return Err(FaultKind::TooManyReconvergencePoints(crate::machine::MAX_WAITING));
+    }
+    Ok(())
 }
 
 /// Reactivates the lanes waiting at the current pc (called on arrival at each instruction).
@@ -87,7 +91,7 @@ pub fn goto(control: &mut Control, inst: &Inst, pc: InstIdx, taken: u32) -> Resu
     let taken = taken & control.em;
     if target > pc {
         control.em &= !taken;
-        park(control, target, taken);
+        park(control, target, taken)?;
         control.pc = InstIdx(pc.0 + 1);
         resume_if_idle(control, pc)
     } else {
@@ -96,7 +100,7 @@ pub fn goto(control: &mut Control, inst: &Inst, pc: InstIdx, taken: u32) -> Resu
             return Ok(());
         }
         let stay = control.em & !taken;
-        park(control, InstIdx(pc.0 + 1), stay);
+        park(control, InstIdx(pc.0 + 1), stay)?;
         control.em = taken;
         control.pc = target;
         Ok(())

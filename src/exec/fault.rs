@@ -30,6 +30,8 @@ pub enum FaultKind {
     NotImplemented(String),
     /// All lanes are disabled and none is waiting at a later reconvergence point.
     NoActiveLanes,
+    /// More divergent branch targets pending at once than vdb tracks per thread.
+    TooManyReconvergencePoints(usize),
     /// Execution ran past the last instruction of a function.
     FellOffEnd,
     /// `ret`/`fret` with nothing to return to, or `fret` in a subroutine frame.
@@ -74,6 +76,9 @@ impl fmt::Display for FaultKind {
                 f,
                 "no lane is active and none waits at a later reconvergence point"
             ),
+            FaultKind::TooManyReconvergencePoints(n) => {
+                write!(f, "more than {n} reconvergence points pending at once")
+            }
             FaultKind::FellOffEnd => write!(f, "execution ran past the end of the function"),
             FaultKind::BadReturn(m) => write!(f, "{m}"),
             FaultKind::UnknownFunction(n) => write!(f, "unknown function or symbol `{n}`"),

@@ -43,7 +43,7 @@ fn hash_control(h: &mut StateHasher, c: &Control) {
     h.word(c.pc.0 as u64);
     h.word(c.em as u64);
     h.word(c.call_mask as u64);
-    let mut waiting = c.waiting.clone();
+    let mut waiting: Vec<_> = c.waiting.iter().copied().collect();
     waiting.sort_by_key(|w| w.at);
     for w in &waiting {
         h.word(((w.at.0 as u64) << 32) | w.lanes as u64);

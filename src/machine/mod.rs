@@ -6,7 +6,9 @@ mod memory;
 mod thread;
 
 pub use memory::{MemError, MemSpace, Region as MemRegion, Slm, Svm, PAGE_SIZE};
-pub use thread::{Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, Waiting};
+pub use thread::{
+    Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_WAITING,
+};
 
 use std::collections::HashMap;
 use std::rc::Rc;

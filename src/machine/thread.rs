@@ -24,6 +24,62 @@ pub struct Waiting {
     pub lanes: u32,
 }
 
+/// Most reconvergence points one thread may have pending at once.
+pub const MAX_WAITING: usize = 16;
+
+/// The pending reconvergence points, kept inline (no heap) so that copying a thread's
+/// control state for the recorder costs a memcpy, not an allocation, on every step.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WaitList {
+    items: [Waiting; MAX_WAITING],
+    len: u8,
+}
+
+impl Default for WaitList {
+    fn default() -> Self {
+        WaitList { items: [Waiting { at: InstIdx(0), lanes: 0 }; MAX_WAITING], len: 0 }
+    }
+}
+
+impl WaitList {
+    pub fn iter(&self) -> impl Iterator<Item = &Waiting> {
+        self.items[..self.len as usize].iter()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Waiting> {
+        self.items[..self.len as usize].iter_mut()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds an entry; false when the list is full.
+    pub fn push(&mut self, w: Waiting) -> bool {
+        if self.len as usize == MAX_WAITING {
+            return false;
+        }
+        self.items[self.len as usize] = w;
+        self.len += 1;
+        true
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&Waiting) -> bool) {
+        let mut n = 0;
+        for i in 0..self.len as usize {
+            if keep(&self.items[i]) {
+                self.items[n] = self.items[i];
+                n += 1;
+            }
+        }
+        self.len = n as u8;
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FrameKind {
     /// `call` to a subroutine of the same unit.
@@ -43,7 +99,7 @@ pub struct Frame {
     /// Call mask before the call, restored on return.
     pub saved_call_mask: u32,
     /// Lanes the caller had parked at reconvergence points, restored on return.
-    pub saved_waiting: Vec<Waiting>,
+    pub saved_waiting: WaitList,
     /// The unit the callee's code belongs to.
     pub unit: UnitId,
 }
@@ -56,7 +112,7 @@ pub struct Control {
     pub em: u32,
     /// Call mask of the current subroutine or function.
     pub call_mask: u32,
-    pub waiting: Vec<Waiting>,
+    pub waiting: WaitList,
     pub stack: Vec<Frame>,
     pub status: ThreadStatus,
 }
@@ -91,7 +147,7 @@ impl ThreadState {
                 pc: program.kernel().entry,
                 em: dispatch_mask,
                 call_mask: dispatch_mask,
-                waiting: Vec::new(),
+                waiting: WaitList::default(),
                 stack: Vec::new(),
                 status: ThreadStatus::Running,
             },

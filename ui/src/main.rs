@@ -9,6 +9,7 @@ macro_rules! say {
 }
 
 mod batch;
+mod bench;
 mod commands;
 
 use std::path::PathBuf;
@@ -64,6 +65,13 @@ enum Command {
         #[arg(long)]
         record_limit: Option<u64>,
     },
+    /// Record a whole run and time goto, reverse steps and last-write queries on it.
+    #[command(hide = true)]
+    BenchRecord {
+        launch: PathBuf,
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+    },
     /// Write the whole recorded run as JSON lines.
     Trace {
         launch: PathBuf,
@@ -81,6 +89,7 @@ fn main() -> ExitCode {
             batch::batch(&launch, &script, json, record_limit)
         }
         Command::Trace { launch, output } => batch::trace(&launch, &output),
+        Command::BenchRecord { launch, queries } => bench::bench_record(&launch, queries),
     };
     ExitCode::from(code)
 }

@@ -1,0 +1,80 @@
+//! `vdb bench-record LAUNCH`: records a whole run, then times the time-travel operations on
+//! it (goto to random steps, single reverse steps, last-write queries) and prints one JSON
+//! line of figures. Used by scripts/bench_timetravel.sh; not a test (timings vary).
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::json;
+use vdb::machine::{MemSpace, ThreadId};
+
+use crate::commands::{open_session, peak_rss, EXIT_OK};
+
+fn lcg(s: &mut u64) -> u64 {
+    *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *s >> 11
+}
+
+fn stats(mut v: Vec<f64>) -> serde_json::Value {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+    json!({"n": v.len(), "mean_us": mean, "p50_us": v.get(v.len() / 2), "max_us": v.last()})
+}
+
+pub fn bench_record(launch: &Path, queries: usize) -> u8 {
+    let mut s = match open_session(launch) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let t0 = Instant::now();
+    let stop = s.run_to_end();
+    let record_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let total = s.total_steps();
+    let bytes = s.recorder.recorded_bytes();
+    let mut seed = 12345u64;
+    let mut gotos = Vec::new();
+    for _ in 0..queries {
+        let target = lcg(&mut seed) % (total + 1);
+        let t = Instant::now();
+        s.goto(target);
+        gotos.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    s.goto(total);
+    let mut backs = Vec::new();
+    for _ in 0..queries.min(total as usize) * 10 {
+        let t = Instant::now();
+        s.backward();
+        backs.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let mut writes = Vec::new();
+    let threads = s.machine.threads.len() as u64;
+    let grf = s.program.grf_bytes as u64;
+    let mut found = 0;
+    for i in 0..queries {
+        let at = lcg(&mut seed) % (total + 1);
+        s.goto(at);
+        let t = Instant::now();
+        let hits = if i % 2 == 0 {
+            let thread = (lcg(&mut seed) % threads) as u32;
+            let offset = (lcg(&mut seed) % (grf / 4)) as u32 * 4;
+            let cur = s.machine.thread(ThreadId(thread)).grf[offset as usize..offset as usize + 4].to_vec();
+            s.recorder.grf_writes(thread, offset, 4, s.now, &cur, 1)
+        } else {
+            let Some(region) = s.machine.svm.regions().last().cloned() else { continue };
+            let addr = region.start + (lcg(&mut seed) % region.len.max(4)) / 4 * 4;
+            let mut cur = [0u8; 4];
+            let _ = s.machine.svm.read(addr, &mut cur);
+            s.recorder.mem_writes(MemSpace::Svm, addr, 4, s.now, &cur, 1)
+        };
+        writes.push(t.elapsed().as_secs_f64() * 1e6);
+        found += hits.len();
+    }
+    let line = json!({
+        "steps": total, "threads": threads, "stop": format!("{stop:?}"),
+        "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
+        "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
+        "goto": stats(gotos), "reverse_step": stats(backs), "last_write": stats(writes), "last_write_found": found,
+    });
+    say!("{line}");
+    EXIT_OK
+}
