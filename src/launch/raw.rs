@@ -343,6 +343,27 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
     })
 }
 
+/// A launch of a kernel that needs no inputs: one thread, SIMD from its `SimdSize`, all
+/// lanes dispatched, no memory.
+pub fn from_kernel(path: &Path) -> Result<Launch, LaunchError> {
+    let file = path.display().to_string();
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let spec = RawLaunchFile {
+        kernel: name,
+        functions: Vec::new(),
+        grf_size: None,
+        simd: None,
+        dispatch_mask: None,
+        payload: None,
+        inputs: BTreeMap::new(),
+        svm: Vec::new(),
+        registers_out: Vec::new(),
+        step_limit: None,
+    };
+    build(spec, &base, &file)
+}
+
 /// Copies a payload image into r0 and every `.input` of the kernel.
 pub fn apply_payload(program: &Program, thread: &mut ThreadState, payload: &[u8]) {
     if let Some(r0) = program.var_id(crate::isa::UnitId(0), "%r0") {

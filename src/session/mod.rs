@@ -139,6 +139,9 @@ pub struct Session {
     pub base_dir: PathBuf,
     /// Set from another thread (Ctrl-C) to stop a long movement.
     pub interrupt: Arc<AtomicBool>,
+    /// Called every few thousand steps of a long movement with (step, recorded steps); a
+    /// front end shows progress here and returns true to interrupt (Ctrl-C in the TUI).
+    pub progress: Option<Box<dyn FnMut(u64, u64) -> bool>>,
 }
 
 /// Half of physical memory, or 4 GiB when it cannot be read.
@@ -175,6 +178,7 @@ impl Session {
             outputs,
             base_dir,
             interrupt: Arc::new(AtomicBool::new(false)),
+            progress: None,
         }
     }
 

@@ -101,8 +101,18 @@ impl Session {
         StopReason::Step
     }
 
-    fn interrupted(&self, count: u64) -> bool {
-        count.is_multiple_of(INTERRUPT_CHECK) && self.interrupt.swap(false, Ordering::Relaxed)
+    /// Every few thousand steps of a long movement: report progress and ask whether to stop
+    /// (the interrupt flag, or the progress callback returning true).
+    fn interrupted(&mut self, count: u64) -> bool {
+        if !count.is_multiple_of(INTERRUPT_CHECK) {
+            return false;
+        }
+        let (now, total) = (self.now, self.total_steps());
+        let asked = match self.progress.as_mut() {
+            Some(report) => report(now, total),
+            None => false,
+        };
+        asked || self.interrupt.swap(false, Ordering::Relaxed)
     }
 
     /// Steps forward until the focused thread has executed `n` instructions.

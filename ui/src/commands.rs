@@ -21,7 +21,12 @@ fn read_source(path: &Path) -> Result<SourceFile, String> {
 
 /// Loads a launch file into a new session (errors printed; the exit code returned).
 pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
-    match raw::load(launch_path) {
+    let loaded = if launch_path.extension().is_some_and(|e| e == "visaasm" || e == "isaasm") {
+        raw::from_kernel(launch_path)
+    } else {
+        raw::load(launch_path)
+    };
+    match loaded {
         Ok(l) => Ok(vdb::session::Session::new(l)),
         Err(e) => {
             eprintln!("error: {e}");

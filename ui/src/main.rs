@@ -8,9 +8,15 @@ macro_rules! say {
     }};
 }
 
+mod action;
+mod app;
 mod batch;
 mod bench;
 mod commands;
+mod keymap;
+mod terminal;
+mod tui;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +28,12 @@ use clap::{Parser, Subcommand};
 #[command(name = "vdb", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Open the debugger on a launch file (.json) or a kernel that needs no inputs (.visaasm).
+    target: Option<PathBuf>,
+    /// Key bindings to use on top of the defaults (TOML, `[keys] step = ["s", "F7"]`).
+    #[arg(long)]
+    keymap: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -82,7 +93,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    let Some(command) = cli.command else {
+        return match cli.target {
+            Some(target) => ExitCode::from(interactive(&target, cli.keymap.as_deref())),
+            None => {
+                eprintln!("usage: vdb LAUNCH.json | KERNEL.visaasm, or vdb --help");
+                ExitCode::from(commands::EXIT_BAD_LAUNCH)
+            }
+        };
+    };
+    let code = match command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
         Command::Run { launch, out, stats, record } => commands::run(&launch, out.as_deref(), stats, record),
         Command::Batch { launch, script, json, record_limit } => {
@@ -92,4 +112,41 @@ fn main() -> ExitCode {
         Command::BenchRecord { launch, queries } => bench::bench_record(&launch, queries),
     };
     ExitCode::from(code)
+}
+
+/// The keymap in force: defaults, then `--keymap FILE` or `$XDG_CONFIG_HOME/vdb/keys.toml`.
+fn load_keymap(path: Option<&std::path::Path>) -> Result<keymap::Keymap, String> {
+    let default_path = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|d| d.join("vdb/keys.toml"));
+    let chosen = path.map(PathBuf::from).or(default_path.filter(|p| p.exists()));
+    match chosen {
+        None => Ok(keymap::Keymap::default()),
+        Some(p) => {
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            keymap::Keymap::with_overrides(&text).map_err(|e| format!("{}: {e}", p.display()))
+        }
+    }
+}
+
+fn interactive(target: &std::path::Path, keymap: Option<&std::path::Path>) -> u8 {
+    let keymap = match load_keymap(keymap) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return commands::EXIT_BAD_LAUNCH;
+        }
+    };
+    let session = match commands::open_session(target) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match tui::run(session, keymap) {
+        Ok(()) => commands::EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            commands::EXIT_DIAGNOSTICS
+        }
+    }
 }

@@ -1,0 +1,60 @@
+//! What a key press asks for. Keys map to actions (keymap.rs); `App::update` performs them.
+
+use serde::Deserialize;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Step,
+    ReverseStep,
+    Next,
+    ReverseNext,
+    Continue,
+    ReverseContinue,
+    ToggleBreakpoint,
+    Watch,
+    GotoStep,
+    ChooseVariable,
+    CommandLine,
+    NextPane,
+    PrevPane,
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Select,
+    CycleFormat,
+    Help,
+    Quit,
+}
+
+impl Action {
+    /// Every action with a one-line description (the help overlay lists them with their keys).
+    pub const ALL: &'static [(Action, &'static str)] = &[
+        (Action::Step, "step the focused thread"),
+        (Action::ReverseStep, "step the focused thread back"),
+        (Action::Next, "step over calls"),
+        (Action::ReverseNext, "step back over calls"),
+        (Action::Continue, "continue to a breakpoint, watchpoint or the end"),
+        (Action::ReverseContinue, "continue backwards"),
+        (Action::ToggleBreakpoint, "toggle a breakpoint at the source cursor line"),
+        (Action::Watch, "watch the selection (register cell or memory byte)"),
+        (Action::GotoStep, "go to a step"),
+        (Action::ChooseVariable, "show a variable in the register pane (Tab completes)"),
+        (Action::CommandLine, "type a command (every `vdb batch` command)"),
+        (Action::NextPane, "next pane"),
+        (Action::PrevPane, "previous pane"),
+        (Action::Up, "move up"),
+        (Action::Down, "move down"),
+        (Action::Left, "move left (source: previous operand; lanes: previous lane)"),
+        (Action::Right, "move right (source: next operand; lanes: next lane)"),
+        (Action::PageUp, "page up"),
+        (Action::PageDown, "page down"),
+        (Action::Select, "select (operand → register pane, thread → focus)"),
+        (Action::CycleFormat, "cycle value format: natural, hex, signed, float"),
+        (Action::Help, "this help"),
+        (Action::Quit, "quit"),
+    ];
+}

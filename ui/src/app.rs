@@ -1,0 +1,470 @@
+//! The TUI's state and `update`: every key becomes an `Action` (or text for a prompt), and
+//! `update` applies it to the App and its Session. Rendering (view/) only reads.
+
+use vdb::isa::{InstIdx, Operand, UnitId, VarId};
+use vdb::machine::ThreadId;
+use vdb::session::{self, BreakLoc, Command, Format, Session, StopReason};
+
+use crate::action::Action;
+use crate::keymap::Keymap;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pane {
+    Source,
+    Registers,
+    Lanes,
+    Timeline,
+    Memory,
+    Threads,
+    Breakpoints,
+}
+
+impl Pane {
+    pub const ORDER: [Pane; 7] = [
+        Pane::Source,
+        Pane::Registers,
+        Pane::Lanes,
+        Pane::Timeline,
+        Pane::Memory,
+        Pane::Threads,
+        Pane::Breakpoints,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Source => "Source",
+            Pane::Registers => "Registers",
+            Pane::Lanes => "Lanes",
+            Pane::Timeline => "Divergence",
+            Pane::Memory => "Memory",
+            Pane::Threads => "Threads",
+            Pane::Breakpoints => "Breakpoints",
+        }
+    }
+}
+
+/// A one-line prompt being typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptKind {
+    Command,
+    GotoStep,
+    Variable,
+}
+
+#[derive(Clone, Debug)]
+pub struct Prompt {
+    pub kind: PromptKind,
+    pub text: String,
+    /// Position in the command history while browsing it.
+    pub history_pos: Option<usize>,
+}
+
+pub struct App {
+    pub session: Session,
+    pub keymap: Keymap,
+    pub pane: Pane,
+    /// 0-based line of the source cursor in the focused thread's file.
+    pub source_cursor: usize,
+    /// Follow the current instruction (cleared when the cursor moves by hand).
+    pub follow: bool,
+    /// Selected operand of the instruction under the source cursor.
+    pub operand: usize,
+    pub reg_var: Option<VarId>,
+    pub reg_row: usize,
+    pub reg_col: usize,
+    pub format: Format,
+    pub mem_addr: u64,
+    pub mem_cursor: u64,
+    pub thread_cursor: usize,
+    pub bp_cursor: usize,
+    pub prompt: Option<Prompt>,
+    pub history: Vec<String>,
+    pub log: Vec<String>,
+    pub help: bool,
+    pub status: String,
+    /// GRF bytes of the focused thread before the last movement (to mark changed cells).
+    pub before: Vec<u8>,
+    pub before_thread: ThreadId,
+    pub no_color: bool,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(session: Session, keymap: Keymap, no_color: bool) -> App {
+        let mem_addr = session.buffers.first().map_or(0, |b| b.1);
+        let before = session.machine.thread(session.focus).grf.clone();
+        let mut app = App {
+            session,
+            keymap,
+            pane: Pane::Source,
+            source_cursor: 0,
+            follow: true,
+            operand: 0,
+            reg_var: None,
+            reg_row: 0,
+            reg_col: 0,
+            format: Format::Natural,
+            mem_addr,
+            mem_cursor: mem_addr,
+            thread_cursor: 0,
+            bp_cursor: 0,
+            prompt: None,
+            history: Vec::new(),
+            log: vec!["vdb: press ? for help, : for commands".into()],
+            help: false,
+            status: "start".into(),
+            before,
+            before_thread: ThreadId(0),
+            no_color,
+            quit: false,
+        };
+        app.sync_cursor();
+        app.select_operand_var();
+        app
+    }
+
+    /// The focused thread's current instruction.
+    pub fn current_inst(&self) -> InstIdx {
+        self.session.machine.thread(self.session.focus).control.pc
+    }
+
+    /// File of the focused thread's code.
+    pub fn file(&self) -> vdb::program::FileId {
+        let p = &self.session.program;
+        p.insts.get(self.current_inst().0 as usize).map_or(p.kernel().file, |i| i.span.file)
+    }
+
+    fn sync_cursor(&mut self) {
+        if self.follow {
+            self.source_cursor = self.session.line().saturating_sub(1) as usize;
+            self.operand = 0;
+        }
+    }
+
+    /// The instruction on the source cursor line, if any.
+    pub fn cursor_inst(&self) -> Option<InstIdx> {
+        let p = &self.session.program;
+        let file = self.file();
+        let line = self.source_cursor as u32 + 1;
+        p.insts.iter().position(|i| i.span.file == file && i.span.line == line).map(|i| InstIdx(i as u32))
+    }
+
+    fn select_operand_var(&mut self) {
+        let Some(idx) = self.cursor_inst() else { return };
+        let inst = self.session.program.inst(idx);
+        let vars: Vec<VarId> = inst.operands.iter().filter_map(operand_var).collect();
+        if let Some(v) = vars.get(self.operand.min(vars.len().saturating_sub(1))) {
+            self.reg_var = Some(*v);
+        }
+    }
+
+    fn push_log(&mut self, text: &str) {
+        for line in text.lines() {
+            self.log.push(line.to_string());
+        }
+        let excess = self.log.len().saturating_sub(500);
+        self.log.drain(..excess);
+    }
+
+    /// Runs a session command, logging its text.
+    pub fn run_command(&mut self, line: &str) {
+        self.before = self.session.machine.thread(self.session.focus).grf.clone();
+        self.before_thread = self.session.focus;
+        self.push_log(&format!("(vdb) {line}"));
+        match session::parse(line) {
+            Ok(None) => {}
+            Ok(Some(cmd)) => self.execute(&cmd),
+            Err(e) => self.push_log(&format!("error: {e}")),
+        }
+    }
+
+    fn execute(&mut self, cmd: &Command) {
+        match self.session.execute(cmd) {
+            Ok(reply) => {
+                if let Some(stop) = &reply.stop {
+                    self.status = stop_label(stop);
+                }
+                self.push_log(&reply.text);
+            }
+            Err(e) => self.push_log(&format!("error: {e}")),
+        }
+        self.sync_cursor();
+        if self.follow {
+            self.select_operand_var();
+        }
+    }
+
+    fn movement(&mut self, cmd: Command) {
+        self.before = self.session.machine.thread(self.session.focus).grf.clone();
+        self.before_thread = self.session.focus;
+        self.follow = true;
+        self.execute(&cmd);
+    }
+
+    /// Applies one action.
+    pub fn update(&mut self, action: Action) {
+        match action {
+            Action::Step => self.movement(Command::Step(1)),
+            Action::ReverseStep => self.movement(Command::ReverseStep(1)),
+            Action::Next => self.movement(Command::Next(1)),
+            Action::ReverseNext => self.movement(Command::ReverseNext(1)),
+            Action::Continue => self.movement(Command::Continue),
+            Action::ReverseContinue => self.movement(Command::ReverseContinue),
+            Action::ToggleBreakpoint => self.toggle_breakpoint(),
+            Action::Watch => self.watch_selection(),
+            Action::GotoStep => self.open_prompt(PromptKind::GotoStep),
+            Action::ChooseVariable => self.open_prompt(PromptKind::Variable),
+            Action::CommandLine => self.open_prompt(PromptKind::Command),
+            Action::NextPane | Action::PrevPane => self.cycle_pane(action == Action::NextPane),
+            Action::Help => self.help = !self.help,
+            Action::Quit => self.quit = true,
+            Action::CycleFormat => {
+                self.format = match self.format {
+                    Format::Natural => Format::Hex,
+                    Format::Hex => Format::Signed,
+                    Format::Signed => Format::Float,
+                    _ => Format::Natural,
+                }
+            }
+            _ => self.navigate(action),
+        }
+    }
+
+    fn cycle_pane(&mut self, forward: bool) {
+        let i = Pane::ORDER.iter().position(|p| *p == self.pane).unwrap_or(0);
+        let n = Pane::ORDER.len();
+        self.pane = Pane::ORDER[if forward { (i + 1) % n } else { (i + n - 1) % n }];
+    }
+
+    fn open_prompt(&mut self, kind: PromptKind) {
+        self.prompt = Some(Prompt { kind, text: String::new(), history_pos: None });
+    }
+
+    fn navigate(&mut self, action: Action) {
+        let delta: i64 = match action {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -16,
+            Action::PageDown => 16,
+            _ => 0,
+        };
+        match self.pane {
+            Pane::Source => self.navigate_source(action, delta),
+            Pane::Registers => match action {
+                Action::Left => self.reg_col = self.reg_col.saturating_sub(1),
+                Action::Right => self.reg_col += 1,
+                _ => self.reg_row = (self.reg_row as i64 + delta).max(0) as usize,
+            },
+            Pane::Lanes | Pane::Timeline => {
+                let simd = self.session.machine.thread(self.session.focus).simd;
+                let lane = self.session.lane as i64
+                    + match action {
+                        Action::Left | Action::Up => -1,
+                        Action::Right | Action::Down => 1,
+                        _ => 0,
+                    };
+                self.run_quiet(&Command::Lane(lane.clamp(0, simd as i64 - 1) as u32));
+            }
+            Pane::Memory => {
+                let step = match action {
+                    Action::Left => -1,
+                    Action::Right => 1,
+                    _ => delta * 16,
+                };
+                self.mem_cursor = (self.mem_cursor as i64 + step).max(0) as u64;
+                if self.mem_cursor < self.mem_addr || self.mem_cursor >= self.mem_addr + 16 * 16 {
+                    self.mem_addr = self.mem_cursor & !15;
+                }
+            }
+            Pane::Threads => {
+                let n = self.session.machine.threads.len();
+                self.thread_cursor = (self.thread_cursor as i64 + delta).clamp(0, n as i64 - 1) as usize;
+                if action == Action::Select {
+                    self.run_quiet(&Command::Thread(self.thread_cursor as u32));
+                    self.follow = true;
+                    self.sync_cursor();
+                }
+            }
+            Pane::Breakpoints => {
+                let n = self.session.breakpoints.len() + self.session.watchpoints.len();
+                self.bp_cursor = (self.bp_cursor as i64 + delta).clamp(0, n.max(1) as i64 - 1) as usize;
+            }
+        }
+    }
+
+    fn navigate_source(&mut self, action: Action, delta: i64) {
+        match action {
+            Action::Left | Action::Right => {
+                let n = self.cursor_inst().map_or(0, |i| self.session.program.inst(i).operands.len());
+                if n > 0 {
+                    self.operand = if action == Action::Right {
+                        (self.operand + 1) % n
+                    } else {
+                        (self.operand + n - 1) % n
+                    };
+                }
+                self.select_operand_var();
+            }
+            Action::Select => self.select_operand_var(),
+            _ => {
+                let lines = self.session.program.file(self.file()).text.lines().count();
+                self.source_cursor =
+                    (self.source_cursor as i64 + delta).clamp(0, lines.max(1) as i64 - 1) as usize;
+                self.follow = false;
+                self.operand = 0;
+                self.select_operand_var();
+            }
+        }
+    }
+
+    fn run_quiet(&mut self, cmd: &Command) {
+        if let Err(e) = self.session.execute(cmd) {
+            self.push_log(&format!("error: {e}"));
+        }
+    }
+
+    fn toggle_breakpoint(&mut self) {
+        let Some(idx) = self.cursor_inst() else {
+            self.push_log("no instruction on this line");
+            return;
+        };
+        if let Some(bp) = self.session.breakpoints.iter().find(|b| b.pcs.contains(&idx)) {
+            let id = bp.id;
+            self.run_command(&format!("delete {id}"));
+            return;
+        }
+        let line = self.source_cursor as u32 + 1;
+        let file = self.session.program.file(self.file()).path.clone();
+        let cmd = Command::Break { loc: BreakLoc::Line { file: Some(file), line }, cond: None };
+        self.execute(&cmd);
+    }
+
+    fn watch_selection(&mut self) {
+        let line = match self.pane {
+            Pane::Memory => format!("watch {:#x} 1", self.mem_cursor),
+            _ => {
+                let Some(var) = self.reg_var else {
+                    self.push_log("choose a variable first (v)");
+                    return;
+                };
+                let v = self.session.program.var(var);
+                let per_row = (self.session.program.grf_size / v.ty.size()) as usize;
+                format!("watch {}({},{})<0;1,0>", v.name, self.reg_row, self.reg_col.min(per_row - 1))
+            }
+        };
+        self.run_command(&line);
+    }
+
+    /// Handles a typed character or editing key while a prompt is open.
+    pub fn prompt_key(&mut self, key: crossterm::event::KeyEvent) {
+        use crossterm::event::KeyCode;
+        let Some(prompt) = self.prompt.as_mut() else { return };
+        match key.code {
+            KeyCode::Esc => self.prompt = None,
+            KeyCode::Enter => self.submit_prompt(),
+            KeyCode::Backspace => {
+                prompt.text.pop();
+            }
+            KeyCode::Tab => {
+                let completed = complete(&self.session, &prompt.kind, &prompt.text);
+                if let Some(c) = completed {
+                    prompt.text = c;
+                }
+            }
+            KeyCode::Up | KeyCode::Down if prompt.kind == PromptKind::Command && !self.history.is_empty() => {
+                let last = self.history.len() - 1;
+                let pos = match (prompt.history_pos, key.code) {
+                    (None, KeyCode::Up) => last,
+                    (Some(p), KeyCode::Up) => p.saturating_sub(1),
+                    (Some(p), _) => (p + 1).min(last),
+                    (None, _) => last,
+                };
+                prompt.history_pos = Some(pos);
+                prompt.text = self.history[pos].clone();
+            }
+            KeyCode::Char(c) => prompt.text.push(c),
+            _ => {}
+        }
+    }
+
+    fn submit_prompt(&mut self) {
+        let Some(prompt) = self.prompt.take() else { return };
+        let text = prompt.text.trim().to_string();
+        match prompt.kind {
+            PromptKind::Command if !text.is_empty() => {
+                self.history.push(text.clone());
+                self.run_command(&text);
+            }
+            PromptKind::GotoStep => self.run_command(&format!("goto {text}")),
+            PromptKind::Variable => {
+                let unit = self.session.unit();
+                match self
+                    .session
+                    .program
+                    .var_id(unit, &text)
+                    .or_else(|| self.session.program.var_id(UnitId(0), &text))
+                {
+                    Some(v) => {
+                        self.reg_var = Some(v);
+                        self.pane = Pane::Registers;
+                    }
+                    None => self.push_log(&format!("no variable `{text}`")),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The variable a vector or raw operand names.
+pub fn operand_var(op: &Operand) -> Option<VarId> {
+    match op {
+        Operand::Direct(d) if !d.is_null => Some(d.var),
+        Operand::Raw(r) if !r.is_null => Some(r.var),
+        Operand::LscData(d) if !d.raw.is_null => Some(d.raw.var),
+        Operand::LscAddr(a) if !a.addr.is_null => Some(a.addr.var),
+        Operand::AddrOf(a) => Some(a.var),
+        _ => None,
+    }
+}
+
+/// Tab completion: command names for the command line (and variable names after them),
+/// variable names for the variable prompt. Completes to the longest common prefix.
+pub fn complete(session: &Session, kind: &PromptKind, text: &str) -> Option<String> {
+    let (head, word) = match text.rfind(' ') {
+        Some(i) => (&text[..=i], &text[i + 1..]),
+        None => ("", text),
+    };
+    let candidates: Vec<String> = if *kind == PromptKind::Command && head.is_empty() {
+        session::command::COMMANDS
+            .iter()
+            .filter_map(|(c, _)| c.split_whitespace().next())
+            .filter(|c| c.starts_with(word))
+            .map(str::to_string)
+            .collect()
+    } else {
+        session.program.vars.iter().map(|v| v.name.clone()).filter(|n| n.starts_with(word)).collect()
+    };
+    let first = candidates.first()?;
+    let mut prefix = first.clone();
+    for c in &candidates[1..] {
+        while !c.starts_with(&prefix) {
+            prefix.pop();
+        }
+    }
+    let done = candidates.len() == 1 && *kind == PromptKind::Command && head.is_empty();
+    Some(format!("{head}{prefix}{}", if done { " " } else { "" }))
+}
+
+pub fn stop_label(stop: &StopReason) -> String {
+    match stop {
+        StopReason::Step => "step".into(),
+        StopReason::Breakpoint { id } => format!("breakpoint {id}"),
+        StopReason::Watchpoint(h) => format!("watchpoint {} (step {}, lanes {:?})", h.id, h.step, h.lanes),
+        StopReason::Start => "start".into(),
+        StopReason::End => "end".into(),
+        StopReason::Fault { .. } => "fault".into(),
+        StopReason::Interrupted => "interrupted".into(),
+        StopReason::RecordLimit { .. } => "recording budget reached".into(),
+    }
+}

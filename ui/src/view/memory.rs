@@ -1,0 +1,81 @@
+//! The memory pane: SVM as hex from an address, watched bytes highlighted, and the last
+//! writer of the byte under the cursor (step, thread, instruction, lane) from the recording.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::{block, Theme};
+use crate::app::{App, Pane};
+use vdb::isa::InstIdx;
+use vdb::machine::MemSpace;
+use vdb::session::WatchTarget;
+
+fn watched(app: &App, addr: u64) -> bool {
+    app.session.watchpoints.iter().any(|w| match &w.target {
+        WatchTarget::Memory { space: MemSpace::Svm, addr: a, len } => addr >= *a && addr < a + len,
+        _ => false,
+    })
+}
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let theme = Theme { no_color: app.no_color };
+    let s = &app.session;
+    let region =
+        s.machine.svm.region_of(app.mem_cursor, 1).map_or("unmapped".to_string(), |r| r.name.clone());
+    let b = block(app, Pane::Memory, &format!(" {:#x} ({region})", app.mem_cursor));
+    let inner = b.inner(area);
+    b.render(area, buf);
+    if inner.height == 0 {
+        return;
+    }
+    let mut lines = Vec::new();
+    let rows = inner.height.saturating_sub(1) as u64;
+    for r in 0..rows {
+        let base = app.mem_addr + r * 16;
+        let mut spans = vec![Span::styled(format!("{base:010x} "), theme.dim())];
+        for i in 0..16 {
+            let a = base + i;
+            let mut byte = [0u8];
+            let text = match s.machine.svm.read(a, &mut byte) {
+                Ok(()) => format!("{:02x}", byte[0]),
+                Err(_) => "--".into(),
+            };
+            let mut style = if watched(app, a) { theme.write() } else { Style::default() };
+            if a == app.mem_cursor && app.pane == Pane::Memory {
+                style = style.patch(theme.current());
+            }
+            spans.push(Span::raw(if i == 8 { "  " } else { " " }));
+            spans.push(Span::styled(text, style));
+        }
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::styled(last_writer(app), theme.dim()));
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// "last written at step …" for the cursor byte.
+fn last_writer(app: &App) -> String {
+    let s = &app.session;
+    let mut cur = [0u8];
+    if s.machine.svm.read(app.mem_cursor, &mut cur).is_err() {
+        return "cursor byte: unmapped".into();
+    }
+    let hits = s.recorder.mem_writes(MemSpace::Svm, app.mem_cursor, 1, s.now, &cur, 1);
+    match hits.first() {
+        None => "cursor byte: not written yet".into(),
+        Some(h) => {
+            let inst = s.program.inst(InstIdx(h.pc));
+            format!(
+                "last write: step {} thread {} line {} ${} ({})",
+                h.step,
+                h.thread,
+                inst.span.line,
+                inst.id,
+                inst.op.mnemonic()
+            )
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The status bar: step N of total, thread, lane, stop reason.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::App;
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let s = &app.session;
+    let t = s.machine.thread(s.focus);
+    let (group, index) = s.thread_labels.get(s.focus.0 as usize).copied().unwrap_or_default();
+    let end = match &s.end {
+        Some(vdb::session::EndState::Finished) => " (run complete)",
+        Some(vdb::session::EndState::Fault(_)) => " (faulted)",
+        Some(vdb::session::EndState::RecordLimit(_)) => " (budget reached)",
+        None => "",
+    };
+    let text = format!(
+        " step {} of {}{end} │ thread {} (group {:?} #{index}, SIMD{}, {:?}) │ lane {} │ stop: {}",
+        s.now,
+        s.total_steps(),
+        s.focus.0,
+        group,
+        t.simd,
+        t.control.status,
+        s.lane,
+        app.status
+    );
+    Paragraph::new(text).style(Style::default().add_modifier(Modifier::REVERSED)).render(area, buf);
+}

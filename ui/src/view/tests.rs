@@ -1,0 +1,95 @@
+//! Widget and whole-screen tests: every pane renders into buffers of any size (zero
+//! included) without panicking, and whole screens of a divergent kernel at several steps,
+//! forward and back, match committed snapshots.
+
+use std::path::Path;
+
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::Terminal;
+
+use crate::action::Action;
+use crate::app::App;
+use crate::keymap::Keymap;
+
+fn app(name: &str) -> App {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
+    let launch = vdb::launch::raw::load(&root.join("sample-kernels/hand").join(name)).expect("launch");
+    App::new(vdb::session::Session::new(launch), Keymap::default(), true)
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    term.draw(|f| super::render(app, f.area(), f.buffer_mut())).expect("draw");
+    format!("{}", term.backend())
+}
+
+fn buffer_text(buf: &Buffer) -> String {
+    let a = buf.area;
+    (a.y..a.y + a.height)
+        .map(|y| (a.x..a.x + a.width).map(|x| buf[(x, y)].symbol().to_string()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_pane_renders_into_any_area_including_empty_ones() {
+    let mut app = app("nested_divergence.launch.json");
+    app.update(Action::Step);
+    for (w, h) in [(0, 0), (1, 1), (5, 3), (40, 10), (200, 60)] {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        super::source::render(&app, area, &mut buf);
+        super::registers::render(&app, area, &mut buf);
+        super::lanes::render(&app, area, &mut buf);
+        super::timeline::render(&app, area, &mut buf);
+        super::memory::render(&app, area, &mut buf);
+        super::threads::render_threads(&app, area, &mut buf);
+        super::threads::render_breakpoints(&app, area, &mut buf);
+        super::status::render(&app, area, &mut buf);
+        super::log::render(&app, area, &mut buf);
+        super::render(&app, area, &mut buf);
+    }
+}
+
+#[test]
+fn lane_strips_follow_the_execution_mask() {
+    let mut app = app("divergent_if.launch.json");
+    for _ in 0..10 {
+        app.update(Action::Step);
+    }
+    let area = Rect::new(0, 0, 40, 12);
+    let mut buf = Buffer::empty(area);
+    super::lanes::render(&app, area, &mut buf);
+    let text = buffer_text(&buf);
+    let em = app.session.machine.thread(app.session.focus).control.em;
+    assert!(text.contains(&format!("exec mask {}", super::strip(em, 16))), "{text}");
+    assert!(em != 0xffff, "the kernel diverged by step 10 (em {em:#x})");
+}
+
+#[test]
+fn a_small_terminal_gets_a_message() {
+    let app = app("divergent_if.launch.json");
+    let text = screen(&app, 60, 20);
+    assert!(text.contains("vdb needs a terminal of at least 80x24"), "{text}");
+}
+
+#[test]
+fn whole_screens_forward_and_back() {
+    let mut app = app("nested_divergence.launch.json");
+    insta::assert_snapshot!("start", screen(&app, 140, 44));
+    for _ in 0..10 {
+        app.update(Action::Step);
+    }
+    insta::assert_snapshot!("after_10_steps", screen(&app, 140, 44));
+    app.update(Action::Step);
+    app.update(Action::Step);
+    app.update(Action::ReverseStep);
+    app.update(Action::ReverseStep);
+    insta::assert_snapshot!("back_to_10_steps", screen(&app, 140, 44));
+    app.update(Action::Continue);
+    insta::assert_snapshot!("at_end", screen(&app, 140, 44));
+    app.update(Action::ReverseContinue);
+    insta::assert_snapshot!("start_again", screen(&app, 140, 44));
+}
