@@ -7,6 +7,7 @@ use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::exec::{Fault, FaultKind, Pick};
 use crate::isa::InstIdx;
 use crate::machine::ThreadId;
+use crate::machine::ThreadStatus;
 use crate::trace::{EntryKind, StepRecord};
 
 /// How often long movements look at the interrupt flag.
@@ -115,8 +116,22 @@ impl Session {
         asked || self.interrupt.swap(false, Ordering::Relaxed)
     }
 
+    /// Whether the focused thread can execute again (it is not finished or faulted, and if
+    /// the run has ended, it has a recorded step ahead).
+    fn focus_has_future(&self) -> bool {
+        let t = self.focus.0 as usize;
+        let last = self.recorder.last_step.get(t).copied().unwrap_or(u64::MAX);
+        let status = self.machine.thread(self.focus).control.status;
+        let alive = !matches!(status, ThreadStatus::Done | ThreadStatus::Faulted);
+        let recorded_ahead = last != u64::MAX && last >= self.now;
+        recorded_ahead || (alive && self.end.is_none())
+    }
+
     /// Steps forward until the focused thread has executed `n` instructions.
     pub fn step_focused(&mut self, n: u64) -> StopReason {
+        if !self.focus_has_future() {
+            return self.end_reason_for_focus();
+        }
         let mut done = 0;
         let mut count = 0u64;
         while done < n {
@@ -130,8 +145,20 @@ impl Session {
         StopReason::Step
     }
 
+    /// The stop for a step of a thread that has nothing left to execute.
+    fn end_reason_for_focus(&self) -> StopReason {
+        match self.end {
+            Some(_) => self.end_reason(),
+            None => StopReason::End,
+        }
+    }
+
     /// Steps back until the focused thread has un-executed `n` instructions.
     pub fn reverse_step_focused(&mut self, n: u64) -> StopReason {
+        let first = self.recorder.first_step.get(self.focus.0 as usize).copied().unwrap_or(u64::MAX);
+        if first == u64::MAX || first >= self.now {
+            return StopReason::Start;
+        }
         let mut done = 0;
         while done < n {
             let Some(rec) = self.backward() else { return StopReason::Start };

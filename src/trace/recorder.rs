@@ -53,6 +53,10 @@ pub struct Recorder {
     checkpoint_bytes: u64,
     open_start: u64,
     last_read: Option<usize>,
+    /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
+    /// thread that has no step in that direction answers at once instead of scanning.
+    pub first_step: Vec<u64>,
+    pub last_step: Vec<u64>,
 }
 
 impl Recorder {
@@ -69,6 +73,8 @@ impl Recorder {
             checkpoint_bytes: 0,
             open_start: 0,
             last_read: None,
+            first_step: vec![u64::MAX; machine.threads.len()],
+            last_step: vec![u64::MAX; machine.threads.len()],
         };
         r.checkpoint(machine);
         r
@@ -97,6 +103,13 @@ impl Recorder {
 
     /// Closes the step opened by `begin_step`.
     pub fn end_step(&mut self, thread: ThreadId, pc: u32, chen: u32) {
+        let step = self.len();
+        if let Some(first) = self.first_step.get_mut(thread.0 as usize) {
+            if *first == u64::MAX {
+                *first = step;
+            }
+            self.last_step[thread.0 as usize] = step;
+        }
         self.steps.push(StepRecord { thread: thread.0, pc, chen, log_start: self.open_start });
     }
 

@@ -78,3 +78,57 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
     say!("{line}");
     EXIT_OK
 }
+
+/// `vdb bench-render LAUNCH`: records the whole run, then times key presses (the action's
+/// update plus a full-screen render into a TestBackend) at random points of the recording.
+pub fn bench_render(launch: &Path, frames: usize) -> u8 {
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    use crate::action::Action;
+    use crate::app::App;
+
+    let mut s = match open_session(launch) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let t0 = Instant::now();
+    s.run_to_end();
+    let record_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let total = s.total_steps();
+    let threads = s.machine.threads.len();
+    let mut app = App::new(s, crate::keymap::Keymap::default(), false);
+    let mut term = match Terminal::new(TestBackend::new(160, 50)) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::commands::EXIT_DIAGNOSTICS;
+        }
+    };
+    let mut seed = 99u64;
+    let mut times = Vec::new();
+    let actions = [
+        Action::Step,
+        Action::ReverseStep,
+        Action::Next,
+        Action::ReverseNext,
+        Action::Down,
+        Action::NextPane,
+    ];
+    for i in 0..frames {
+        if i % 8 == 0 {
+            // Land on a random step, focused on the thread that runs there.
+            let at = lcg(&mut seed) % total.max(1);
+            app.session.goto(at);
+            app.session.focus = ThreadId(app.session.recorder.steps[at as usize].thread);
+        }
+        let action = actions[i % actions.len()];
+        let t = Instant::now();
+        app.update(action);
+        let _ = term.draw(|f| crate::view::render(&app, f.area(), f.buffer_mut()));
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let line = json!({"steps": total, "threads": threads, "record_ms": record_ms, "key_press": stats(times)});
+    say!("{line}");
+    EXIT_OK
+}

@@ -83,6 +83,13 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         queries: usize,
     },
+    /// Record a whole run and time key presses (update + full render) at random points.
+    #[command(hide = true)]
+    BenchRender {
+        launch: PathBuf,
+        #[arg(long, default_value_t = 400)]
+        frames: usize,
+    },
     /// Write the whole recorded run as JSON lines.
     Trace {
         launch: PathBuf,
@@ -110,6 +117,7 @@ fn main() -> ExitCode {
         }
         Command::Trace { launch, output } => batch::trace(&launch, &output),
         Command::BenchRecord { launch, queries } => bench::bench_record(&launch, queries),
+        Command::BenchRender { launch, frames } => bench::bench_render(&launch, frames),
     };
     ExitCode::from(code)
 }
