@@ -49,6 +49,7 @@ pub enum PromptKind {
     Command,
     GotoStep,
     Variable,
+    MemoryAddress,
 }
 
 #[derive(Clone, Debug)]
@@ -214,6 +215,7 @@ impl App {
             Action::Watch => self.watch_selection(),
             Action::GotoStep => self.open_prompt(PromptKind::GotoStep),
             Action::ChooseVariable => self.open_prompt(PromptKind::Variable),
+            Action::MemoryAddress => self.open_prompt(PromptKind::MemoryAddress),
             Action::CommandLine => self.open_prompt(PromptKind::Command),
             Action::NextPane | Action::PrevPane => self.cycle_pane(action == Action::NextPane),
             Action::Help => self.help = !self.help,
@@ -396,6 +398,14 @@ impl App {
                 self.run_command(&text);
             }
             PromptKind::GotoStep => self.run_command(&format!("goto {text}")),
+            PromptKind::MemoryAddress => match session::expr::resolve_address(&text, &self.session.buffers) {
+                Ok(addr) => {
+                    self.mem_cursor = addr;
+                    self.mem_addr = addr & !15;
+                    self.pane = Pane::Memory;
+                }
+                Err(e) => self.push_log(&format!("error: {e}")),
+            },
             PromptKind::Variable => {
                 let unit = self.session.unit();
                 match self

@@ -117,6 +117,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("w", Action::Watch),
     ("g", Action::GotoStep),
     ("v", Action::ChooseVariable),
+    ("m", Action::MemoryAddress),
     (":", Action::CommandLine),
     ("tab", Action::NextPane),
     ("backtab", Action::PrevPane),

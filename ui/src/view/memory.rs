@@ -9,9 +9,11 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::{block, Theme};
 use crate::app::{App, Pane};
+use vdb::isa::DataType;
 use vdb::isa::InstIdx;
 use vdb::machine::MemSpace;
-use vdb::session::WatchTarget;
+use vdb::session::format::value as fmt_value;
+use vdb::session::{Format, WatchTarget};
 
 fn watched(app: &App, addr: u64) -> bool {
     app.session.watchpoints.iter().any(|w| match &w.target {
@@ -36,6 +38,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     for r in 0..rows {
         let base = app.mem_addr + r * 16;
         let mut spans = vec![Span::styled(format!("{base:010x} "), theme.dim())];
+        if matches!(app.format, Format::Signed | Format::Float | Format::Unsigned) {
+            spans.extend(typed_words(app, base, &theme));
+            lines.push(Line::from(spans));
+            continue;
+        }
         for i in 0..16 {
             let a = base + i;
             let mut byte = [0u8];
@@ -54,6 +61,29 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     lines.push(Line::styled(last_writer(app), theme.dim()));
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// A row as four 32-bit words in the chosen format (`f` cycles hex, signed, float).
+fn typed_words(app: &App, base: u64, theme: &Theme) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    for w in 0..4u64 {
+        let a = base + 4 * w;
+        let mut b = [0u8; 4];
+        let text = match app.session.machine.svm.read(a, &mut b) {
+            Ok(()) => {
+                let ty = if app.format == Format::Float { DataType::F } else { DataType::D };
+                fmt_value(ty, u32::from_le_bytes(b) as u64, app.format)
+            }
+            Err(_) => "--".into(),
+        };
+        let hit = (a..a + 4).any(|x| watched(app, x));
+        let mut style = if hit { theme.write() } else { Style::default() };
+        if (a..a + 4).contains(&app.mem_cursor) && app.pane == Pane::Memory {
+            style = style.patch(theme.current());
+        }
+        out.push(Span::styled(format!(" {text:>12}"), style));
+    }
+    out
 }
 
 /// "last written at step …" for the cursor byte.

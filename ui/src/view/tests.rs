@@ -93,3 +93,45 @@ fn whole_screens_forward_and_back() {
     app.update(Action::ReverseContinue);
     insta::assert_snapshot!("start_again", screen(&app, 140, 44));
 }
+
+fn type_text(app: &mut App, text: &str) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    for c in text.chars() {
+        app.prompt_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.prompt_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+}
+
+#[test]
+fn memory_pane_goes_to_a_buffer_address_and_watches_the_cursor_byte() {
+    let mut app = app("loop_exit.launch.json");
+    app.update(Action::MemoryAddress);
+    type_text(&mut app, "out+36");
+    assert_eq!(app.mem_cursor, 0x1_0001_0024);
+    assert_eq!(app.pane, crate::app::Pane::Memory);
+    app.update(Action::Watch);
+    assert_eq!(app.session.watchpoints.len(), 1);
+    app.update(Action::Continue);
+    assert!(app.status.starts_with("watchpoint"), "{}", app.status);
+    let text = screen(&app, 140, 44);
+    assert!(text.contains("last write: step"), "{text}");
+}
+
+#[test]
+fn variable_prompt_completes_names_and_shows_the_grid() {
+    let mut app = app("loop_exit.launch.json");
+    app.update(Action::ChooseVariable);
+    {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        for c in "LAN".chars() {
+            app.prompt_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        app.prompt_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        assert_eq!(app.prompt.as_ref().map(|p| p.text.clone()), Some("LANE".into()));
+        app.prompt_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    }
+    let v = app.reg_var.expect("chosen");
+    assert_eq!(app.session.program.var(v).name, "LANE");
+    let text = screen(&app, 140, 44);
+    assert!(text.contains("Registers LANE:uw"), "{text}");
+}
