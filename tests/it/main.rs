@@ -2,11 +2,13 @@
 //! kernels, time travel.
 
 mod alu;
+mod calls;
 mod control;
 mod fastpath;
 mod golden;
 mod harness;
 mod opencl;
 mod parse;
+mod regions;
 mod threads;
 mod timetravel;
