@@ -138,6 +138,22 @@ fn apply_mod(ty: DataType, m: SrcMod, v: i64) -> i64 {
     }
 }
 
+#[inline(always)]
+fn map2(n: usize, a: &[i64; 32], b: &[i64; 32], r: &mut [u64; 32], f: impl Fn(i64, i64) -> u64) {
+    for ((o, x), y) in r.iter_mut().zip(a).zip(b).take(n) {
+        *o = f(*x, *y);
+    }
+}
+
+#[inline(always)]
+fn compare(n: usize, a: &[i64; 32], b: &[i64; 32], f: impl Fn(i64, i64) -> bool) -> u32 {
+    let mut flags = 0u32;
+    for (i, (x, y)) in a.iter().zip(b).take(n).enumerate() {
+        flags |= (f(*x, *y) as u32) << i;
+    }
+    flags
+}
+
 impl<O: Observer> Ctx<'_, O> {
     fn fast_read(&self, src: &FastSrc, n: u32, out: &mut [i64; 32]) -> Result<(), FaultKind> {
         match src {
@@ -204,38 +220,39 @@ impl<O: Observer> Ctx<'_, O> {
         let mut r = [0u64; 32];
         let lanes = n as usize;
         match f.kind {
-            FastKind::Mov => (0..lanes).for_each(|i| r[i] = a[i] as u64),
-            FastKind::Add => (0..lanes).for_each(|i| r[i] = a[i].wrapping_add(b[i]) as u64),
-            FastKind::Mul => (0..lanes).for_each(|i| r[i] = a[i].wrapping_mul(b[i]) as u64),
-            FastKind::And => (0..lanes).for_each(|i| r[i] = (a[i] & b[i]) as u64),
-            FastKind::Or => (0..lanes).for_each(|i| r[i] = (a[i] | b[i]) as u64),
-            FastKind::Xor => (0..lanes).for_each(|i| r[i] = (a[i] ^ b[i]) as u64),
+            FastKind::Mov => map2(lanes, &a, &b, &mut r, |x, _| x as u64),
+            FastKind::Add => map2(lanes, &a, &b, &mut r, |x, y| x.wrapping_add(y) as u64),
+            FastKind::Mul => map2(lanes, &a, &b, &mut r, |x, y| x.wrapping_mul(y) as u64),
+            FastKind::And => map2(lanes, &a, &b, &mut r, |x, y| (x & y) as u64),
+            FastKind::Or => map2(lanes, &a, &b, &mut r, |x, y| (x | y) as u64),
+            FastKind::Xor => map2(lanes, &a, &b, &mut r, |x, y| (x ^ y) as u64),
             FastKind::Shl => {
-                (0..lanes).for_each(|i| r[i] = (a[i] as u64).wrapping_shl((b[i] & cnt_mask) as u32))
+                map2(lanes, &a, &b, &mut r, |x, y| (x as u64).wrapping_shl((y & cnt_mask) as u32))
             }
-            FastKind::Shr => (0..lanes).for_each(|i| r[i] = (a[i] as u64 & width_mask) >> (b[i] & cnt_mask)),
-            FastKind::Asr => (0..lanes).for_each(|i| r[i] = (a[i] >> (b[i] & cnt_mask)) as u64),
+            FastKind::Shr => map2(lanes, &a, &b, &mut r, |x, y| (x as u64 & width_mask) >> (y & cnt_mask)),
+            FastKind::Asr => map2(lanes, &a, &b, &mut r, |x, y| (x >> (y & cnt_mask)) as u64),
             FastKind::Sel => {
-                (0..lanes).for_each(|i| r[i] = if pmask >> i & 1 != 0 { a[i] } else { b[i] } as u64)
+                for (i, ((o, x), y)) in r.iter_mut().zip(&a).zip(&b).take(lanes).enumerate() {
+                    *o = if pmask >> i & 1 != 0 { *x } else { *y } as u64;
+                }
             }
             FastKind::Cmp(rel) => {
-                let mut flags = 0u32;
-                for i in 0..lanes {
-                    let t = match rel {
-                        CondMod::Eq => a[i] == b[i],
-                        CondMod::Ne => a[i] != b[i],
-                        CondMod::Lt => a[i] < b[i],
-                        CondMod::Le => a[i] <= b[i],
-                        CondMod::Gt => a[i] > b[i],
-                        CondMod::Ge => a[i] >= b[i],
-                    };
-                    flags |= (t as u32) << i;
-                    r[i] = if t { u64::MAX } else { 0 };
-                }
+                // One loop per relation: the relation is decided once, not per lane.
+                let flags = match rel {
+                    CondMod::Eq => compare(lanes, &a, &b, |x, y| x == y),
+                    CondMod::Ne => compare(lanes, &a, &b, |x, y| x != y),
+                    CondMod::Lt => compare(lanes, &a, &b, |x, y| x < y),
+                    CondMod::Le => compare(lanes, &a, &b, |x, y| x <= y),
+                    CondMod::Gt => compare(lanes, &a, &b, |x, y| x > y),
+                    CondMod::Ge => compare(lanes, &a, &b, |x, y| x >= y),
+                };
                 if let Operand::Pred(p) = &inst.operands[0] {
                     let off = inst.exec.offset.min(31);
                     self.write_pred(*p, chen << off, flags << off);
                     return Ok(());
+                }
+                for (i, o) in r.iter_mut().take(lanes).enumerate() {
+                    *o = if flags >> i & 1 != 0 { u64::MAX } else { 0 };
                 }
             }
         }
