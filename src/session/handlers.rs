@@ -312,7 +312,10 @@ impl Session {
 
     fn examine(&mut self, count: u32, format: Format, unit: u32, addr: &str) -> Result<Reply, String> {
         let addr = resolve_address(addr, &self.buffers)?;
-        let mut bytes = vec![0u8; (count * unit) as usize];
+        if count == 0 || count > 1 << 16 {
+            return Err(format!("x/{count}: give a count from 1 to 65536"));
+        }
+        let mut bytes = vec![0u8; count as usize * unit as usize];
         self.read_memory(MemSpace::Svm, addr, &mut bytes)?;
         let ty = match (unit, format) {
             (4, Format::Float) => crate::isa::DataType::F,

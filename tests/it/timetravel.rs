@@ -91,3 +91,46 @@ fn last_write_and_history_agree_with_a_scan_of_the_trace() {
     assert_eq!(last.fields["writer_step"].as_u64(), expected.first().copied());
     assert_eq!(last.fields["writer_lane"].as_u64(), Some(5));
 }
+
+#[test]
+fn odd_command_lines_give_errors_not_panics() {
+    let path = hand_launches().into_iter().find(|p| p.ends_with("indirect.launch.json")).expect("indirect");
+    let mut s = session(&path);
+    let lines = [
+        "x/4294967295xg 0",
+        "x/4xg 0xffffffffffffffff",
+        "print R(",
+        "print R(0,99)<1;1,0>",
+        "print R(0,0)<3;1,0>",
+        "print R:zz",
+        "print R(0,0)<32;16,4>",
+        "watch 0xffffffffffffffff 18446744073709551615",
+        "watch R(0,0)<1;1,0> lane 99",
+        "rwatch R(0,0)<1;1,0>",
+        "last-write nowhere+3",
+        "history R(9,9)<0;1,0>",
+        "lane 999",
+        "thread 99999",
+        "break $99999",
+        "break nowhere",
+        "break 3 if any(R(0,0)<1;1,0> ~ 3)",
+        "goto nomark",
+        "delete 42",
+        "enable 42",
+        "finish",
+    ];
+    for line in lines {
+        match parse(line) {
+            Ok(Some(cmd)) => {
+                let _ = s.execute(&cmd);
+            }
+            Ok(None) => panic!("{line} parsed as nothing"),
+            Err(_) => {}
+        }
+    }
+    // Still a working session afterwards.
+    let reply = run(&mut s, "goto 18446744073709551615");
+    assert_eq!(reply.stop, Some(StopReason::End));
+    let back = run(&mut s, "rstep");
+    assert_eq!(back.stop, Some(StopReason::Step));
+}
