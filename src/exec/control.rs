@@ -140,15 +140,7 @@ pub fn execute<O: Observer>(
         Opcode::Switchjmp => switchjmp(ctx, inst, next),
         Opcode::Call | Opcode::Fccall => {
             let target = label_target(inst, 0)?;
-            let lanes = if scalar {
-                if pred_true {
-                    ctx.thread.control.em
-                } else {
-                    0
-                }
-            } else {
-                chen_abs
-            };
+            let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
             enter(&mut ctx.thread.control, FrameKind::Subroutine, lanes, target, next, inst.unit);
             Ok(())
         }
@@ -159,15 +151,7 @@ pub fn execute<O: Observer>(
             };
             let unit = ctx.program.function_unit(&name).ok_or(FaultKind::UnknownFunction(name))?;
             let entry = ctx.program.unit(unit).entry;
-            let lanes = if scalar {
-                if pred_true {
-                    ctx.thread.control.em
-                } else {
-                    0
-                }
-            } else {
-                chen_abs
-            };
+            let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
             enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
             Ok(())
         }
@@ -187,6 +171,16 @@ pub fn execute<O: Observer>(
         Opcode::EndOfCode => Err(FaultKind::FellOffEnd),
         Opcode::Faddr => faddr(ctx, inst, next),
         other => Err(FaultKind::NotImplemented(format!("control opcode {}", other.mnemonic()))),
+    }
+}
+
+/// Lanes a call takes: for exec size 1 every active lane or none (by the predicate's first
+/// bit); otherwise the active lanes whose predicate holds.
+fn call_lanes(control: &Control, scalar: bool, pred_true: bool, chen_abs: u32) -> u32 {
+    match (scalar, pred_true) {
+        (true, true) => control.em,
+        (true, false) => 0,
+        (false, _) => chen_abs,
     }
 }
 
@@ -309,15 +303,7 @@ fn ifcall<O: Observer>(
     }
     let unit = crate::isa::UnitId(unit_idx as u32);
     let entry = ctx.program.unit(unit).entry;
-    let lanes = if scalar {
-        if pred_true {
-            ctx.thread.control.em
-        } else {
-            0
-        }
-    } else {
-        chen_abs
-    };
+    let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
     enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
     Ok(())
 }
