@@ -140,6 +140,7 @@ pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Res
             let data = need(raw(ops.get(3))?, "data")?;
             scaled(ctx, inst, chen, *num_blocks, (space, base + global), offsets, data)
         }
+        (Opcode::OwordLd | Opcode::OwordLdUnaligned | Opcode::OwordSt, _) => oword(ctx, inst),
         (Opcode::SvmAtomic, SubOp::Atomic { op, bits }) => {
             let addrs = need(raw(ops.first())?, "address")?;
             let (dst, s0, s1) = (raw(ops.get(1))?, raw(ops.get(2))?, raw(ops.get(3))?);
@@ -252,6 +253,24 @@ fn svm_block<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), Fault
     } else {
         let bytes = ctx.grf(data, len)?.to_vec();
         ctx.mem_write(MemSpace::Svm, addr, &bytes)
+    }
+}
+
+/// `oword_ld/oword_st (n) SURF offset data`: n OWords at `offset` (in OWords; in bytes for
+/// `oword_ld_unaligned`), whatever the channel enables.
+fn oword<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), FaultKind> {
+    let (space, base) = ctx.surface(inst.operands.first())?;
+    let offset = ctx.scalar(inst.operands.get(1), 1)?;
+    let addr = base + if inst.op == Opcode::OwordLdUnaligned { offset } else { offset * 16 };
+    let len = inst.exec.size * 16;
+    let data = need(raw(inst.operands.get(2))?, "data")?;
+    if inst.op == Opcode::OwordSt {
+        let bytes = ctx.grf(data, len)?.to_vec();
+        ctx.mem_write(space, addr, &bytes)
+    } else {
+        let mut buf = vec![0u8; len as usize];
+        ctx.mem_read(space, addr, &mut buf)?;
+        ctx.write_grf(data, &buf)
     }
 }
 

@@ -7,6 +7,7 @@ mod control;
 mod fastpath;
 mod golden;
 mod harness;
+mod memory;
 mod opencl;
 mod parse;
 mod regions;
