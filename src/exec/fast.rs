@@ -260,3 +260,182 @@ impl<O: Observer> Ctx<'_, O> {
         self.write_dst(&inst.operands[0], 0, n, enabled, &r)
     }
 }
+
+/// A dword operand of the in-place tier.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum D32 {
+    /// An immediate, extended to i64 by its own type.
+    Imm(i64),
+    /// `<0;1,0>` of a d/ud register: GRF offset, signed.
+    Scalar(u32, bool),
+    /// A packed d/ud register (lane i at offset + 4i), signed.
+    Packed(u32, bool),
+}
+
+/// The in-place tier: packed dword destination (or a predicate for cmp), dword or immediate
+/// sources without modifiers, no overlap that per-lane order could expose. Runs without an
+/// observer only (recording goes through the general write path).
+#[derive(Clone, Debug)]
+pub struct DwordOp {
+    pub kind: FastKind,
+    pub a: D32,
+    pub b: D32,
+    /// GRF offset of the packed destination (None for cmp to a predicate).
+    pub dst: Option<u32>,
+}
+
+fn d32(src: &FastSrc) -> Option<D32> {
+    match src {
+        FastSrc::Imm(v) => Some(D32::Imm(*v)),
+        FastSrc::Reg { base, region, ty: ty @ (DataType::D | DataType::Ud), modifier: SrcMod::None } => {
+            let signed = *ty == DataType::D;
+            if *region == Region::scalar() {
+                Some(D32::Scalar(*base, signed))
+            } else if *region == (Region { vstride: 1, width: 1, hstride: 0 })
+                || (region.hstride == 1 && region.vstride == region.width)
+            {
+                Some(D32::Packed(*base, signed))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The in-place dword form of a fast op, if it qualifies.
+pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
+    let n = inst.exec.size;
+    let a = d32(&f.srcs[0])?;
+    let b = d32(&f.srcs[1])?;
+    let dst = match &inst.operands[0] {
+        Operand::Pred(_) if matches!(f.kind, FastKind::Cmp(_)) => None,
+        Operand::Direct(d) if matches!(d.ty, DataType::D | DataType::Ud) && d.region == Region::dst(1) => {
+            Some(d.base)
+        }
+        _ => return None,
+    };
+    if let Some(dst) = dst {
+        // Reading lane i after lanes < i were written must see the old values: only an
+        // identical packed source or no overlap at all is safe.
+        let range = dst..dst + 4 * n;
+        for s in [a, b] {
+            match s {
+                D32::Packed(off, _) if off != dst && off < range.end && range.start < off + 4 * n => {
+                    return None
+                }
+                D32::Scalar(off, _) if range.contains(&off) => return None,
+                _ => {}
+            }
+        }
+    }
+    Some(DwordOp { kind: f.kind, a, b, dst })
+}
+
+#[inline(always)]
+fn get(grf: &[u8], s: D32, lane: u32) -> i64 {
+    let load = |at: u32, signed: bool| {
+        let at = at as usize;
+        let v = u32::from_le_bytes([grf[at], grf[at + 1], grf[at + 2], grf[at + 3]]);
+        if signed {
+            v as i32 as i64
+        } else {
+            v as i64
+        }
+    };
+    match s {
+        D32::Imm(v) => v,
+        D32::Scalar(off, signed) => load(off, signed),
+        D32::Packed(off, signed) => load(off + 4 * lane, signed),
+    }
+}
+
+fn span(s: D32, n: u32) -> u32 {
+    match s {
+        D32::Imm(_) => 0,
+        D32::Scalar(off, _) => off + 4,
+        D32::Packed(off, _) => off + 4 * n,
+    }
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Runs an in-place dword op (callers use it only without an observer).
+    pub fn run_dword(
+        &mut self,
+        inst: &Inst,
+        op: &DwordOp,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
+        let n = inst.exec.size;
+        let need = span(op.a, n).max(span(op.b, n)).max(op.dst.map_or(0, |d| d + 4 * n));
+        if need as usize > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: need });
+        }
+        let signed_a = matches!(op.a, D32::Scalar(_, true) | D32::Packed(_, true));
+        if let FastKind::Cmp(rel) = op.kind {
+            let grf = &self.thread.grf;
+            let mut flags = 0u32;
+            for lane in 0..n {
+                let (x, y) = (get(grf, op.a, lane), get(grf, op.b, lane));
+                let t = match rel {
+                    CondMod::Eq => x == y,
+                    CondMod::Ne => x != y,
+                    CondMod::Lt => x < y,
+                    CondMod::Le => x <= y,
+                    CondMod::Gt => x > y,
+                    CondMod::Ge => x >= y,
+                };
+                flags |= (t as u32) << lane;
+            }
+            return match (&inst.operands[0], op.dst) {
+                (Operand::Pred(p), _) => {
+                    let off = inst.exec.offset.min(31);
+                    self.write_pred(*p, chen << off, flags << off);
+                    Ok(())
+                }
+                (_, Some(dst)) => {
+                    let grf = &mut self.thread.grf;
+                    for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
+                        let v: u32 = if flags >> lane & 1 != 0 { u32::MAX } else { 0 };
+                        let at = (dst + 4 * lane) as usize;
+                        grf[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                    }
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+        }
+        let Some(dst) = op.dst else { return Ok(()) };
+        let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
+        let grf = &mut self.thread.grf;
+        macro_rules! lanes {
+            (|$x:ident, $y:ident, $lane:ident| $e:expr) => {
+                for $lane in 0..n {
+                    if enabled >> $lane & 1 != 0 {
+                        let ($x, $y) = (get(grf, op.a, $lane), get(grf, op.b, $lane));
+                        let v: u32 = $e as u32;
+                        let at = (dst + 4 * $lane) as usize;
+                        grf[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+            };
+        }
+        match op.kind {
+            FastKind::Mov => lanes!(|x, _y, _l| x),
+            FastKind::Add => lanes!(|x, y, _l| x.wrapping_add(y)),
+            FastKind::Mul => lanes!(|x, y, _l| x.wrapping_mul(y)),
+            FastKind::And => lanes!(|x, y, _l| x & y),
+            FastKind::Or => lanes!(|x, y, _l| x | y),
+            FastKind::Xor => lanes!(|x, y, _l| x ^ y),
+            FastKind::Shl => lanes!(|x, y, _l| (x as u32).wrapping_shl((y & 31) as u32)),
+            FastKind::Shr => lanes!(|x, y, _l| (x as u32) >> (y & 31)),
+            FastKind::Asr if signed_a => lanes!(|x, y, _l| (x as i32) >> (y & 31)),
+            FastKind::Asr => lanes!(|x, y, _l| (x as u32) >> (y & 31)),
+            FastKind::Sel => lanes!(|x, y, l| if pmask >> l & 1 != 0 { x } else { y }),
+            FastKind::Cmp(_) => {}
+        }
+        Ok(())
+    }
+}

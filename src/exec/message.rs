@@ -410,6 +410,16 @@ pub fn apply_atomic(op: AtomicOp, bits: u32, old: u64, s0: u64, s1: u64) -> (u64
     (new, ret)
 }
 
+/// Whether an atomic writes memory: loads never do, and a compare-exchange whose compare
+/// failed leaves memory untouched (so it is not reported as a writer).
+fn stores(op: AtomicOp, old: u64, new: u64) -> bool {
+    match op {
+        AtomicOp::Load => false,
+        AtomicOp::Cmpxchg | AtomicOp::Fcmpwr => old != new,
+        _ => true,
+    }
+}
+
 /// Per-lane atomics; `addr_of` gives each lane's memory and address.
 #[allow(clippy::too_many_arguments)]
 fn atomic<O: Observer, F>(
@@ -442,7 +452,7 @@ where
             None => 0,
         };
         let (new, ret) = apply_atomic(op, bits, old, a, b);
-        if op != AtomicOp::Load {
+        if stores(op, old, new) {
             let mut bytes = [0u8; 8];
             store_le(&mut bytes, size, new);
             ctx.store(space, addr, &bytes[..size as usize], Some(lane))?;
@@ -559,7 +569,7 @@ fn lsc_atomic_lane<O: Observer>(
     let (s0, s1v) = if matches!(op, AtomicOp::Cmpxchg | AtomicOp::Fcmpwr) { (b, a) } else { (a, b) };
     let old = load_le(&ctx.load(space, addr, size, Some(lane))?, size);
     let (new, ret) = apply_atomic(op, size * 8, old, s0, s1v);
-    if op != AtomicOp::Load {
+    if stores(op, old, new) {
         let mut bytes = [0u8; 8];
         store_le(&mut bytes, size, new);
         ctx.store(space, addr, &bytes[..size as usize], Some(lane))?;

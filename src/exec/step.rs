@@ -42,6 +42,8 @@ pub struct Interpreter {
     pub tables: Tables,
     /// Fast forms of the instructions that have one (same index as `program.insts`).
     fast: Vec<Option<super::fast::FastOp>>,
+    /// In-place dword forms, used when nothing records the writes.
+    dword: Vec<Option<super::fast::DwordOp>>,
     /// Whether to use the fast forms (tests turn them off to compare both paths).
     pub use_fast_paths: bool,
 }
@@ -81,8 +83,14 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        let fast = program.insts.iter().map(super::fast::compile).collect();
-        Interpreter { program, tables, fast, use_fast_paths: true }
+        let fast: Vec<_> = program.insts.iter().map(super::fast::compile).collect();
+        let dword = program
+            .insts
+            .iter()
+            .zip(&fast)
+            .map(|(i, f)| f.as_ref().and_then(|f| super::fast::compile_dword(i, f)))
+            .collect();
+        Interpreter { program, tables, fast, dword, use_fast_paths: true }
     }
 
     /// Executes the instruction at thread `tid`'s pc.
@@ -160,8 +168,11 @@ impl Interpreter {
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
         match inst.op.family() {
-            Family::Alu => match self.fast.get(pc.0 as usize) {
-                Some(Some(f)) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
+            Family::Alu => match (self.dword.get(pc.0 as usize), self.fast.get(pc.0 as usize)) {
+                (Some(Some(d)), _) if self.use_fast_paths && !O::ACTIVE => {
+                    ctx.run_dword(inst, d, chen, em_part, pmask)?
+                }
+                (_, Some(Some(f))) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
                 _ => self.alu(ctx, inst, chen, em_part, pmask)?,
             },
             Family::Address => self.addr_add(ctx, inst, chen)?,
