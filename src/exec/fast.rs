@@ -336,7 +336,10 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
 fn get(grf: &[u8], s: D32, lane: u32) -> i64 {
     let load = |at: u32, signed: bool| {
         let at = at as usize;
-        let v = u32::from_le_bytes([grf[at], grf[at + 1], grf[at + 2], grf[at + 3]]);
+        // One bounds check and one 4-byte load (indexing byte by byte did neither).
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&grf[at..at + 4]);
+        let v = u32::from_le_bytes(b);
         if signed {
             v as i32 as i64
         } else {

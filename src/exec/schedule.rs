@@ -47,13 +47,14 @@ impl Scheduler {
     /// needed. Barrier releases go through `observer` like any other control change.
     pub fn pick<O: Observer>(&mut self, machine: &mut Machine, observer: &mut O) -> Result<Pick, Fault> {
         while let Some(range) = self.groups.get(self.current_group).cloned() {
-            let n = range.end - range.start;
-            for i in 0..n {
-                let tid = range.start + (self.cursor - range.start + i) % n.max(1);
+            let mut tid = self.cursor.clamp(range.start, range.end.saturating_sub(1).max(range.start));
+            for _ in range.clone() {
+                let next = if tid + 1 >= range.end { range.start } else { tid + 1 };
                 if machine.threads[tid as usize].is_runnable() {
-                    self.cursor = if tid + 1 >= range.end { range.start } else { tid + 1 };
+                    self.cursor = next;
                     return Ok(Pick::Step(ThreadId(tid)));
                 }
+                tid = next;
             }
             if self.release_barrier(machine, range.clone(), observer)? {
                 continue;
