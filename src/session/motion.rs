@@ -261,7 +261,7 @@ impl Session {
                     (WatchTarget::Memory { space, addr, len }, EntryKind::Mem { space: s, addr: a, xor })
                         if s == space && *a < addr + len && *addr < *a + xor.len() as u64 =>
                     {
-                        ("write", *xor, *a)
+                        ("write", &xor[..], *a)
                     }
                     (
                         WatchTarget::Memory { space, addr, len },
@@ -273,7 +273,7 @@ impl Session {
                                 .iter()
                                 .any(|(lo, hi)| *offset < *hi && *lo < offset + xor.len() as u32) =>
                     {
-                        ("write", *xor, *offset as u64)
+                        ("write", &xor[..], *offset as u64)
                     }
                     _ => continue,
                 };

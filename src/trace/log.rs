@@ -13,6 +13,8 @@
 //! | 7 SVM read | thread u32, addr u64, len u32 (no state change; for read watchpoints) |
 //! | 8 SLM read | thread u32, group u32, addr u64, len u32 |
 
+use std::borrow::Cow;
+
 use crate::machine::MemSpace;
 
 /// A decoded log entry (borrowing its XOR bytes from the log).
@@ -26,7 +28,7 @@ pub struct Entry<'a> {
 pub enum EntryKind<'a> {
     Grf {
         offset: u32,
-        xor: &'a [u8],
+        xor: Cow<'a, [u8]>,
     },
     Pred {
         pred: u32,
@@ -39,7 +41,7 @@ pub enum EntryKind<'a> {
     Mem {
         space: MemSpace,
         addr: u64,
-        xor: &'a [u8],
+        xor: Cow<'a, [u8]>,
     },
     Control {
         index: u32,
@@ -68,17 +70,40 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
 }
 
 /// Appends `old XOR new` for `len` bytes (the slices have equal length).
+/// Appends `old XOR new` for `len` bytes: as is, or — when shorter — as a bitmap of the
+/// non-zero bytes followed by those bytes. Most writes change few bytes (small integers,
+/// unchanged lanes), and the log's size is what recording time and memory are made of.
 fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
-    put_u16(out, new.len() as u16);
-    out.extend(old.iter().zip(new).map(|(a, b)| a ^ b));
+    let len = new.len();
+    let nonzero = old.iter().zip(new).filter(|(a, b)| a != b).count();
+    let sparse_len = len.div_ceil(8) + nonzero;
+    if sparse_len < len {
+        put_u16(out, len as u16 | SPARSE);
+        let map_at = out.len();
+        out.resize(map_at + len.div_ceil(8), 0);
+        for (i, (a, b)) in old.iter().zip(new).enumerate() {
+            if a != b {
+                out[map_at + i / 8] |= 1 << (i % 8);
+                out.push(a ^ b);
+            }
+        }
+    } else {
+        put_u16(out, len as u16);
+        out.extend(old.iter().zip(new).map(|(a, b)| a ^ b));
+    }
 }
+
+/// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
+const SPARSE: u16 = 0x8000;
+/// Longest payload one entry holds.
+const MAX_ENTRY: usize = 0x7fff;
 
 pub fn push_grf(out: &mut Vec<u8>, thread: u32, offset: u32, old: &[u8], new: &[u8]) {
     // Entries hold at most 64 KiB; longer writes (rare message loads) are split.
-    for (i, (o, n)) in old.chunks(u16::MAX as usize).zip(new.chunks(u16::MAX as usize)).enumerate() {
+    for (i, (o, n)) in old.chunks(MAX_ENTRY).zip(new.chunks(MAX_ENTRY)).enumerate() {
         out.push(0);
         put_u32(out, thread);
-        put_u32(out, offset + (i * u16::MAX as usize) as u32);
+        put_u32(out, offset + (i * MAX_ENTRY) as u32);
         put_xor(out, o, n);
     }
 }
@@ -98,8 +123,8 @@ pub fn push_addr(out: &mut Vec<u8>, thread: u32, slot: u32, old: u32, new: u32) 
 }
 
 pub fn push_mem(out: &mut Vec<u8>, thread: u32, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
-    for (i, (o, n)) in old.chunks(u16::MAX as usize).zip(new.chunks(u16::MAX as usize)).enumerate() {
-        let at = addr + (i * u16::MAX as usize) as u64;
+    for (i, (o, n)) in old.chunks(MAX_ENTRY).zip(new.chunks(MAX_ENTRY)).enumerate() {
+        let at = addr + (i * MAX_ENTRY) as u64;
         match space {
             MemSpace::Svm => {
                 out.push(3);
@@ -200,9 +225,20 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(self.take(8));
         u64::from_le_bytes(a)
     }
-    fn xor(&mut self) -> &'a [u8] {
-        let n = self.u16() as usize;
-        self.take(n)
+    fn xor(&mut self) -> Cow<'a, [u8]> {
+        let head = self.u16();
+        let n = (head & !SPARSE) as usize;
+        if head & SPARSE == 0 {
+            return Cow::Borrowed(self.take(n));
+        }
+        let map = self.take(n.div_ceil(8));
+        let mut out = vec![0u8; n];
+        for (i, o) in out.iter_mut().enumerate() {
+            if map[i / 8] >> (i % 8) & 1 != 0 {
+                *o = self.take(1)[0];
+            }
+        }
+        Cow::Owned(out)
     }
 }
 
@@ -241,6 +277,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sparse_payloads_round_trip_and_are_smaller() {
+        let old: Vec<u8> = (0..64).collect();
+        let mut new = old.clone();
+        new[3] ^= 0x10;
+        new[40] ^= 0x01;
+        let mut log = Vec::new();
+        push_grf(&mut log, 1, 0, &old, &new);
+        assert!(log.len() < 1 + 4 + 4 + 2 + 16, "{} bytes", log.len());
+        let e = decode(&log);
+        let EntryKind::Grf { xor, .. } = &e[0].kind else { panic!("grf") };
+        let mut want = vec![0u8; 64];
+        want[3] = 0x10;
+        want[40] = 0x01;
+        assert_eq!(&xor[..], &want[..]);
+    }
+
+    #[test]
     fn entries_round_trip() {
         let mut log = Vec::new();
         push_grf(&mut log, 3, 64, &[1, 2, 3], &[1, 0, 7]);
@@ -255,9 +308,15 @@ mod tests {
         assert_eq!(entries.len(), 6);
         assert_eq!(entries[4].kind, EntryKind::Read { space: MemSpace::Svm, addr: 100, len: 8 });
         assert_eq!(entries[5].kind, EntryKind::Read { space: MemSpace::Slm(2), addr: 0, len: 4 });
-        assert_eq!(entries[0], Entry { thread: 3, kind: EntryKind::Grf { offset: 64, xor: &[0, 2, 4] } });
+        assert_eq!(
+            entries[0],
+            Entry { thread: 3, kind: EntryKind::Grf { offset: 64, xor: Cow::Borrowed(&[0, 2, 4]) } }
+        );
         assert_eq!(entries[1].kind, EntryKind::Pred { pred: 1, xor: 0b1100 });
-        assert_eq!(entries[2].kind, EntryKind::Mem { space: MemSpace::Slm(5), addr: 12, xor: &[1] });
+        assert_eq!(
+            entries[2].kind,
+            EntryKind::Mem { space: MemSpace::Slm(5), addr: 12, xor: Cow::Borrowed(&[1]) }
+        );
         assert_eq!(entries[3], Entry { thread: 4, kind: EntryKind::Control { index: 17 } });
     }
 }

@@ -158,9 +158,9 @@ impl Recorder {
         }
         for e in entries {
             match e.kind {
-                EntryKind::Grf { offset, xor } => {
+                EntryKind::Grf { offset, ref xor } => {
                     let t = machine.thread_mut(ThreadId(e.thread));
-                    for (b, x) in t.grf[offset as usize..].iter_mut().zip(xor) {
+                    for (b, x) in t.grf[offset as usize..].iter_mut().zip(xor.iter()) {
                         *b ^= x;
                     }
                 }
@@ -170,7 +170,7 @@ impl Recorder {
                 EntryKind::Addr { slot, xor } => {
                     machine.thread_mut(ThreadId(e.thread)).addrs[slot as usize] ^= xor
                 }
-                EntryKind::Mem { space, addr, xor } => xor_memory(machine, space, addr, xor),
+                EntryKind::Mem { space, addr, ref xor } => xor_memory(machine, space, addr, xor),
                 EntryKind::Pc { old, new } => {
                     machine.thread_mut(ThreadId(e.thread)).control.pc =
                         InstIdx(if forward { new } else { old });
@@ -245,7 +245,7 @@ impl Recorder {
             current,
             limit,
             |kind, t| match kind {
-                EntryKind::Grf { offset: o, xor } if t == thread => Some((*o as u64, *xor)),
+                EntryKind::Grf { offset: o, xor } if t == thread => Some((*o as u64, &xor[..])),
                 _ => None,
             },
             offset as u64,
@@ -268,7 +268,7 @@ impl Recorder {
             current,
             limit,
             |kind, _| match kind {
-                EntryKind::Mem { space: s, addr: a, xor } if *s == space => Some((*a, *xor)),
+                EntryKind::Mem { space: s, addr: a, xor } if *s == space => Some((*a, &xor[..])),
                 _ => None,
             },
             addr,
@@ -313,16 +313,9 @@ impl Recorder {
     }
 
     /// Walks candidate steps newest first, un-XORing the queried range as it goes.
-    fn walk<'a, F>(
-        &'a self,
-        steps: Vec<u64>,
-        current: &[u8],
-        limit: usize,
-        pick: F,
-        base: u64,
-    ) -> Vec<WriteHit>
+    fn walk<F>(&self, steps: Vec<u64>, current: &[u8], limit: usize, pick: F, base: u64) -> Vec<WriteHit>
     where
-        F: Fn(&EntryKind<'a>, u32) -> Option<(u64, &'a [u8])>,
+        F: for<'e> Fn(&'e EntryKind<'_>, u32) -> Option<(u64, &'e [u8])>,
     {
         let mut value = current.to_vec();
         let end = base + value.len() as u64;

@@ -121,7 +121,7 @@ fn step_json(session: &Session, step: u64) -> Value {
         let w = match e.kind {
             EntryKind::Grf { offset, xor } => {
                 let old = &t.grf[offset as usize..offset as usize + xor.len()];
-                let new: Vec<u8> = old.iter().zip(xor).map(|(a, b)| a ^ b).collect();
+                let new: Vec<u8> = old.iter().zip(xor.iter()).map(|(a, b)| a ^ b).collect();
                 json!({"kind": "grf", "thread": e.thread, "offset": offset, "old": hex(old), "new": hex(&new)})
             }
             EntryKind::Pred { pred, xor } => {
@@ -138,7 +138,7 @@ fn step_json(session: &Session, step: u64) -> Value {
                     MemSpace::Svm => session.machine.svm.read(addr, &mut old),
                     MemSpace::Slm(g) => session.machine.slms[g as usize].read(addr, &mut old),
                 };
-                let new: Vec<u8> = old.iter().zip(xor).map(|(a, b)| a ^ b).collect();
+                let new: Vec<u8> = old.iter().zip(xor.iter()).map(|(a, b)| a ^ b).collect();
                 let space = match space {
                     MemSpace::Svm => "svm".to_string(),
                     MemSpace::Slm(g) => format!("slm{g}"),
