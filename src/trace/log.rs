@@ -287,7 +287,7 @@ mod tests {
         assert!(log.len() < 1 + 4 + 4 + 2 + 16, "{} bytes", log.len());
         let e = decode(&log);
         let EntryKind::Grf { xor, .. } = &e[0].kind else { panic!("grf") };
-        let mut want = vec![0u8; 64];
+        let mut want = [0u8; 64];
         want[3] = 0x10;
         want[40] = 0x01;
         assert_eq!(&xor[..], &want[..]);
