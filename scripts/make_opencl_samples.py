@@ -44,6 +44,25 @@ def gen_inputs(rng):
                                 ("size", "out", 384, "exact")]),
         "subgroups": (64, 16, [("buffer", "in", pack("i", [rng.randint(-1000, 1000) for _ in range(64)]), None),
                                ("size", "out", 1024, "exact")]),
+        "int_bits": (64, 32, [("buffer", "in", pack("I", [rng.getrandbits(32) >> rng.randrange(32) for _ in range(64)]), None),
+                              ("size", "out", 64 * 40, "exact")]),
+        "divmod": (64, 32, [("buffer", "a", pack("i", [rng.randint(-2**31, 2**31 - 1) >> rng.randrange(31) for _ in range(64)]), None),
+                            ("buffer", "b", pack("i", [rng.choice([0, 1, -1, 3, -7, 1000, -65536, 2**31 - 1, rng.randint(-300, 300)]) for _ in range(64)]), None),
+                            ("size", "out", 64 * 16, "exact"), ("size", "out64", 64 * 16, "exact")]),
+        "float_math": (64, 32, [("buffer", "in", pack("f", [rng.uniform(-100, 100) for _ in range(64)]), None),
+                                ("size", "exact", 64 * 24, "exact"), ("size", "approx", 64 * 24, {"f32_ulp": 8}),
+                                ("size", "conv", 64 * 12, "exact")]),
+        "vectors": (48, 16, [("buffer", "a", pack("i", [rng.randint(-10**6, 10**6) for _ in range(48 * 4)]), None),
+                             ("buffer", "b", pack("f", [rng.uniform(-9, 9) for _ in range(48 * 2)]), None),
+                             ("buffer", "c", bytes(rng.getrandbits(8) for _ in range(48 * 4)), None),
+                             ("size", "out", 48 * 16, "exact"), ("size", "outf", 48 * 8, "exact"), ("size", "outc", 48 * 4, "exact")]),
+        "private_array": (64, 32, [("buffer", "in", pack("i", [rng.randint(-500, 500) for _ in range(64)]), None),
+                                   ("size", "out", 256, "exact")]),
+        "local_scan": (128, 64, [("buffer", "in", pack("I", [rng.getrandbits(32) for _ in range(128)]), None),
+                                 ("size", "scan", 512, "exact"), ("size", "hist", 128, "exact")]),
+        "sg_shuffle": (48, 16, [("buffer", "in", pack("i", [rng.randint(-1000, 1000) for _ in range(48)]), None),
+                             ("size", "out", 48 * 12, "exact")]),
+        "ids3d": ((6, 4, 2), (3, 2, 2), [("size", "out", 6 * 4 * 2 * 16, "exact")]),
     }
 
 def run(cmd, **kw):
@@ -74,7 +93,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vdb-samples-")
     clrun = os.path.join(tmp, "clrun")
     run(["gcc", "-O2", "-o", clrun, os.path.join(ROOT, "scripts", "clrun.c"), "-lOpenCL"])
+    only = set(sys.argv[1:])
     for name, (gsize, lsize, args) in gen_inputs(rng).items():
+        if only and name not in only:
+            continue
         kdir = os.path.join(OUT, name)
         for sub in ["in", "expected"]:
             os.makedirs(os.path.join(kdir, sub), exist_ok=True)
@@ -96,11 +118,14 @@ def main():
             launch_args.append(entry)
         # pocl rejects vload_half/vstore_half under CL2.0; everything else needs 2.0 (work_group_*).
         std = "-cl-std=CL1.2" if name == "half_conv" else "-cl-std=CL2.0"
-        run([clrun, os.path.join(SRC, name + ".cl"), name, "--global", str(gsize), "--local", str(lsize),
+        dims = lambda v: ",".join(map(str, v)) if isinstance(v, tuple) else str(v)
+        run([clrun, os.path.join(SRC, name + ".cl"), name, "--global", dims(gsize), "--local", dims(lsize),
              "--options", std + " -DREF_HOST"] + cl_args, env=dict(os.environ, CLRUN_PLATFORM="Portable"))
         for device in DEVICES:
             kernel, zebin = compile_device(name, device, tmp)
-            launch = {"kernel": kernel, "zebin": zebin, "global_size": [gsize, 1, 1], "local_size": [lsize, 1, 1],
+            g3 = list(gsize) if isinstance(gsize, tuple) else [gsize, 1, 1]
+            l3 = list(lsize) if isinstance(lsize, tuple) else [lsize, 1, 1]
+            launch = {"kernel": kernel, "zebin": zebin, "global_size": g3, "local_size": l3,
                       "global_offset": [0, 0, 0], "args": launch_args}
             with open(os.path.join(kdir, device + ".launch.json"), "w") as f:
                 json.dump(launch, f, indent=2)

@@ -11,6 +11,17 @@ use crate::isa::PredId;
 use crate::machine::{MemSpace, Shared, Slm, Svm, ThreadId, ThreadState};
 use crate::program::Program;
 
+/// SLM messages see only the low 20 bits of an offset: hardware SLM is at most 128 KiB, and
+/// IGC tags local pointers with bit 28 (`add … 0x10000100:d` before a `%slm` scatter).
+pub const SLM_ADDRESS_MASK: u64 = 0xf_ffff;
+
+fn slm_offset(space: MemSpace, addr: u64) -> u64 {
+    match space {
+        MemSpace::Slm(_) => addr & SLM_ADDRESS_MASK,
+        MemSpace::Svm => addr,
+    }
+}
+
 /// Everything one instruction of one thread may read or write.
 pub struct Ctx<'a, O: Observer> {
     pub program: &'a Program,
@@ -102,6 +113,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Reads memory (reported to the observer for read watchpoints).
     pub fn mem_read(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
+        let addr = slm_offset(space, addr);
         self.mem_peek(space, addr, out)?;
         if O::ACTIVE {
             self.obs.mem_read(self.tid, space, addr, out.len() as u64);
@@ -123,6 +135,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Writes memory, reporting old and new bytes.
     pub fn mem_write(&mut self, space: MemSpace, addr: u64, bytes: &[u8]) -> Result<(), FaultKind> {
+        let addr = slm_offset(space, addr);
         if O::ACTIVE {
             let mut old = vec![0u8; bytes.len()];
             self.mem_peek(space, addr, &mut old)?;
