@@ -504,11 +504,13 @@ fn lsc<O: Observer>(
         let a = ctx.raw_elem(addr_base, lane, asize)?;
         let a = (a as i64).wrapping_mul(addr.scale.max(1) as i64).wrapping_add(addr.offset) as u64;
         let a = if asize < 8 { a & ((1u64 << (asize * 8)) - 1) } else { a };
-        check_align(a, mem_bytes as u64, lane)?;
         if let Some(op) = aop {
+            check_align(a, mem_bytes as u64, lane)?;
             lsc_atomic_lane(ctx, inst, op, space, a, lane, data, mem_bytes)?;
             continue;
         }
+        // Plain LSC loads and stores may be unaligned: IGC stores two packed halves with one
+        // d32 at a 2-byte-aligned address (vstore_half on acm-g10).
         for v in 0..data.vector {
             let at = if data.transpose { v * reg_bytes } else { v * plane + lane * reg_bytes };
             let m = a + (v * mem_bytes) as u64;
