@@ -149,7 +149,8 @@ pub fn execute<O: Observer>(
                 Some(Operand::Function(n)) => n.clone(),
                 other => return Err(FaultKind::NotImplemented(format!("fcall target {other:?}"))),
             };
-            let unit = ctx.program.function_unit(&name).ok_or(FaultKind::UnknownFunction(name))?;
+            let unit = ctx.tables.function_of.get(pc.0 as usize).copied().flatten();
+            let unit = unit.ok_or(FaultKind::UnknownFunction(name))?;
             let entry = ctx.program.unit(unit).entry;
             let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
             enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
@@ -271,8 +272,10 @@ fn faddr<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, next: InstIdx) -> Resul
     let Some(Operand::Function(name)) = inst.operands.first() else {
         return Err(FaultKind::NotImplemented("faddr operand".into()));
     };
-    let address = match ctx.program.function_unit(name) {
+    let pc = next.0 - 1;
+    let address = match ctx.tables.function_of.get(pc as usize).copied().flatten() {
         Some(unit) => FUNCTION_ADDRESS_BASE + unit.0 as u64 * 0x100,
+        // A data symbol of the launch's zebin (a rare instruction: k10's math tables).
         None => *ctx.symbols.get(name).ok_or_else(|| FaultKind::UnknownFunction(name.clone()))?,
     };
     let dst = inst.operands.get(1).ok_or(FaultKind::NotImplemented("faddr without destination".into()))?;

@@ -10,6 +10,9 @@ pub struct Tables {
     /// variable stored there (roots are GRF-aligned and never share a register), or None.
     pub root_by_grf: Vec<Option<(u32, u32)>>,
     pub cr0_offset: u32,
+    /// For each instruction, the stack-call function its `fcall`/`faddr` names (resolved
+    /// once, so execution does no name lookup).
+    pub function_of: Vec<Option<crate::isa::UnitId>>,
     pub sp_offset: u32,
     pub fp_offset: u32,
 }
@@ -28,7 +31,16 @@ impl Tables {
             }
         }
         let offset_of = |name: &str| program.vars.iter().find(|v| v.name == name).map_or(0, |v| v.offset);
+        let function_of = program
+            .insts
+            .iter()
+            .map(|inst| match inst.operands.first() {
+                Some(crate::isa::Operand::Function(name)) => program.function_unit(name),
+                _ => None,
+            })
+            .collect();
         Tables {
+            function_of,
             grf_size,
             root_by_grf,
             cr0_offset: offset_of("%cr0"),

@@ -144,14 +144,9 @@ pub struct Session {
     pub progress: Option<Box<dyn FnMut(u64, u64) -> bool>>,
 }
 
-/// Half of physical memory, or 4 GiB when it cannot be read.
-pub fn default_record_limit() -> u64 {
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
-        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-        line.split_whitespace().nth(1)?.parse::<u64>().ok()
-    });
-    total.map_or(4 << 30, |kib| kib * 1024 / 2)
-}
+/// The recording budget a session starts with; front ends set `record_limit` from the
+/// machine's memory (the engine reads no system files).
+pub const DEFAULT_RECORD_LIMIT: u64 = 4 << 30;
 
 impl Session {
     pub fn new(launch: Launch) -> Session {
@@ -172,7 +167,7 @@ impl Session {
             next_id: 1,
             last_bp: 0,
             marks: BTreeMap::new(),
-            record_limit: default_record_limit(),
+            record_limit: DEFAULT_RECORD_LIMIT,
             buffers,
             thread_labels,
             outputs,

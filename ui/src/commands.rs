@@ -27,7 +27,11 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
         raw::load(launch_path)
     };
     match loaded {
-        Ok(l) => Ok(vdb::session::Session::new(l)),
+        Ok(l) => {
+            let mut session = vdb::session::Session::new(l);
+            session.record_limit = half_of_memory();
+            Ok(session)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             Err(EXIT_BAD_LAUNCH)
@@ -71,6 +75,15 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
     } else {
         EXIT_OK
     }
+}
+
+/// The default recording budget: half of physical memory (4 GiB when it cannot be read).
+pub fn half_of_memory() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    });
+    total.map_or(vdb::session::DEFAULT_RECORD_LIMIT, |kib| kib * 1024 / 2)
 }
 
 /// Peak resident memory of this process in bytes (Linux), if known.
