@@ -135,6 +135,9 @@ struct RawLaunchFile {
     svm: Vec<SvmSpec>,
     #[serde(default)]
     registers_out: Vec<RegOutSpec>,
+    /// Binding-table surfaces: surface variable name (`T6`) → SVM region name.
+    #[serde(default)]
+    surfaces: BTreeMap<String, String>,
     step_limit: Option<u64>,
 }
 
@@ -328,6 +331,21 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         })?;
         outputs.push(Output { source: OutputSource::Register(var), path: reg.output.clone() });
     }
+    for (surface, region) in &spec.surfaces {
+        let field = format!("surfaces.{surface}");
+        let id = program
+            .states
+            .iter()
+            .position(|s| &s.name == surface && s.kind != crate::program::StateKind::Slm)
+            .ok_or_else(|| {
+                LaunchError::new(file, Some(&field), format!("the kernel has no surface `{surface}`"))
+            })?;
+        let r =
+            machine.svm.regions().iter().find(|r| &r.name == region).ok_or_else(|| {
+                LaunchError::new(file, Some(&field), format!("no svm region named `{region}`"))
+            })?;
+        machine.surfaces.insert(id as u32, (r.start, r.len));
+    }
     let mut scheduler = Scheduler::single_group(1);
     scheduler.step_limit = spec.step_limit.unwrap_or(100_000_000);
     let buffers = machine.svm.regions().iter().map(|r| (r.name.clone(), r.start, r.len)).collect();
@@ -359,6 +377,7 @@ pub fn from_kernel(path: &Path) -> Result<Launch, LaunchError> {
         inputs: BTreeMap::new(),
         svm: Vec::new(),
         registers_out: Vec::new(),
+        surfaces: BTreeMap::new(),
         step_limit: None,
     };
     build(spec, &base, &file)

@@ -168,3 +168,45 @@ fn an_unmapped_lane_faults_with_its_number() {
     let fault = r.result.as_ref().expect_err("lane 4 is past the buffer");
     assert_eq!(fault.kind.to_string(), "lane 4: access to unmapped SVM memory at 0x100000100 (4 bytes)");
 }
+
+#[test]
+fn binding_table_surfaces_map_to_svm_buffers_in_a_raw_launch() {
+    let dir = crate::golden::scratch("surface");
+    let kernel = ".version 4.1
+.kernel \"s\"
+.decl D v_type=G type=ud num_elts=8 align=GRF
+.decl OFF v_type=G type=ud num_elts=8 align=GRF
+.decl T6 v_type=T num_elts=1
+.kernel_attr SimdSize=8
+.function \"_main_0\"
+
+_main_0:
+    mov (M1, 8) OFF(0,0)<1> 0x76543210:uv
+    shl (M1, 8) OFF(0,0)<1> OFF(0,0)<1;1,0> 0x2:ud
+    gather_scaled.4 (M1, 8) T6 0x4:ud OFF.0 D.0
+    add (M1, 8) D(0,0)<1> D(0,0)<1;1,0> 0x64:ud
+    oword_st (2) T6 0x2:ud D.0
+    ret (M1, 1)
+";
+    std::fs::write(dir.join("s.visaasm"), kernel).expect("kernel");
+    let data: Vec<u8> = (0..16u32).flat_map(|i| (i * 10).to_le_bytes()).collect();
+    std::fs::write(dir.join("buf.bin"), &data).expect("data");
+    let launch = r#"{"kernel": "s.visaasm", "svm": [{"name": "buf", "address": "0x200000000", "size": 128, "file": "buf.bin", "output": "out.bin"}],
+                    "surfaces": {"T6": "buf"}}"#;
+    std::fs::write(dir.join("l.json"), launch).expect("launch");
+    let mut l = vdb::launch::raw::load(&dir.join("l.json")).unwrap_or_else(|e| panic!("{e}"));
+    let interp = vdb::exec::Interpreter::new(l.program.clone());
+    vdb::exec::run_to_end(&interp, &mut l.machine, &mut l.scheduler, &mut vdb::exec::NullObserver)
+        .expect("runs");
+    let mut out = [0u8; 128];
+    l.machine.svm.read(0x2_0000_0000, &mut out).expect("read");
+    let words: Vec<u32> = out.chunks(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect();
+    // Element i (offset 4 + 4i) is 10*(i+1); +100; stored as two OWords at OWord 2 (byte 32).
+    let want: Vec<u32> = (0..8).map(|i| 10 * (i + 1) + 100).collect();
+    assert_eq!(&words[8..16], &want[..]);
+    assert_eq!(&words[0..8], &(0..8).map(|i| i * 10).collect::<Vec<u32>>()[..]);
+    let bad = r#"{"kernel": "s.visaasm", "svm": [{"name": "buf", "address": "0x200000000", "size": 128}], "surfaces": {"T9": "buf"}}"#;
+    std::fs::write(dir.join("bad.json"), bad).expect("launch");
+    let err = vdb::launch::raw::load(&dir.join("bad.json")).err().expect("error");
+    assert_eq!(err.field.as_deref(), Some("surfaces.T9"));
+}
