@@ -94,9 +94,14 @@ impl Session {
         let recorded = self.recorder.len();
         self.recorder.seek(&mut self.machine, self.now, target.min(recorded));
         self.now = target.min(recorded);
+        let mut count = 0u64;
         while self.now < target {
             if self.forward().is_none() {
                 return self.end_reason();
+            }
+            count += 1;
+            if self.interrupted(count) {
+                return StopReason::Interrupted;
             }
         }
         StopReason::Step
@@ -160,9 +165,14 @@ impl Session {
             return StopReason::Start;
         }
         let mut done = 0;
+        let mut count = 0u64;
         while done < n {
             let Some(rec) = self.backward() else { return StopReason::Start };
             done += (rec.thread == self.focus.0) as u64;
+            count += 1;
+            if self.interrupted(count) {
+                return StopReason::Interrupted;
+            }
         }
         StopReason::Step
     }

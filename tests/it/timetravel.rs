@@ -134,3 +134,29 @@ fn odd_command_lines_give_errors_not_panics() {
     let back = run(&mut s, "rstep");
     assert_eq!(back.stop, Some(StopReason::Step));
 }
+
+#[test]
+fn a_progress_callback_sees_long_runs_and_can_interrupt_them() {
+    let mut s = Session::new(
+        raw::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("sample-kernels/opencl/collatz/skl.launch.json"),
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let calls = std::rc::Rc::new(std::cell::Cell::new(0u32));
+    let seen = calls.clone();
+    s.progress = Some(Box::new(move |_, _| {
+        seen.set(seen.get() + 1);
+        seen.get() >= 3
+    }));
+    let stop = run(&mut s, "continue").stop;
+    assert_eq!(stop, Some(StopReason::Interrupted));
+    assert_eq!(calls.get(), 3);
+    let reached = s.now;
+    assert!(reached > 0);
+    // What was recorded stays: go back and forth within it.
+    run(&mut s, "goto 10");
+    run(&mut s, &format!("goto {reached}"));
+    assert_eq!(s.now, reached);
+}
