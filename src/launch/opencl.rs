@@ -30,6 +30,9 @@ use crate::machine::{Machine, Shared, Slm, ThreadState, PAGE_SIZE};
 /// Where the first buffer goes: above 4 GiB, as `-cl-intel-greater-than-4GB-buffer-required`
 /// code expects.
 pub const BUFFER_BASE: u64 = 0x1_0000_0000;
+/// Most hardware threads one launch may have (each holds its own register file).
+pub const MAX_THREADS: u64 = 1 << 20;
+
 /// Where zebin data sections (`.data.const`, `.data.global`) go.
 pub const DATA_BASE: u64 = 0x8000_0000;
 
@@ -359,6 +362,11 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
     let slm_total = kernel.execution_env.slm_size + slm_dynamic;
     let groups = [global[0] / local[0], global[1] / local[1], global[2] / local[2]];
     let per_group = threads_per_group(local, simd);
+    let total_threads = groups.iter().map(|&g| g as u64).product::<u64>() * per_group as u64;
+    if total_threads > MAX_THREADS {
+        let msg = format!("{total_threads} hardware threads; vdb runs at most {MAX_THREADS} per launch");
+        return Err(LaunchError::new(file, Some("global_size"), msg));
+    }
     let shared_slm = Shared::new(Slm::new(slm_total as usize));
     let mut ranges = Vec::new();
     let mut labels = Vec::new();

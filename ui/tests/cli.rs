@@ -84,6 +84,10 @@ fn bad_launch_files_name_the_field_and_exit_2() {
             "global_size[0]",
         ),
         (r#"{"kernel": "nothere.visaasm", "svm": []}"#, "field `kernel`"),
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [4294967040, 1024], "local_size": [64], "args": [{"index": 0, "size": 4}, {"index": 1, "size": 4}]}"#,
+            "hardware threads",
+        ),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let text = text.replace("KERNEL", &kernel).replace("ZEBIN", &zebin);
