@@ -45,6 +45,7 @@ fn park(control: &mut Control, at: InstIdx, lanes: u32) -> Result<(), FaultKind>
 }
 
 /// Reactivates the lanes waiting at the current pc (called on arrival at each instruction).
+#[inline]
 pub fn arrive(control: &mut Control) {
     if control.waiting.is_empty() {
         return;

@@ -50,6 +50,7 @@ pub struct Interpreter {
 
 /// Channel enables per `EvaluateChEn` (5_operands.md): relative bits, lane n = channel
 /// n + offset. Returns (ChEn, the EM part alone, the predicate mask alone).
+#[inline]
 pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
     let n = inst.exec.size;
     let off = inst.exec.offset.min(31);
