@@ -86,6 +86,8 @@ def gen_inputs(rng):
                                    ("buffer", "c32", pack("I", [0xffffffff, 0, 0xffffffff, 0x12345678]), "exact")]),
         "subgroup32": (96, 32, [("buffer", "in", pack("i", [rng.randint(-1000, 1000) for _ in range(96)]), None),
                                 ("size", "out", 96 * 16, "exact")]),
+        "native_math": (64, 32, [("buffer", "in", pack("f", [rng.uniform(-6, 6) for _ in range(64)]), None),
+                                 ("size", "out", 64 * 28, {"f32_ulp": 64})]),
         "matmul": ((16, 16), (8, 2), [("buffer", "a", pack("i", [rng.randint(-50, 50) for _ in range(256)]), None),
                                       ("buffer", "b", pack("i", [rng.randint(-50, 50) for _ in range(256)]), None),
                                       ("size", "c", 1024, "exact")]),
