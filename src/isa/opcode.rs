@@ -35,6 +35,7 @@ macro_rules! opcodes {
                 match self { $( Opcode::$variant => $text, )* }
             }
 
+            #[inline]
             pub const fn family(self) -> Family {
                 match self { $( Opcode::$variant => Family::$family, )* }
             }
