@@ -20,7 +20,7 @@ mod test_util;
 pub use control::{window, FUNCTION_ADDRESS_BASE};
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
-pub use observer::{CountingObserver, NullObserver, Observer};
+pub use observer::{NullObserver, Observer};
 pub use operand::{load_le, operand_type, store_le};
 pub use schedule::{run_to_end, Pick, RunSummary, Scheduler};
 pub use step::{channel_enables, Interpreter, StepEvent, StepInfo};

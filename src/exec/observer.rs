@@ -35,36 +35,3 @@ impl Observer for NullObserver {
     #[inline]
     fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
 }
-
-/// Counts writes and bytes (tests and `--stats`).
-#[derive(Clone, Debug, Default)]
-pub struct CountingObserver {
-    pub grf_writes: u64,
-    pub grf_bytes: u64,
-    pub pred_writes: u64,
-    pub addr_writes: u64,
-    pub mem_writes: u64,
-    pub mem_bytes: u64,
-    pub control_changes: u64,
-}
-
-impl Observer for CountingObserver {
-    const ACTIVE: bool = true;
-    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], new: &[u8]) {
-        self.grf_writes += 1;
-        self.grf_bytes += new.len() as u64;
-    }
-    fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {
-        self.pred_writes += 1;
-    }
-    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {
-        self.addr_writes += 1;
-    }
-    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], new: &[u8]) {
-        self.mem_writes += 1;
-        self.mem_bytes += new.len() as u64;
-    }
-    fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {
-        self.control_changes += 1;
-    }
-}

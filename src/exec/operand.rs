@@ -248,15 +248,4 @@ impl<O: Observer> Ctx<'_, O> {
         let new = &self.thread.grf[at + a as usize..at + b as usize];
         self.obs.grf(self.tid, first + a, &self.scratch[a as usize..b as usize], new);
     }
-
-    /// Reads `len` bytes of a raw message operand (`V.off`), or zeros for `%null.0`.
-    pub fn read_raw(&self, op: &Operand, len: u32) -> Result<Vec<u8>, FaultKind> {
-        match op {
-            Operand::Raw(r) if r.is_null => Ok(vec![0; len as usize]),
-            Operand::Raw(r) => Ok(self.grf(r.base, len)?.to_vec()),
-            Operand::LscData(d) if d.raw.is_null => Ok(vec![0; len as usize]),
-            Operand::LscData(d) => Ok(self.grf(d.raw.base, len)?.to_vec()),
-            other => Err(FaultKind::NotImplemented(format!("raw operand form {other:?}"))),
-        }
-    }
 }

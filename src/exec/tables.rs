@@ -13,8 +13,6 @@ pub struct Tables {
     /// For each instruction, the stack-call function its `fcall`/`faddr` names (resolved
     /// once, so execution does no name lookup).
     pub function_of: Vec<Option<crate::isa::UnitId>>,
-    pub sp_offset: u32,
-    pub fp_offset: u32,
 }
 
 impl Tables {
@@ -39,14 +37,7 @@ impl Tables {
                 _ => None,
             })
             .collect();
-        Tables {
-            function_of,
-            grf_size,
-            root_by_grf,
-            cr0_offset: offset_of("%cr0"),
-            sp_offset: offset_of("%sp"),
-            fp_offset: offset_of("%fp"),
-        }
+        Tables { function_of, grf_size, root_by_grf, cr0_offset: offset_of("%cr0") }
     }
 
     /// The root variable range containing GRF byte `address`.

@@ -399,7 +399,6 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
         scheduler,
         outputs,
         base_dir: base.to_path_buf(),
-        simd,
         thread_labels: labels,
         buffers,
     })

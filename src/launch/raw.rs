@@ -163,7 +163,6 @@ pub struct Launch {
     pub outputs: Vec<Output>,
     /// Folder of the launch file: relative paths resolve against it.
     pub base_dir: PathBuf,
-    pub simd: u32,
     /// Group and thread labels for messages: (group ids, thread index in group).
     pub thread_labels: Vec<([u32; 3], u32)>,
     /// Named SVM buffers (`argN` for OpenCL arguments, region names for raw launches):
@@ -355,7 +354,6 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         scheduler,
         outputs,
         base_dir: base.to_path_buf(),
-        simd,
         thread_labels: vec![([0; 3], 0)],
         buffers,
     })

@@ -114,11 +114,6 @@ impl Svm {
         Ok(())
     }
 
-    /// Number of pages that hold data.
-    pub fn page_count(&self) -> usize {
-        self.pages.len()
-    }
-
     /// Pages of `self` not shared with `other` (what a checkpoint costs beyond `other`).
     pub fn unshared_pages(&self, other: &Svm) -> usize {
         self.pages
