@@ -185,20 +185,6 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
     Err(format!("`{inner}` is not a comparison (REGION == VALUE, !=, <, <=, >, >=)"))
 }
 
-/// The value of a lane as f64 (for comparisons) per its type.
-pub fn as_f64(ty: DataType, bits: u64) -> f64 {
-    match ty {
-        DataType::F => f32::from_bits(bits as u32) as f64,
-        DataType::Df => f64::from_bits(bits),
-        DataType::Hf => crate::session::format::f16_to_f32(bits as u16) as f64,
-        DataType::D => bits as u32 as i32 as f64,
-        DataType::W => bits as u16 as i16 as f64,
-        DataType::B => bits as u8 as i8 as f64,
-        DataType::Q => bits as i64 as f64,
-        _ => bits as f64,
-    }
-}
-
 impl Condition {
     /// Evaluates the condition on `thread` (`lane` for the per-lane form).
     pub fn eval(
@@ -221,7 +207,7 @@ impl Condition {
         };
         let test = |i: u32| -> bool {
             let Some(bits) = r.value(thread, i) else { return false };
-            let lhs = as_f64(r.ty, bits);
+            let lhs = crate::exec::alu::to_f64(r.ty, bits);
             match self.cmp {
                 Cmp::Eq => lhs == rhs,
                 Cmp::Ne => lhs != rhs,

@@ -25,6 +25,7 @@ use crate::trace::Recorder;
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
 pub use expr::{Condition, RegionRef};
 pub use handlers::Reply;
+pub use motion::hex;
 
 /// How the recorded run ended at its frontier, once it has.
 #[derive(Clone, Debug, PartialEq)]

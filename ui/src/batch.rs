@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use vdb::isa::InstIdx;
 use vdb::machine::{MemSpace, ThreadId};
-use vdb::session::{self, Session};
+use vdb::session::{self, hex, Session};
 use vdb::trace::EntryKind;
 
 use crate::commands::{open_session, EXIT_BAD_LAUNCH, EXIT_DIAGNOSTICS, EXIT_OK};
@@ -104,10 +104,6 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
     let _ = out.flush();
     say!("wrote {} steps to {} ({:?})", total, output.display(), stop);
     EXIT_OK
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One step with each write's old and new bytes (the session stands at time `step`).
