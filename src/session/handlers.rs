@@ -86,7 +86,7 @@ impl Session {
                 moved(self, r)
             }
             Command::Continue => {
-                let r = self.continue_forward(false);
+                let r = self.continue_forward();
                 moved(self, r)
             }
             Command::ReverseContinue => {

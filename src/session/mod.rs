@@ -129,8 +129,6 @@ pub struct Session {
     pub breakpoints: Vec<Breakpoint>,
     pub watchpoints: Vec<Watchpoint>,
     next_id: u32,
-    /// The breakpoint of the last breakpoint stop.
-    last_bp: u32,
     pub marks: BTreeMap<String, u64>,
     /// Recording budget in bytes.
     pub record_limit: u64,
@@ -166,7 +164,6 @@ impl Session {
             breakpoints: Vec::new(),
             watchpoints: Vec::new(),
             next_id: 1,
-            last_bp: 0,
             marks: BTreeMap::new(),
             record_limit: DEFAULT_RECORD_LIMIT,
             buffers,
@@ -203,6 +200,6 @@ impl Session {
 
     /// Runs forward to the end (used by `vdb run --stats` with recording and by tests).
     pub fn run_to_end(&mut self) -> StopReason {
-        self.continue_forward(false)
+        self.continue_forward()
     }
 }

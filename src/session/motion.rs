@@ -183,34 +183,26 @@ impl Session {
 
     /// `next`: like step, but a call runs until it returns.
     pub fn next(&mut self, n: u64) -> StopReason {
-        for _ in 0..n {
-            let depth = self.depth();
-            let reason = self.step_focused(1);
-            if reason != StopReason::Step {
-                return reason;
-            }
-            while self.depth() > depth {
-                let reason = self.step_focused(1);
-                if reason != StopReason::Step {
-                    return reason;
-                }
-            }
-        }
-        StopReason::Step
+        self.over_calls(n, Session::step_focused)
     }
 
     /// `rnext`: like rstep, but stepping back out of a call lands on the call.
     pub fn reverse_next(&mut self, n: u64) -> StopReason {
+        self.over_calls(n, Session::reverse_step_focused)
+    }
+
+    /// `n` single steps in one direction, each continued while the thread is deeper in the
+    /// call stack than where it started.
+    fn over_calls(&mut self, n: u64, step: fn(&mut Session, u64) -> StopReason) -> StopReason {
         for _ in 0..n {
             let depth = self.depth();
-            let reason = self.reverse_step_focused(1);
-            if reason != StopReason::Step {
-                return reason;
-            }
-            while self.depth() > depth {
-                let reason = self.reverse_step_focused(1);
+            loop {
+                let reason = step(self, 1);
                 if reason != StopReason::Step {
                     return reason;
+                }
+                if self.depth() <= depth {
+                    break;
                 }
             }
         }
@@ -348,15 +340,18 @@ impl Session {
     }
 
     /// `continue` (forward) or `rcontinue`.
-    pub fn continue_forward(&mut self, check_first: bool) -> StopReason {
-        let mut first = !check_first;
+    /// The first step is not checked for breakpoints, so continuing from a breakpoint stop
+    /// moves past it.
+    pub fn continue_forward(&mut self) -> StopReason {
+        let mut first = true;
         let mut count = 0u64;
         loop {
             let Some(rec) = self.forward() else { return self.end_reason() };
             let step = self.now - 1;
-            if !first && !self.breakpoints.is_empty() && self.breakpoint_hit_before(&rec, step) {
-                let id = self.last_bp;
-                return StopReason::Breakpoint { id };
+            if !first && !self.breakpoints.is_empty() {
+                if let Some(id) = self.breakpoint_hit_before(&rec, step) {
+                    return StopReason::Breakpoint { id };
+                }
             }
             first = false;
             if let Some(hit) = self.watch_hit(step, true) {
@@ -372,24 +367,21 @@ impl Session {
 
     /// Checks a breakpoint on the step just executed; on a hit, steps back so the stop is
     /// before the instruction runs.
-    fn breakpoint_hit_before(&mut self, rec: &StepRecord, step: u64) -> bool {
+    fn breakpoint_hit_before(&mut self, rec: &StepRecord, step: u64) -> Option<u32> {
         if !self.breakpoints.iter().any(|b| b.enabled && b.pcs.contains(&InstIdx(rec.pc))) {
-            return false;
+            return None;
         }
         self.recorder.undo(&mut self.machine, step);
         self.now = step;
-        match self.breakpoint_hit(rec) {
-            Some(id) => {
-                self.last_bp = id;
-                self.focus = ThreadId(rec.thread);
-                true
-            }
+        let hit = self.breakpoint_hit(rec);
+        match hit {
+            Some(_) => self.focus = ThreadId(rec.thread),
             None => {
                 self.recorder.redo(&mut self.machine, step);
                 self.now = step + 1;
-                false
             }
         }
+        hit
     }
 
     /// Reverse continue to the previous breakpoint or watchpoint hit.

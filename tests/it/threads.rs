@@ -81,7 +81,7 @@ fn watch_catches_every_write(path: &str, target: &str) {
     };
     let mut hits = Vec::new();
     loop {
-        match s.continue_forward(false) {
+        match s.continue_forward() {
             StopReason::Watchpoint(h) => hits.push(h.step),
             StopReason::End => break,
             other => panic!("{path}: unexpected stop {other:?}"),
@@ -127,7 +127,7 @@ fn watchpoints_catch_scatter_lanes_and_lsc_stores() {
 fn a_recording_budget_stops_the_run_and_keeps_what_was_recorded() {
     let mut s = session("sample-kernels/opencl/collatz/skl.launch.json");
     s.record_limit = s.recorder.recorded_bytes() + 200_000;
-    let stop = s.continue_forward(false);
+    let stop = s.continue_forward();
     assert!(matches!(stop, StopReason::RecordLimit { .. }), "{stop:?}");
     let reached = s.now;
     assert!(reached > 100);
