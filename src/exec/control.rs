@@ -277,7 +277,12 @@ fn faddr<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, next: InstIdx) -> Resul
     let address = match ctx.tables.function_of.get(pc as usize).copied().flatten() {
         Some(unit) => FUNCTION_ADDRESS_BASE + unit.0 as u64 * 0x100,
         // A data symbol of the launch's zebin (a rare instruction: k10's math tables).
-        None => *ctx.symbols.get(name).ok_or_else(|| FaultKind::UnknownFunction(name.clone()))?,
+        None => ctx
+            .relocations
+            .get(pc as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| FaultKind::UnknownFunction(name.clone()))?,
     };
     let dst = inst.operands.get(1).ok_or(FaultKind::NotImplemented("faddr without destination".into()))?;
     let mut values = [0u64; 32];

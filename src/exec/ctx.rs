@@ -2,8 +2,6 @@
 //! registers, predicates, address registers or to memory goes through a method here,
 //! which reports it to the [`Observer`] with its old and new value.
 
-use std::collections::HashMap;
-
 use super::fault::FaultKind;
 use super::observer::Observer;
 use super::tables::Tables;
@@ -31,8 +29,8 @@ pub struct Ctx<'a, O: Observer> {
     pub svm: &'a mut Svm,
     /// The work-group's SLM, copied on write only when a store reaches it.
     pub slm: Option<&'a mut Shared<Slm>>,
-    pub symbols: &'a HashMap<String, u64>,
-    pub surfaces: &'a HashMap<u32, (u64, u64)>,
+    pub relocations: &'a [Option<u64>],
+    pub surfaces: &'a [Option<(u64, u64)>],
     pub obs: &'a mut O,
     /// Reused buffer for old bytes (no allocation per write once warm).
     pub scratch: Vec<u8>,

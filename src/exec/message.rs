@@ -67,8 +67,8 @@ impl<O: Observer> Ctx<'_, O> {
         let state = &self.program.states[id.0 as usize];
         match state.kind {
             StateKind::Slm => Ok((MemSpace::Slm(self.thread.group), 0)),
-            _ => match self.surfaces.get(&id.0) {
-                Some(&(base, _)) => Ok((MemSpace::Svm, base)),
+            _ => match self.surfaces.get(id.0 as usize).copied().flatten() {
+                Some((base, _)) => Ok((MemSpace::Svm, base)),
                 None => Err(FaultKind::UnboundSurface(state.name.clone())),
             },
         }

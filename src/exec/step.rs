@@ -101,7 +101,7 @@ impl Interpreter {
         tid: ThreadId,
         obs: &mut O,
     ) -> Result<StepInfo, Fault> {
-        let Machine { threads, svm, slms, symbols, surfaces } = machine;
+        let Machine { threads, svm, slms, relocations, surfaces } = machine;
         let Some(shared) = threads.get_mut(tid.0 as usize) else {
             return Ok(StepInfo { pc: InstIdx(0), chen: 0, event: StepEvent::Idle });
         };
@@ -119,7 +119,7 @@ impl Interpreter {
             thread,
             svm,
             slm,
-            symbols,
+            relocations,
             surfaces,
             obs,
             scratch: Vec::new(),

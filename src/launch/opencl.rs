@@ -25,7 +25,9 @@ use super::raw::{
 use super::zeinfo::{ArgType, ZeInfo, ZeKernel};
 use super::{Platform, Zebin};
 use crate::exec::Scheduler;
+use crate::isa::{Opcode, Operand};
 use crate::machine::{Machine, Shared, Slm, ThreadState, PAGE_SIZE};
+use crate::program::Program;
 
 /// Where the first buffer goes: above 4 GiB, as `-cl-intel-greater-than-4GB-buffer-required`
 /// code expects.
@@ -274,8 +276,8 @@ fn bind_args(
     Ok(bound)
 }
 
-/// Maps zebin data sections and resolves symbols for `faddr`.
-fn load_data_sections(machine: &mut Machine, zebin: &Zebin) {
+/// Maps zebin data sections and resolves the data symbols `faddr` instructions name.
+fn load_data_sections(machine: &mut Machine, zebin: &Zebin, program: &Program) {
     let mut next = DATA_BASE;
     let mut bases: BTreeMap<u16, u64> = BTreeMap::new();
     for name in [".data.const", ".data.global", ".data.constString"] {
@@ -289,11 +291,17 @@ fn load_data_sections(machine: &mut Machine, zebin: &Zebin) {
             next += (section.data.len() as u64).div_ceil(PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE;
         }
     }
-    for sym in &zebin.symbols {
-        if let Some(base) = bases.get(&sym.section) {
-            machine.symbols.insert(sym.name.clone(), base + sym.value);
-        }
-    }
+    machine.relocations = program
+        .insts
+        .iter()
+        .map(|inst| match (inst.op, inst.operands.first()) {
+            (Opcode::Faddr, Some(Operand::Function(name))) => {
+                let sym = zebin.symbol(name)?;
+                Some(bases.get(&sym.section)? + sym.value)
+            }
+            _ => None,
+        })
+        .collect();
 }
 
 pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchError> {
@@ -332,7 +340,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
     let plan = payload::Launch { kernel, unit: program.kernel(), platform, simd, range, args: &values };
     let mut machine = Machine::default();
     if let Some(z) = &zebin {
-        load_data_sections(&mut machine, z);
+        load_data_sections(&mut machine, z, &program);
     }
     let mut outputs = Vec::new();
     let mut buffers = Vec::new();

@@ -343,7 +343,11 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
             machine.svm.regions().iter().find(|r| &r.name == region).ok_or_else(|| {
                 LaunchError::new(file, Some(&field), format!("no svm region named `{region}`"))
             })?;
-        machine.surfaces.insert(id as u32, (r.start, r.len));
+        let span = (r.start, r.len);
+        if machine.surfaces.len() <= id {
+            machine.surfaces.resize(id + 1, None);
+        }
+        machine.surfaces[id] = Some(span);
     }
     let mut scheduler = Scheduler::single_group(1);
     scheduler.step_limit = spec.step_limit.unwrap_or(100_000_000);

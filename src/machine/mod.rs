@@ -10,7 +10,6 @@ pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_WAITING,
 };
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Sharing between the live machine and checkpoints. `Rc`, not `Arc`: a step copies-on-write
@@ -26,10 +25,11 @@ pub struct Machine {
     pub svm: Svm,
     /// One SLM per work-group (indexed by `ThreadState::group`), shared the same way.
     pub slms: Vec<Shared<Slm>>,
-    /// Addresses of relocatable symbols (`faddr NAME`): zebin data symbols.
-    pub symbols: HashMap<String, u64>,
-    /// Binding-table surfaces: BTI → (SVM base address, size in bytes).
-    pub surfaces: HashMap<u32, (u64, u64)>,
+    /// Relocations, resolved by the launch: for each instruction index, the address of the
+    /// zebin data symbol its `faddr` names (None elsewhere), so `faddr` looks up no name.
+    pub relocations: Vec<Option<u64>>,
+    /// Bound surfaces by surface variable index (`StateId`): SVM base address and size.
+    pub surfaces: Vec<Option<(u64, u64)>>,
 }
 
 impl Machine {
