@@ -100,24 +100,9 @@ fn check_align(addr: u64, align: u64, lane: u32) -> Result<(), FaultKind> {
 pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Result<(), FaultKind> {
     let ops = &inst.operands;
     match (inst.op, &inst.sub) {
-        (Opcode::SvmGather, SubOp::Blocks { block_size, num_blocks }) => svm_gather(
-            ctx,
-            inst,
-            chen,
-            *block_size,
-            *num_blocks,
-            need(raw(ops.first())?, "address")?,
-            raw(ops.get(1))?,
-        ),
-        (Opcode::SvmScatter, SubOp::Blocks { block_size, num_blocks }) => svm_scatter(
-            ctx,
-            inst,
-            chen,
-            *block_size,
-            *num_blocks,
-            need(raw(ops.first())?, "address")?,
-            need(raw(ops.get(1))?, "source")?,
-        ),
+        (Opcode::SvmGather | Opcode::SvmScatter, SubOp::Blocks { block_size, num_blocks }) => {
+            svm_gather_scatter(ctx, inst, chen, *block_size, *num_blocks)
+        }
         (Opcode::SvmBlockLd, _) | (Opcode::SvmBlockSt, _) => svm_block(ctx, inst),
         (Opcode::SvmGather4Scaled, SubOp::Channels(ch))
         | (Opcode::SvmScatter4Scaled, SubOp::Channels(ch)) => {
@@ -179,61 +164,49 @@ pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Res
     }
 }
 
-fn svm_gather<O: Observer>(
+/// `svm_gather.B.N` / `svm_scatter.B.N`. Register layout (SVM_GATHER.md): byte blocks of a
+/// lane share one slot of `max(4, N)` bytes; 4- and 8-byte blocks form N planes of
+/// `exec_size` blocks. Each address must be aligned to the block size.
+fn svm_gather_scatter<O: Observer>(
     ctx: &mut Ctx<'_, O>,
     inst: &Inst,
     chen: u32,
     block: u32,
     blocks: u32,
-    addrs: u32,
-    dst: Option<u32>,
 ) -> Result<(), FaultKind> {
-    let n = inst.exec.size;
-    for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-        let addr = ctx.raw_elem(addrs, lane, 8)?;
-        check_align(addr, block as u64, lane)?;
-        if block == 1 {
-            // Bytes of one lane share a dword (or num_blocks bytes when that is more).
-            let slot = blocks.max(4);
-            let mut bytes = [0u8; 8];
-            ctx.mem_read(MemSpace::Svm, addr, &mut bytes[..blocks as usize])
-                .map_err(|e| relane(e, Some(lane)))?;
-            if let Some(d) = dst {
-                ctx.write_grf(d + lane * slot, &bytes[..blocks as usize])?;
-            }
-        } else {
-            for j in 0..blocks {
-                let v = ctx.load(MemSpace::Svm, addr + (j * block) as u64, block, Some(lane))?;
-                if let Some(d) = dst {
-                    ctx.write_grf(d + (j * n + lane) * block, &v[..block as usize])?;
-                }
-            }
-        }
+    let addrs = need(raw(inst.operands.first())?, "address")?;
+    let data = raw(inst.operands.get(1))?;
+    let store = inst.op == Opcode::SvmScatter;
+    if store && data.is_none() {
+        return Err(FaultKind::NotImplemented("%null as the source operand".into()));
     }
-    Ok(())
-}
-
-fn svm_scatter<O: Observer>(
-    ctx: &mut Ctx<'_, O>,
-    inst: &Inst,
-    chen: u32,
-    block: u32,
-    blocks: u32,
-    addrs: u32,
-    src: u32,
-) -> Result<(), FaultKind> {
     let n = inst.exec.size;
+    // (memory offset, register offset, length) of each piece of one lane.
+    let pieces = |lane: u32, j: u32| -> (u32, u32, u32) {
+        if block == 1 {
+            (0, lane * blocks.max(4), blocks)
+        } else {
+            (j * block, (j * n + lane) * block, block)
+        }
+    };
+    let count = if block == 1 { 1 } else { blocks };
     for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
         let addr = ctx.raw_elem(addrs, lane, 8)?;
         check_align(addr, block as u64, lane)?;
-        if block == 1 {
-            let slot = blocks.max(4);
-            let bytes = ctx.grf(src + lane * slot, blocks)?.to_vec();
-            ctx.store(MemSpace::Svm, addr, &bytes, Some(lane))?;
-        } else {
-            for j in 0..blocks {
-                let bytes = ctx.grf(src + (j * n + lane) * block, block)?.to_vec();
-                ctx.store(MemSpace::Svm, addr + (j * block) as u64, &bytes, Some(lane))?;
+        for j in 0..count {
+            let (mem_off, reg_off, len) = pieces(lane, j);
+            let at = addr + mem_off as u64;
+            match data {
+                Some(d) if store => {
+                    let bytes = ctx.grf(d + reg_off, len)?.to_vec();
+                    ctx.store(MemSpace::Svm, at, &bytes, Some(lane))?;
+                }
+                _ => {
+                    let v = ctx.load(MemSpace::Svm, at, len, Some(lane))?;
+                    if let Some(d) = data {
+                        ctx.write_grf(d + reg_off, &v[..len as usize])?;
+                    }
+                }
             }
         }
     }
