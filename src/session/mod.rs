@@ -6,6 +6,7 @@ pub mod command;
 pub mod expr;
 pub mod format;
 mod handlers;
+mod history;
 mod motion;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use crate::trace::Recorder;
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
 pub use expr::{Condition, RegionRef};
 pub use handlers::Reply;
+pub use history::MaskStep;
 pub use motion::hex;
 
 /// How the recorded run ended at its frontier, once it has.

@@ -160,3 +160,17 @@ fn a_progress_callback_sees_long_runs_and_can_interrupt_them() {
     run(&mut s, &format!("goto {reached}"));
     assert_eq!(s.now, reached);
 }
+
+#[test]
+fn mask_history_shows_the_goto_that_split_the_lanes() {
+    let path =
+        hand_launches().into_iter().find(|p| p.ends_with("divergent_if.launch.json")).expect("divergent_if");
+    let mut s = session(&path);
+    run(&mut s, "step 12");
+    let hist = s.mask_history(s.focus, 64, 1000);
+    assert_eq!(hist.len(), 12);
+    let split = hist.iter().position(|h| h.goto).expect("a goto");
+    // Full mask up to and including the goto, fewer lanes right after it.
+    assert_eq!(hist[split].em, 0xffff);
+    assert!(hist[split + 1].em != 0xffff && hist[split + 1].em != 0);
+}
