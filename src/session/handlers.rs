@@ -11,7 +11,7 @@ use super::motion::hex;
 use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
 use crate::exec::load_le;
 use crate::isa::{InstIdx, Opcode, Operand, SubOp};
-use crate::machine::{MemSpace, ThreadId, ThreadStatus};
+use crate::machine::{Machine, MemSpace, ThreadId, ThreadStatus};
 
 /// The result of one command.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -344,12 +344,8 @@ impl Session {
         let target = self.location(text, Some(len.unwrap_or(1)), None)?;
         let (hits, base) = match &target {
             WatchTarget::Register { thread, ranges, .. } => {
-                let (lo, hi) = if ranges.len() == 1 {
-                    ranges[0]
-                } else {
-                    let r = ranges.get(self.lane as usize).copied().unwrap_or(ranges[0]);
-                    r
-                };
+                // One element: the region's element at the focused lane.
+                let (lo, hi) = ranges.get(self.lane as usize).copied().unwrap_or(ranges[0]);
                 let current = self.machine.thread(ThreadId(*thread)).grf[lo as usize..hi as usize].to_vec();
                 (self.recorder.grf_writes(*thread, lo, hi - lo, self.now, &current, limit), lo as u64)
             }
@@ -359,19 +355,25 @@ impl Session {
                 (self.recorder.mem_writes(*space, *addr, *len, self.now, &current, limit), *addr)
             }
         };
-        let writes: Vec<Value> = hits
-            .iter()
-            .map(|h| {
-                let inst = self.program.inst(InstIdx(h.pc));
-                let lanes = self.writer_lanes(h.step, h.pc, &target, h.first_written);
-                json!({
-                    "step": h.step, "thread": h.thread, "line": inst.span.line, "id": inst.id,
-                    "instruction": self.program.inst_text(InstIdx(h.pc)),
-                    "lane": lanes.first(), "lanes": lanes,
-                    "old": hex(&h.old), "new": hex(&h.new),
-                })
-            })
-            .collect();
+        // Memory writers' lanes come from their address registers as they were at the writing
+        // step: walk a copy of the machine back through the hits (newest first).
+        let mut state = self.machine.clone();
+        let mut at = self.now;
+        let mut writes: Vec<Value> = Vec::new();
+        for h in &hits {
+            if matches!(target, WatchTarget::Memory { .. }) {
+                self.recorder.seek(&mut state, at, h.step);
+                at = h.step;
+            }
+            let inst = self.program.inst(InstIdx(h.pc));
+            let lanes = self.writer_lanes(h.step, h.pc, &target, h.first_written, &state);
+            writes.push(json!({
+                "step": h.step, "thread": h.thread, "line": inst.span.line, "id": inst.id,
+                "instruction": self.program.inst_text(InstIdx(h.pc)),
+                "lane": lanes.first(), "lanes": lanes,
+                "old": hex(&h.old), "new": hex(&h.new),
+            }));
+        }
         let desc = describe_target(&target);
         if limit == 1 {
             let Some(w) = writes.first() else {
@@ -526,8 +528,9 @@ impl Session {
         }
     }
 
-    /// Lanes of the instruction at `pc` (executed at `step`) that wrote the location.
-    fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64) -> Vec<u32> {
+    /// Lanes of the instruction at `pc` (executed at `step`) that wrote the location;
+    /// `state` is the machine just before that step.
+    fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64, state: &Machine) -> Vec<u32> {
         let inst = self.program.inst(InstIdx(pc));
         let chen = self.recorder.steps[step as usize].chen;
         match (target, inst.operands.first()) {
@@ -541,28 +544,29 @@ impl Session {
                     })
                     .collect()
             }
-            (WatchTarget::Memory { .. }, _) => self.lanes_at(step, target),
+            (WatchTarget::Memory { .. }, _) => self.lanes_at(step, target, state),
             _ => Vec::new(),
         }
     }
 
-    /// Lanes of step `step`'s memory instruction whose addresses touch `target`.
-    pub(crate) fn lanes_touching(&self, step: u64, target: &WatchTarget) -> Vec<u32> {
+    /// Lanes of step `step`'s instruction that touch `target`, `state` being the machine
+    /// just before the step.
+    pub(crate) fn lanes_touching(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
         match target {
-            WatchTarget::Memory { .. } => self.lanes_at(step, target),
+            WatchTarget::Memory { .. } => self.lanes_at(step, target, state),
             WatchTarget::Register { ranges, .. } => {
                 let rec = self.recorder.steps[step as usize];
                 let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0) as u64;
-                self.writer_lanes(step, rec.pc, target, lo)
+                self.writer_lanes(step, rec.pc, target, lo, state)
             }
         }
     }
 
-    fn lanes_at(&self, step: u64, target: &WatchTarget) -> Vec<u32> {
+    fn lanes_at(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
         let WatchTarget::Memory { addr, len, .. } = target else { return Vec::new() };
         let rec = self.recorder.steps[step as usize];
         let inst = self.program.inst(InstIdx(rec.pc));
-        let thread = self.machine.thread(ThreadId(rec.thread));
+        let thread = state.thread(ThreadId(rec.thread));
         let (base, width, per_lane) = match (&inst.op, &inst.sub, inst.operands.first()) {
             (
                 Opcode::SvmScatter | Opcode::SvmGather,

@@ -288,7 +288,14 @@ impl Session {
                     continue;
                 }
                 let (old, new) = self.watch_values(&wp.target, xor, at, after);
-                let lanes = self.lanes_touching(step, &wp.target);
+                let lanes = if after {
+                    // Forward stops are just after the step: its inputs are one undo away.
+                    let mut before = self.machine.clone();
+                    self.recorder.undo(&mut before, step);
+                    self.lanes_touching(step, &wp.target, &before)
+                } else {
+                    self.lanes_touching(step, &wp.target, &self.machine)
+                };
                 let id = wp.id;
                 let inst = self.program.inst(InstIdx(rec.pc));
                 let hit = WatchHit {

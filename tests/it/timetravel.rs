@@ -174,3 +174,39 @@ fn mask_history_shows_the_goto_that_split_the_lanes() {
     assert_eq!(hist[split].em, 0xffff);
     assert!(hist[split + 1].em != 0xffff && hist[split + 1].em != 0);
 }
+
+#[test]
+fn last_write_names_the_lane_from_the_addresses_at_the_writing_step() {
+    let dir = crate::golden::scratch("writer-lane");
+    let kernel = ".version 4.1
+.kernel \"w\"
+.decl ADDR v_type=G type=uq num_elts=8 align=GRF
+.decl OFF v_type=G type=uq num_elts=8 align=GRF
+.decl L v_type=G type=uw num_elts=8 align=GRF
+.decl D v_type=G type=ud num_elts=8 align=GRF
+.kernel_attr SimdSize=8
+.function \"_main_0\"
+
+_main_0:
+    mov (M1, 8) L(0,0)<1> 0x76543210:uv
+    mov (M1, 8) D(0,0)<1> L(0,0)<1;1,0>
+    shl (M1, 8) OFF(0,0)<1> L(0,0)<1;1,0> 0x2:uw
+    add (M1, 8) ADDR(0,0)<1> OFF(0,0)<1;1,0> 0x300000000:uq
+    svm_scatter.4.1 (M1, 8) ADDR.0 D.0
+    add (M1, 8) ADDR(0,0)<1> (-)OFF(0,0)<1;1,0> 0x30000001c:uq
+    ret (M1, 1)
+";
+    std::fs::write(dir.join("w.visaasm"), kernel).expect("kernel");
+    std::fs::write(
+        dir.join("l.json"),
+        r#"{"kernel": "w.visaasm", "svm": [{"name": "out", "address": "0x300000000", "size": 32}]}"#,
+    )
+    .expect("launch");
+    let mut s = session(&dir.join("l.json"));
+    run(&mut s, "continue");
+    // ADDR now holds the reversed addresses; the writer of out+12 is still lane 3.
+    let reply = run(&mut s, "last-write out+12 4");
+    assert_eq!(reply.fields["writer_lane"].as_u64(), Some(3));
+    let hist = run(&mut s, "history out+12 4");
+    assert_eq!(hist.fields["writes"][0]["lanes"], serde_json::json!([3]));
+}
