@@ -273,8 +273,8 @@ pub enum D32 {
 }
 
 /// The in-place tier: packed dword destination (or a predicate for cmp), dword or immediate
-/// sources without modifiers, no overlap that per-lane order could expose. Runs without an
-/// observer only (recording goes through the general write path).
+/// sources without modifiers, no overlap that per-lane order could expose. Writes are reported
+/// to the observer like the general path's (old bytes, runs of enabled lanes).
 #[derive(Clone, Debug)]
 pub struct DwordOp {
     pub kind: FastKind,
@@ -332,24 +332,142 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     Some(DwordOp { kind: f.kind, a, b, dst })
 }
 
+/// One dword at `at` (bounds checked once by the caller's span check).
 #[inline(always)]
-fn get(grf: &[u8], s: D32, lane: u32) -> i64 {
-    let load = |at: u32, signed: bool| {
-        let at = at as usize;
-        // One bounds check and one 4-byte load (indexing byte by byte did neither).
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&grf[at..at + 4]);
-        let v = u32::from_le_bytes(b);
-        if signed {
-            v as i32 as i64
-        } else {
-            v as i64
-        }
-    };
+fn load_u32(grf: &[u8], at: u32) -> u32 {
+    let at = at as usize;
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&grf[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+/// `L` dwords at `at` as an array reference (one bounds check; fixed size so the lane loops
+/// below become vector code).
+#[inline(always)]
+fn dwords<const L: usize>(grf: &[u8], at: u32) -> &[[u8; 4]; L] {
+    let (chunks, _) = grf[at as usize..].as_chunks::<4>();
+    chunks[..L].try_into().expect("span checked by the caller")
+}
+
+/// All `L` lanes of a dword operand as raw 32-bit values.
+#[inline(always)]
+fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
     match s {
-        D32::Imm(v) => v,
-        D32::Scalar(off, signed) => load(off, signed),
-        D32::Packed(off, signed) => load(off + 4 * lane, signed),
+        D32::Imm(v) => [v as u32; L],
+        D32::Scalar(off, _) => [load_u32(grf, off); L],
+        D32::Packed(off, _) => dwords::<L>(grf, off).map(u32::from_le_bytes),
+    }
+}
+
+/// All `L` lanes of a dword operand extended to i64 by their type.
+#[inline(always)]
+fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
+    match s {
+        D32::Imm(v) => [v; L],
+        D32::Scalar(_, true) | D32::Packed(_, true) => lanes_u32::<L>(grf, s).map(|r| r as i32 as i64),
+        D32::Scalar(_, false) | D32::Packed(_, false) => lanes_u32::<L>(grf, s).map(|r| r as i64),
+    }
+}
+
+/// The narrowest integer domain in which a compare of these operands is exact: both fit
+/// i32, both fit u32, or neither (i64).
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Domain {
+    I32,
+    U32,
+    I64,
+}
+
+fn compare_domain(a: D32, b: D32) -> Domain {
+    let fits = |s: D32| match s {
+        D32::Imm(v) => (i32::try_from(v).is_ok(), u32::try_from(v).is_ok()),
+        D32::Scalar(_, signed) | D32::Packed(_, signed) => (signed, !signed),
+    };
+    let ((a_i32, a_u32), (b_i32, b_u32)) = (fits(a), fits(b));
+    if a_i32 && b_i32 {
+        Domain::I32
+    } else if a_u32 && b_u32 {
+        Domain::U32
+    } else {
+        Domain::I64
+    }
+}
+
+/// Bit i set where `f(a[i], b[i])`.
+#[inline(always)]
+fn flags<T: Copy, const L: usize>(a: &[T; L], b: &[T; L], f: impl Fn(T, T) -> bool) -> u32 {
+    let mut flags = 0u32;
+    for i in 0..L {
+        flags |= (f(a[i], b[i]) as u32) << i;
+    }
+    flags
+}
+
+/// Compare flags of `a rel b`, the relation decided once.
+#[inline(always)]
+fn compare_lanes<T: Copy + PartialOrd, const L: usize>(a: &[T; L], b: &[T; L], rel: CondMod) -> u32 {
+    match rel {
+        CondMod::Eq => flags(a, b, |x, y| x == y),
+        CondMod::Ne => flags(a, b, |x, y| x != y),
+        CondMod::Lt => flags(a, b, |x, y| x < y),
+        CondMod::Le => flags(a, b, |x, y| x <= y),
+        CondMod::Gt => flags(a, b, |x, y| x > y),
+        CondMod::Ge => flags(a, b, |x, y| x >= y),
+    }
+}
+
+/// Compare flags of two dword operands, in the narrowest exact domain.
+#[inline(always)]
+fn dword_compare<const L: usize>(grf: &[u8], a: D32, b: D32, rel: CondMod) -> u32 {
+    match compare_domain(a, b) {
+        Domain::U32 => compare_lanes(&lanes_u32::<L>(grf, a), &lanes_u32::<L>(grf, b), rel),
+        Domain::I32 => compare_lanes(
+            &lanes_u32::<L>(grf, a).map(|v| v as i32),
+            &lanes_u32::<L>(grf, b).map(|v| v as i32),
+            rel,
+        ),
+        Domain::I64 => compare_lanes(&lanes_i64::<L>(grf, a), &lanes_i64::<L>(grf, b), rel),
+    }
+}
+
+/// Lane-wise `f`.
+#[inline(always)]
+fn zip<const L: usize>(a: &[u32; L], b: &[u32; L], f: impl Fn(u32, u32) -> u32) -> [u32; L] {
+    std::array::from_fn(|i| f(a[i], b[i]))
+}
+
+/// The results of a non-compare dword op on all `L` lanes.
+#[inline(always)]
+fn dword_results<const L: usize>(grf: &[u8], op: &DwordOp, pmask: u32) -> [u32; L] {
+    let a = lanes_u32::<L>(grf, op.a);
+    let b = lanes_u32::<L>(grf, op.b);
+    let signed_a = matches!(op.a, D32::Scalar(_, true) | D32::Packed(_, true));
+    match op.kind {
+        FastKind::Mov => a,
+        FastKind::Add => zip(&a, &b, u32::wrapping_add),
+        FastKind::Mul => zip(&a, &b, u32::wrapping_mul),
+        FastKind::And => zip(&a, &b, |x, y| x & y),
+        FastKind::Or => zip(&a, &b, |x, y| x | y),
+        FastKind::Xor => zip(&a, &b, |x, y| x ^ y),
+        FastKind::Shl => zip(&a, &b, |x, y| x << (y & 31)),
+        FastKind::Shr => zip(&a, &b, |x, y| x >> (y & 31)),
+        FastKind::Asr if signed_a => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
+        FastKind::Asr => zip(&a, &b, |x, y| x >> (y & 31)),
+        FastKind::Sel => std::array::from_fn(|i| if pmask >> i & 1 != 0 { a[i] } else { b[i] }),
+        FastKind::Cmp(_) => a,
+    }
+}
+
+/// Stores `values` to the lanes of `enabled` (a branch-free blend: divergent code makes
+/// partial masks common).
+#[inline(always)]
+fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
+    let (chunks, _) = bytes.as_chunks_mut::<4>();
+    let slots: &mut [[u8; 4]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
+    for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
+        let keep = 0u32.wrapping_sub(enabled >> lane & 1);
+        let old = u32::from_le_bytes(*slot);
+        *slot = ((v & keep) | (old & !keep)).to_le_bytes();
     }
 }
 
@@ -362,7 +480,9 @@ fn span(s: D32, n: u32) -> u32 {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// Runs an in-place dword op (callers use it only without an observer).
+    /// Runs an in-place dword op: sources read whole, results computed for every lane, then
+    /// stored to the enabled lanes (reported to the observer as the general path does).
+    #[inline]
     pub fn run_dword(
         &mut self,
         inst: &Inst,
@@ -371,73 +491,55 @@ impl<O: Observer> Ctx<'_, O> {
         em_part: u32,
         pmask: u32,
     ) -> Result<(), FaultKind> {
-        let n = inst.exec.size;
+        match inst.exec.size {
+            1 => self.run_dword_n::<1>(inst, op, chen, em_part, pmask),
+            2 => self.run_dword_n::<2>(inst, op, chen, em_part, pmask),
+            4 => self.run_dword_n::<4>(inst, op, chen, em_part, pmask),
+            8 => self.run_dword_n::<8>(inst, op, chen, em_part, pmask),
+            16 => self.run_dword_n::<16>(inst, op, chen, em_part, pmask),
+            _ => self.run_dword_n::<32>(inst, op, chen, em_part, pmask),
+        }
+    }
+
+    #[inline(always)]
+    fn run_dword_n<const L: usize>(
+        &mut self,
+        inst: &Inst,
+        op: &DwordOp,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
+        let n = L as u32;
         let need = span(op.a, n).max(span(op.b, n)).max(op.dst.map_or(0, |d| d + 4 * n));
         if need as usize > self.thread.grf.len() {
             return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: need });
         }
-        let signed_a = matches!(op.a, D32::Scalar(_, true) | D32::Packed(_, true));
-        if let FastKind::Cmp(rel) = op.kind {
-            let grf = &self.thread.grf;
-            let mut flags = 0u32;
-            for lane in 0..n {
-                let (x, y) = (get(grf, op.a, lane), get(grf, op.b, lane));
-                let t = match rel {
-                    CondMod::Eq => x == y,
-                    CondMod::Ne => x != y,
-                    CondMod::Lt => x < y,
-                    CondMod::Le => x <= y,
-                    CondMod::Gt => x > y,
-                    CondMod::Ge => x >= y,
-                };
-                flags |= (t as u32) << lane;
+        let grf = &self.thread.grf;
+        let results: [u32; L] = if let FastKind::Cmp(rel) = op.kind {
+            let flags = dword_compare::<L>(grf, op.a, op.b, rel);
+            if let Operand::Pred(p) = &inst.operands[0] {
+                let off = inst.exec.offset.min(31);
+                self.write_pred(*p, chen << off, flags << off);
+                return Ok(());
             }
-            return match (&inst.operands[0], op.dst) {
-                (Operand::Pred(p), _) => {
-                    let off = inst.exec.offset.min(31);
-                    self.write_pred(*p, chen << off, flags << off);
-                    Ok(())
-                }
-                (_, Some(dst)) => {
-                    let grf = &mut self.thread.grf;
-                    for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-                        let v: u32 = if flags >> lane & 1 != 0 { u32::MAX } else { 0 };
-                        let at = (dst + 4 * lane) as usize;
-                        grf[at..at + 4].copy_from_slice(&v.to_le_bytes());
-                    }
-                    Ok(())
-                }
-                _ => Ok(()),
-            };
-        }
+            std::array::from_fn(|i| if flags >> i & 1 != 0 { u32::MAX } else { 0 })
+        } else {
+            dword_results::<L>(grf, op, pmask)
+        };
         let Some(dst) = op.dst else { return Ok(()) };
-        let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
-        let grf = &mut self.thread.grf;
-        macro_rules! lanes {
-            (|$x:ident, $y:ident, $lane:ident| $e:expr) => {
-                for $lane in 0..n {
-                    if enabled >> $lane & 1 != 0 {
-                        let ($x, $y) = (get(grf, op.a, $lane), get(grf, op.b, $lane));
-                        let v: u32 = $e as u32;
-                        let at = (dst + 4 * $lane) as usize;
-                        grf[at..at + 4].copy_from_slice(&v.to_le_bytes());
-                    }
-                }
-            };
+        let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
+        if enabled == 0 {
+            return Ok(());
         }
-        match op.kind {
-            FastKind::Mov => lanes!(|x, _y, _l| x),
-            FastKind::Add => lanes!(|x, y, _l| x.wrapping_add(y)),
-            FastKind::Mul => lanes!(|x, y, _l| x.wrapping_mul(y)),
-            FastKind::And => lanes!(|x, y, _l| x & y),
-            FastKind::Or => lanes!(|x, y, _l| x | y),
-            FastKind::Xor => lanes!(|x, y, _l| x ^ y),
-            FastKind::Shl => lanes!(|x, y, _l| (x as u32).wrapping_shl((y & 31) as u32)),
-            FastKind::Shr => lanes!(|x, y, _l| (x as u32) >> (y & 31)),
-            FastKind::Asr if signed_a => lanes!(|x, y, _l| (x as i32) >> (y & 31)),
-            FastKind::Asr => lanes!(|x, y, _l| (x as u32) >> (y & 31)),
-            FastKind::Sel => lanes!(|x, y, l| if pmask >> l & 1 != 0 { x } else { y }),
-            FastKind::Cmp(_) => {}
+        let bytes = &mut self.thread.grf[dst as usize..(dst + 4 * n) as usize];
+        if O::ACTIVE {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(bytes);
+        }
+        store_lanes(bytes, &results, enabled);
+        if O::ACTIVE {
+            self.report_lane_runs(dst, Region::dst(1), 4, n, enabled);
         }
         Ok(())
     }

@@ -222,7 +222,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
     /// recorder knows exactly which bytes were written (not the disabled lanes between).
-    fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
+    pub(super) fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
         let mut run: Option<(u32, u32)> = None;
         for lane in 0..n {
             if enabled >> lane & 1 == 0 {

@@ -40,10 +40,8 @@ pub struct StepInfo {
 pub struct Interpreter {
     pub program: Arc<Program>,
     pub tables: Tables,
-    /// Fast forms of the instructions that have one (same index as `program.insts`).
-    fast: Vec<Option<super::fast::FastOp>>,
-    /// In-place dword forms, used when nothing records the writes.
-    dword: Vec<Option<super::fast::DwordOp>>,
+    /// How each instruction runs (same index as `program.insts`), decided once.
+    plans: Vec<Plan>,
     /// Whether to use the fast forms (tests turn them off to compare both paths).
     pub use_fast_paths: bool,
 }
@@ -84,14 +82,8 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        let fast: Vec<_> = program.insts.iter().map(super::fast::compile).collect();
-        let dword = program
-            .insts
-            .iter()
-            .zip(&fast)
-            .map(|(i, f)| f.as_ref().and_then(|f| super::fast::compile_dword(i, f)))
-            .collect();
-        Interpreter { program, tables, fast, dword, use_fast_paths: true }
+        let plans = program.insts.iter().map(Plan::new).collect();
+        Interpreter { program, tables, plans, use_fast_paths: true }
     }
 
     /// Executes the instruction at thread `tid`'s pc.
@@ -154,6 +146,56 @@ impl Interpreter {
         outcome
     }
 
+    /// Runs thread `tid` without recording until its next instruction is visible to other
+    /// threads ([`visible_to_others`]), it stops running, or `budget` steps have run.
+    /// Returns (steps, lane operations). Used by the burst scheduler of plain runs: one
+    /// thread-state borrow for the whole burst instead of one per step.
+    pub fn run_local(&self, machine: &mut Machine, tid: ThreadId, budget: u64) -> Result<(u64, u64), Fault> {
+        let Machine { threads, svm, slms, relocations, surfaces } = machine;
+        let Some(shared) = threads.get_mut(tid.0 as usize) else { return Ok((0, 0)) };
+        if !shared.is_runnable() {
+            return Ok((0, 0));
+        }
+        let thread = crate::machine::Shared::make_mut(shared);
+        let slm = slms.get_mut(thread.group as usize);
+        let mut null = super::observer::NullObserver;
+        let mut ctx = Ctx {
+            program: &self.program,
+            tables: &self.tables,
+            tid,
+            thread,
+            svm,
+            slm,
+            relocations,
+            surfaces,
+            obs: &mut null,
+            scratch: Vec::new(),
+        };
+        let (mut steps, mut lane_ops) = (0u64, 0u64);
+        while steps < budget {
+            let pc = ctx.thread.control.pc;
+            let Some(inst) = self.program.insts.get(pc.0 as usize) else {
+                return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
+            };
+            if self.plans.get(pc.0 as usize).is_none_or(Plan::visible_to_others) {
+                break;
+            }
+            let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+            if let Err(kind) = self.execute(&mut ctx, inst, pc, chen, em_part, pmask) {
+                ctx.thread.control.pc = pc;
+                ctx.thread.control.status = ThreadStatus::Faulted;
+                return Err(Fault { kind, thread: tid, pc });
+            }
+            control::arrive(&mut ctx.thread.control);
+            steps += 1;
+            lane_ops += chen.count_ones() as u64;
+            if ctx.thread.control.status != ThreadStatus::Running {
+                break;
+            }
+        }
+        Ok((steps, lane_ops))
+    }
+
     fn execute<O: Observer>(
         &self,
         ctx: &mut Ctx<'_, O>,
@@ -163,33 +205,30 @@ impl Interpreter {
         em_part: u32,
         pmask: u32,
     ) -> Result<(), FaultKind> {
-        if let Some(message) = &inst.static_fault {
-            return Err(FaultKind::Static(message.clone()));
-        }
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
-        match inst.op.family() {
-            Family::Alu => match (self.dword.get(pc.0 as usize), self.fast.get(pc.0 as usize)) {
-                (Some(Some(d)), _) if self.use_fast_paths && !O::ACTIVE => {
-                    ctx.run_dword(inst, d, chen, em_part, pmask)?
-                }
-                (_, Some(Some(f))) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
-                _ => self.alu(ctx, inst, chen, em_part, pmask)?,
-            },
-            Family::Address => self.addr_add(ctx, inst, chen)?,
-            Family::Control => {
+        let Some(plan) = self.plans.get(pc.0 as usize) else {
+            return Err(FaultKind::Static("no such instruction".into()));
+        };
+        match plan {
+            Plan::Dword(d, _) if self.use_fast_paths => ctx.run_dword(inst, d, chen, em_part, pmask)?,
+            Plan::Fast(f) | Plan::Dword(_, f) if self.use_fast_paths => {
+                ctx.run_fast(inst, f, chen, em_part, pmask)?
+            }
+            Plan::Dword(..) | Plan::Fast(_) | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
+            Plan::Address => self.addr_add(ctx, inst, chen)?,
+            Plan::Control => {
                 let pred_true = pmask & 1 != 0;
                 return control::execute(ctx, inst, pc, chen << off, pred_true);
             }
-            Family::Memory => super::message::execute(ctx, inst, chen)?,
-            Family::Sync => {
-                if inst.op == Opcode::Barrier {
-                    ctx.thread.control.status = ThreadStatus::AtBarrier;
-                }
-            }
-            Family::Nop => {}
-            Family::Unsupported => {
+            Plan::Memory => super::message::execute(ctx, inst, chen)?,
+            Plan::Barrier => ctx.thread.control.status = ThreadStatus::AtBarrier,
+            Plan::Nop => {}
+            Plan::Unsupported => {
                 return Err(FaultKind::NotImplemented(format!("`{}` instructions", inst.op.mnemonic())))
+            }
+            Plan::StaticFault => {
+                return Err(FaultKind::Static(inst.static_fault.clone().unwrap_or_default()));
             }
         }
         ctx.thread.control.pc = next;
@@ -291,6 +330,56 @@ impl Interpreter {
             ctx.write_dst(&high, 0, n, enabled, &out.second)?;
         }
         Ok(())
+    }
+}
+
+/// How an instruction runs, decided once when the interpreter is built (one match per step
+/// instead of an opcode-family lookup, a fault check and two table probes).
+#[derive(Clone, Debug)]
+enum Plan {
+    /// In-place packed dword form (and its i64 fast form, used when fast paths are off).
+    Dword(super::fast::DwordOp, super::fast::FastOp),
+    Fast(super::fast::FastOp),
+    Alu,
+    Address,
+    Control,
+    Memory,
+    Barrier,
+    /// Fences, waits and instructions that change nothing.
+    Nop,
+    Unsupported,
+    /// The parser's static checks found undefined behaviour: it faults when reached.
+    StaticFault,
+}
+
+impl Plan {
+    fn new(inst: &Inst) -> Plan {
+        if inst.static_fault.is_some() {
+            return Plan::StaticFault;
+        }
+        match inst.op.family() {
+            Family::Alu => match super::fast::compile(inst) {
+                Some(f) => match super::fast::compile_dword(inst, &f) {
+                    Some(d) => Plan::Dword(d, f),
+                    None => Plan::Fast(f),
+                },
+                None => Plan::Alu,
+            },
+            Family::Address => Plan::Address,
+            Family::Control => Plan::Control,
+            Family::Memory => Plan::Memory,
+            Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,
+            Family::Sync | Family::Nop => Plan::Nop,
+            Family::Unsupported => Plan::Unsupported,
+        }
+    }
+
+    /// Whether the instruction can see or change what other threads see: memory messages
+    /// and atomics, barriers, and anything that faults (so faults come in order). Everything
+    /// else touches only the thread's own registers and control state (a fence orders
+    /// nothing in an interpreter that runs one instruction at a time).
+    fn visible_to_others(&self) -> bool {
+        matches!(self, Plan::Memory | Plan::Barrier | Plan::Unsupported | Plan::StaticFault)
     }
 }
 

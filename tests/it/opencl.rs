@@ -1,11 +1,12 @@
 //! Real OpenCL launches end to end: every launch file under sample-kernels/opencl and
 //! sample-kernels/shared (IGC-compiled for skl, tgllp and acm-g10) runs every thread of every
 //! work-group and its output buffers equal pocl's, byte for byte unless the kernel's
-//! compare.json allows a float tolerance for a buffer.
+//! compare.json allows a float tolerance for a buffer. Each runs both under the round-robin
+//! scheduler and in the bursts of plain `vdb run`, which must end in the same state.
 
 use std::path::{Path, PathBuf};
 
-use vdb::exec::{run_to_end, Interpreter, NullObserver};
+use vdb::exec::{run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
 use vdb::launch::raw;
 
 use crate::golden::scratch;
@@ -52,8 +53,15 @@ fn matches(rule: &serde_json::Value, got: &[u8], want: &[u8]) -> Result<(), Stri
 fn check(path: &Path) -> Result<(), String> {
     let mut launch = raw::load(path).map_err(|e| e.to_string())?;
     let interp = Interpreter::new(launch.program.clone());
-    run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)
+    // The exact round-robin run and the burst run of plain `vdb run` end in the same state.
+    let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+    let exact = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver)
         .map_err(|f| f.render(&launch.program))?;
+    let burst = run_to_end_unrecorded(&interp, &mut launch.machine, &mut launch.scheduler)
+        .map_err(|f| f.render(&launch.program))?;
+    if exact != burst || machine.state_hash() != launch.machine.state_hash() {
+        return Err(format!("burst run differs from the round-robin run: {exact:?} vs {burst:?}"));
+    }
     let name = path.to_string_lossy().replace(['/', '.'], "_");
     let out = scratch(&name);
     raw::write_outputs(&launch.program, &launch.machine, &launch.outputs, &out)?;

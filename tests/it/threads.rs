@@ -136,3 +136,92 @@ fn a_recording_budget_stops_the_run_and_keeps_what_was_recorded() {
     s.goto(reached);
     assert_eq!(s.machine.state_hash(), h, "the recorded part stays usable");
 }
+
+/// Threads of two groups run private loops of different lengths between SLM atomics whose
+/// returned old values record the exact order in which the threads reached them.
+const RACE_BODY: &str = "    mov (M1_NM, 8) OFF(0,0)<1> 0x0:ud
+    mov (M1_NM, 1) I(0,0)<1> X(0,0)<0;1,0>
+LOOP:
+    add (M1_NM, 1) I(0,0)<1> I(0,0)<0;1,0> 0xffffffff:d
+    cmp.gt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x0:d
+    (P1) goto (M1_NM, 1) LOOP
+    dword_atomic.inc (M1_NM, 1) %slm OFF.0 %null.0 %null.0 OLD.0
+    add (M1_NM, 1) I(0,0)<1> X(0,0)<0;1,0> 0x1:d
+    cmp.gt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x3:d
+    (P1) mov (M1_NM, 1) I(0,0)<1> 0x1:d
+    dword_atomic.inc (M1_NM, 1) %slm OFF.0 %null.0 %null.0 OLD.4
+    barrier
+    dword_atomic.add (M1_NM, 1) %slm OFF.0 I.0 %null.0 OLD.8
+    mov (M1_NM, 1) OFF(0,0)<1> Y(0,0)<0;1,0>
+    dword_atomic.inc (M1_NM, 1) %slm OFF.0 %null.0 %null.0 OLD.12";
+
+fn race(
+    loops: &[(i32, u32)],
+    groups: Vec<std::ops::Range<u32>>,
+) -> (std::sync::Arc<vdb::program::Program>, Machine) {
+    let decls = ".decl X v_type=G type=d num_elts=8 align=hword
+.decl Y v_type=G type=ud num_elts=8 align=hword
+.decl I v_type=G type=d num_elts=8 align=hword
+.decl OFF v_type=G type=ud num_elts=8 align=hword
+.decl OLD v_type=G type=ud num_elts=8 align=hword
+.decl P1 v_type=P num_elts=1";
+    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, RACE_BODY, 8)));
+    let slms = groups.iter().map(|_| Shared::new(Slm::new(64))).collect();
+    let mut machine = Machine { slms, ..Machine::default() };
+    for (i, (x, y)) in loops.iter().enumerate() {
+        let mut thread = ThreadState::new(&program, 8, 0xff);
+        let group = groups.iter().position(|g| g.contains(&(i as u32))).expect("grouped");
+        thread.group = group as u32;
+        thread.index_in_group = i as u32 - groups[group].start;
+        machine.threads.push(Shared::new(thread));
+        set_var_thread(&program, &mut machine, i, "X", &x.to_le_bytes());
+        set_var_thread(&program, &mut machine, i, "Y", &y.to_le_bytes());
+    }
+    (program, machine)
+}
+
+/// The burst runner of plain `vdb run` gives what the round-robin scheduler gives: every
+/// register (here the atomics' returned values, which record the interleaving), every
+/// memory byte, the step count and the lane operations; a fault falls back to the exact run.
+#[test]
+fn burst_runs_equal_round_robin_runs_including_the_order_of_atomics() {
+    type Case = (Vec<(i32, u32)>, Vec<std::ops::Range<u32>>);
+    let cases: Vec<Case> = vec![
+        (vec![(5, 0), (1, 0), (3, 0), (1, 0), (2, 0), (7, 0), (2, 0)], vec![0..4, 4..7]),
+        (vec![(1, 0), (1, 0), (1, 0)], std::iter::once(0..3).collect()),
+        (vec![(9, 4), (2, 8), (4, 12), (6, 0)], vec![0..2, 2..4]),
+        // An SLM offset past the end: a fault after the barrier, in thread 2.
+        (vec![(3, 0), (1, 0), (2, 1 << 16), (5, 0)], std::iter::once(0..4).collect()),
+    ];
+    for (loops, groups) in cases {
+        let (program, machine) = race(&loops, groups.clone());
+        let interp = Interpreter::new(program.clone());
+        let mut exact = (machine.clone(), Scheduler::new(groups.clone()));
+        let mut burst = (machine, Scheduler::new(groups));
+        let a = run_to_end(&interp, &mut exact.0, &mut exact.1, &mut NullObserver);
+        let b = vdb::exec::run_to_end_unrecorded(&interp, &mut burst.0, &mut burst.1);
+        match (a, b) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{loops:?}"),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.render(&program), b.render(&program));
+                assert!(matches!(a.kind, FaultKind::Memory { .. }), "{:?}", a.kind);
+            }
+            (a, b) => panic!("{loops:?}: exact {a:?}, burst {b:?}"),
+        }
+        assert_eq!(exact.1.steps, burst.1.steps, "{loops:?}");
+        assert_eq!(exact.0.state_hash(), burst.0.state_hash(), "{loops:?}");
+        let olds = |m: &Machine| -> Vec<Vec<u32>> {
+            let v = program.var(program.var_id(vdb::isa::UnitId(0), "OLD").expect("OLD"));
+            m.threads
+                .iter()
+                .map(|t| {
+                    t.grf[v.offset as usize..v.offset as usize + 16]
+                        .chunks(4)
+                        .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(olds(&exact.0), olds(&burst.0), "{loops:?}");
+    }
+}
