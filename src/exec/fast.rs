@@ -273,8 +273,9 @@ pub enum D32 {
 }
 
 /// The in-place tier: packed dword destination (or a predicate for cmp), dword or immediate
-/// sources without modifiers, no overlap that per-lane order could expose. Writes are reported
-/// to the observer like the general path's (old bytes, runs of enabled lanes).
+/// sources without modifiers. Every lane is read before any is written, so sources may overlap
+/// the destination. Writes are reported to the observer like the general path's (old bytes,
+/// runs of enabled lanes).
 #[derive(Clone, Debug)]
 pub struct DwordOp {
     pub kind: FastKind,
@@ -315,20 +316,7 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
         }
         _ => return None,
     };
-    if let Some(dst) = dst {
-        // Reading lane i after lanes < i were written must see the old values: only an
-        // identical packed source or no overlap at all is safe.
-        let range = dst..dst + 4 * n;
-        for s in [a, b] {
-            match s {
-                D32::Packed(off, _) if off != dst && off < range.end && range.start < off + 4 * n => {
-                    return None
-                }
-                D32::Scalar(off, _) if range.contains(&off) => return None,
-                _ => {}
-            }
-        }
-    }
+    // Sources may overlap the destination: every lane is read before any is written.
     Some(DwordOp { kind: f.kind, a, b, dst })
 }
 

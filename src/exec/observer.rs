@@ -12,7 +12,9 @@ pub trait Observer {
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32);
     fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32);
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]);
-    /// Control state (pc, masks, reconvergence list, call stack, status) changed.
+    /// Control state (pc, masks, reconvergence list, call stack, status) changed, or the
+    /// step left the pc where it was. Not called for the common case of a step that only
+    /// moved the pc to the next instruction: that is implied by the step itself.
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control);
     /// Memory was read (for read watchpoints); not a change of state.
     fn mem_read(&mut self, _thread: ThreadId, _space: MemSpace, _addr: u64, _len: u64) {}

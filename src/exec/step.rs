@@ -10,7 +10,7 @@ use super::fault::{Fault, FaultKind};
 use super::observer::Observer;
 use super::tables::Tables;
 use crate::isa::{DataType, Family, InstIdx, Opcode, Operand, PredCombine, Region, SrcMod};
-use crate::machine::{Machine, ThreadId, ThreadStatus};
+use crate::machine::{Control, Machine, ThreadId, ThreadStatus};
 use crate::program::{Inst, Program};
 
 /// What a step did, beyond its writes.
@@ -102,8 +102,17 @@ impl Interpreter {
             return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
         }
         let thread = crate::machine::Shared::make_mut(shared);
-        let old_control = if O::ACTIVE { Some(thread.control.clone()) } else { None };
         let slm = slms.get_mut(thread.group as usize);
+        let Some(inst) = self.program.insts.get(pc.0 as usize) else {
+            return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
+        };
+        let plan = self.plans.get(pc.0 as usize);
+        // A recorder needs the old control state only when more than the pc can change:
+        // control-flow instructions and barriers (cloned up front), reconvergence at the next
+        // pc and faults (cloned when they happen, before anything changed).
+        let may_change_control = matches!(plan, Some(Plan::Control | Plan::Barrier));
+        let mut old_control =
+            if O::ACTIVE && may_change_control { Some(thread.control.clone()) } else { None };
         let mut ctx = Ctx {
             program: &self.program,
             tables: &self.tables,
@@ -116,14 +125,14 @@ impl Interpreter {
             obs,
             scratch: Vec::new(),
         };
-        let Some(inst) = self.program.insts.get(pc.0 as usize) else {
-            return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
-        };
         let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
         let result = self.execute(&mut ctx, inst, pc, chen, em_part, pmask);
         let control = &mut ctx.thread.control;
         let outcome = match result {
             Ok(()) => {
+                if O::ACTIVE && old_control.is_none() && control.waiting.iter().any(|w| w.at == control.pc) {
+                    old_control = Some(Control { pc, ..control.clone() });
+                }
                 control::arrive(control);
                 let event = match control.status {
                     ThreadStatus::Done => StepEvent::Finished,
@@ -133,14 +142,21 @@ impl Interpreter {
                 Ok(StepInfo { pc, chen, event })
             }
             Err(kind) => {
+                if O::ACTIVE && old_control.is_none() {
+                    old_control = Some(Control { pc, ..control.clone() });
+                }
                 control.pc = pc;
                 control.status = ThreadStatus::Faulted;
                 Err(Fault { kind, thread: tid, pc })
             }
         };
-        if let Some(old) = old_control {
-            if old != ctx.thread.control {
-                ctx.obs.control(tid, &old, &ctx.thread.control);
+        if O::ACTIVE {
+            let new = &ctx.thread.control;
+            match old_control {
+                Some(old) if old != *new || new.pc == pc => ctx.obs.control(tid, &old, new),
+                // Only the pc moved, and not to the next instruction (no clone was needed).
+                None if new.pc.0 != pc.0 + 1 => ctx.obs.control(tid, &Control { pc, ..new.clone() }, new),
+                _ => {}
             }
         }
         outcome

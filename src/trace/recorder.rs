@@ -17,6 +17,8 @@ pub struct StepRecord {
     pub chen: u32,
     /// Where its entries start in the log.
     pub log_start: u64,
+    /// The step only moved its thread's pc to the next instruction (nothing logged for it).
+    pub falls_through: bool,
 }
 
 /// A full machine at a recorded time (sharing unchanged threads and pages with the live one).
@@ -57,6 +59,10 @@ pub struct Recorder {
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
     pub last_step: Vec<u64>,
+    /// The thread the open step executes (set by `executing`), and whether its own control
+    /// change was logged.
+    executing: Option<u32>,
+    own_control: bool,
 }
 
 impl Recorder {
@@ -75,6 +81,8 @@ impl Recorder {
             last_read: None,
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
+            executing: None,
+            own_control: false,
         };
         r.checkpoint(machine);
         r
@@ -101,6 +109,13 @@ impl Recorder {
         self.last_read = None;
     }
 
+    /// Call after the scheduler picked `thread` and before it executes: control changes
+    /// logged from here on are the step's own (a barrier release before it is not).
+    pub fn executing(&mut self, thread: ThreadId) {
+        self.executing = Some(thread.0);
+        self.own_control = false;
+    }
+
     /// Closes the step opened by `begin_step`.
     pub fn end_step(&mut self, thread: ThreadId, pc: u32, chen: u32) {
         let step = self.len();
@@ -110,7 +125,9 @@ impl Recorder {
             }
             self.last_step[thread.0 as usize] = step;
         }
-        self.steps.push(StepRecord { thread: thread.0, pc, chen, log_start: self.open_start });
+        let falls_through = !self.own_control;
+        self.executing = None;
+        self.steps.push(StepRecord { thread: thread.0, pc, chen, log_start: self.open_start, falls_through });
     }
 
     /// Drops writes logged since `begin_step` when no step followed (nothing to run).
@@ -153,8 +170,12 @@ impl Recorder {
     /// Applies step `step`'s deltas forward (time step → step+1) or backward.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let mut entries = log::decode(self.log_range(step));
+        let rec = self.steps[step as usize];
         if !forward {
             entries.reverse();
+            if rec.falls_through {
+                machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
+            }
         }
         for e in entries {
             match e.kind {
@@ -182,6 +203,9 @@ impl Recorder {
                         if forward { new.clone() } else { old.clone() };
                 }
             }
+        }
+        if forward && rec.falls_through {
+            machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc + 1);
         }
     }
 
@@ -401,6 +425,9 @@ impl Observer for Recorder {
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
+        if self.executing == Some(thread.0) {
+            self.own_control = true;
+        }
         let only_pc = old.em == new.em
             && old.call_mask == new.call_mask
             && old.status == new.status

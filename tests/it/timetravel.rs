@@ -16,9 +16,27 @@ fn run(s: &mut Session, line: &str) -> vdb::session::Reply {
     s.execute(&cmd).unwrap_or_else(|e| panic!("{line}: {e}"))
 }
 
+/// The hand kernels and OpenCL launches with several threads meeting at barriers (a released
+/// thread's next step follows its release in the same step's log), SLM, atomics and calls.
+fn time_travel_launches() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels");
+    let mut all = hand_launches();
+    for multi in [
+        "shared/k14_local_reduce/skl",
+        "shared/k24_local_arg/tgllp",
+        "shared/k29_calls/skl",
+        "opencl/local_scan/acm-g10",
+        "opencl/block_atomics/acm-g10",
+        "opencl/divergence/tgllp",
+    ] {
+        all.push(root.join(format!("{multi}.launch.json")));
+    }
+    all
+}
+
 #[test]
 fn forward_then_backward_gives_the_same_hash_at_every_step() {
-    for path in hand_launches() {
+    for path in time_travel_launches() {
         let mut s = session(&path);
         s.recorder.interval = 7; // many checkpoints, to exercise replay from them
         let mut hashes = vec![s.machine.state_hash()];
@@ -31,6 +49,11 @@ fn forward_then_backward_gives_the_same_hash_at_every_step() {
             assert_eq!(s.machine.state_hash(), hashes[t], "{} step {t} backward", path.display());
         }
         assert!(s.backward().is_none());
+        // Replaying the log forward passes through the same states.
+        for (t, hash) in hashes.iter().enumerate().skip(1) {
+            s.forward().expect("replay");
+            assert_eq!(s.machine.state_hash(), *hash, "{} step {t} replayed", path.display());
+        }
         // goto to scattered steps, from wherever we are, equals straight-line execution.
         let n = hashes.len() as u64;
         for k in 0..40u64 {
