@@ -306,7 +306,6 @@ fn d32(src: &FastSrc) -> Option<D32> {
 
 /// The in-place dword form of a fast op, if it qualifies.
 pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
-    let n = inst.exec.size;
     let a = d32(&f.srcs[0])?;
     let b = d32(&f.srcs[1])?;
     let dst = match &inst.operands[0] {
