@@ -29,7 +29,7 @@ impl Session {
             return None;
         }
         let bytes = self.recorder.recorded_bytes();
-        if bytes > self.record_limit {
+        if bytes > self.record_limit || self.recorder.len() >= crate::trace::MAX_STEPS {
             self.end = Some(EndState::RecordLimit(bytes));
             return None;
         }

@@ -36,16 +36,24 @@ pub const MEM_LINE: u64 = 64;
 #[derive(Clone, Debug, Default)]
 pub struct WriteIndex {
     /// thread → GRF register number → steps (dense: no hashing on the hot path).
-    grf: Vec<Vec<Vec<u64>>>,
+    grf: Vec<Vec<Vec<Step32>>>,
     /// (thread, predicate) → steps.
-    pred: FastMap<(u32, u32), Vec<u64>>,
+    pred: FastMap<(u32, u32), Vec<Step32>>,
     /// (space, line number) → steps.
-    mem: FastMap<(MemSpace, u64), Vec<u64>>,
+    mem: FastMap<(MemSpace, u64), Vec<Step32>>,
     /// Entries stored (for the memory estimate).
     pub entries: u64,
 }
 
-fn push(list: &mut Vec<u64>, step: u64) -> bool {
+/// A step number in an index list: 4 bytes, half of a u64 (the index is a fifth of the
+/// recording). Recordings stop before [`MAX_STEPS`] steps, so every step fits.
+type Step32 = u32;
+
+/// Most steps one recording holds (the index stores steps as u32).
+pub const MAX_STEPS: u64 = u32::MAX as u64;
+
+fn push(list: &mut Vec<Step32>, step: u64) -> bool {
+    let step = step.min(MAX_STEPS) as Step32;
     if list.last() == Some(&step) {
         return false;
     }
@@ -54,10 +62,10 @@ fn push(list: &mut Vec<u64>, step: u64) -> bool {
 }
 
 /// Steps in `list` that are `< before`, newest first.
-fn newest_first(list: Option<&Vec<u64>>, before: u64) -> impl Iterator<Item = u64> + '_ {
+fn newest_first(list: Option<&Vec<Step32>>, before: u64) -> impl Iterator<Item = u64> + '_ {
     let list = list.map(Vec::as_slice).unwrap_or(&[]);
-    let end = list.partition_point(|&s| s < before);
-    list[..end].iter().rev().copied()
+    let end = list.partition_point(|&s| (s as u64) < before);
+    list[..end].iter().rev().map(|&s| s as u64)
 }
 
 impl WriteIndex {
@@ -119,7 +127,7 @@ impl WriteIndex {
     pub fn truncate(&mut self, from: u64) {
         let grf = self.grf.iter_mut().flat_map(|regs| regs.iter_mut());
         for list in grf.chain(self.pred.values_mut()).chain(self.mem.values_mut()) {
-            let keep = list.partition_point(|&s| s < from);
+            let keep = list.partition_point(|&s| (s as u64) < from);
             list.truncate(keep);
         }
     }

@@ -75,23 +75,57 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
 /// unchanged lanes), and the log's size is what recording time and memory are made of.
 fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
     let len = new.len();
-    let nonzero = old.iter().zip(new).filter(|(a, b)| a != b).count();
-    let sparse_len = len.div_ceil(8) + nonzero;
-    if sparse_len < len {
-        put_u16(out, len as u16 | SPARSE);
-        let map_at = out.len();
-        out.resize(map_at + len.div_ceil(8), 0);
-        for (i, (a, b)) in old.iter().zip(new).enumerate() {
-            if a != b {
-                out[map_at + i / 8] |= 1 << (i % 8);
-                out.push(a ^ b);
-            }
-        }
-    } else {
-        put_u16(out, len as u16);
-        out.extend(old.iter().zip(new).map(|(a, b)| a ^ b));
+    // One pass writes the dense form; it is rewritten as bitmap + bytes when that is shorter.
+    let head = out.len();
+    put_u16(out, len as u16);
+    let at = out.len();
+    out.resize(at + len, 0);
+    let nonzero = xor_into(&mut out[at..], old, new);
+    let map_len = len.div_ceil(8);
+    if map_len + nonzero >= len {
+        return;
     }
+    if len > MAX_SPARSE {
+        // Long payloads (rare big loads) keep the dense form.
+        return;
+    }
+    let mut dense = [0u8; MAX_SPARSE];
+    dense[..len].copy_from_slice(&out[at..]);
+    out.truncate(at + map_len);
+    out[at..].fill(0);
+    for (i, &x) in dense[..len].iter().enumerate() {
+        if x != 0 {
+            out[at + i / 8] |= 1 << (i % 8);
+            out.push(x);
+        }
+    }
+    out[head..head + 2].copy_from_slice(&(len as u16 | SPARSE).to_le_bytes());
 }
+
+/// `dst = old ^ new`, eight bytes at a time; returns how many bytes are non-zero.
+fn xor_into(dst: &mut [u8], old: &[u8], new: &[u8]) -> usize {
+    let mut nonzero = 0usize;
+    let done = dst.len() / 8 * 8;
+    for ((d, a), b) in dst.chunks_exact_mut(8).zip(old.chunks_exact(8)).zip(new.chunks_exact(8)) {
+        let word = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        let x = word(a) ^ word(b);
+        d.copy_from_slice(&x.to_le_bytes());
+        // One bit per non-zero byte, summed by a multiply into the top byte.
+        let mut y = x | (x >> 4);
+        y |= y >> 2;
+        y |= y >> 1;
+        nonzero += ((y & 0x0101_0101_0101_0101).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
+    }
+    for ((d, a), b) in dst[done..].iter_mut().zip(&old[done..]).zip(&new[done..]) {
+        *d = a ^ b;
+        nonzero += (*d != 0) as usize;
+    }
+    nonzero
+}
+
+/// Longest payload that may take the sparse form (a SIMD32 qword write; the dense copy is
+/// made on the stack).
+const MAX_SPARSE: usize = 256;
 
 /// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
 const SPARSE: u16 = 0x8000;
@@ -291,6 +325,37 @@ mod tests {
         want[3] = 0x10;
         want[40] = 0x01;
         assert_eq!(&xor[..], &want[..]);
+    }
+
+    #[test]
+    fn xor_payloads_of_every_length_and_density_round_trip_at_their_smallest() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in [1usize, 3, 7, 8, 9, 31, 64, 100, 128, 256, 257, 600] {
+            for density in [0u64, 1, 4, 16, 64] {
+                let old: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let new: Vec<u8> = old
+                    .iter()
+                    .map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b })
+                    .collect();
+                let mut log = Vec::new();
+                push_grf(&mut log, 2, 8, &old, &new);
+                let want: Vec<u8> = old.iter().zip(&new).map(|(a, b)| a ^ b).collect();
+                let entries = decode(&log);
+                let EntryKind::Grf { xor, offset } = &entries[0].kind else { panic!("grf") };
+                assert_eq!((&xor[..], *offset), (&want[..], 8), "len {len} density {density}");
+                let changed = want.iter().filter(|&&x| x != 0).count();
+                let sparse = len.div_ceil(8) + changed;
+                let payload = log.len() - (1 + 4 + 4 + 2);
+                let smallest = if len <= MAX_SPARSE { sparse.min(len) } else { len };
+                assert_eq!(payload, smallest, "len {len} density {density}");
+            }
+        }
     }
 
     #[test]

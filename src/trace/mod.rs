@@ -7,7 +7,7 @@ mod index;
 mod log;
 mod recorder;
 
-pub use index::WriteIndex;
+pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind};
 pub use recorder::{Checkpoint, Recorder, StepRecord, WriteHit};
 

@@ -157,7 +157,8 @@ impl Recorder {
         self.log.len() as u64
             + self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
             + self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64
-            + self.index.entries * 12
+            // 4-byte steps in lists that grow by doubling: about 1.5x their length held.
+            + self.index.entries * 6
             + self.checkpoint_bytes
     }
 
