@@ -93,16 +93,10 @@ impl Interpreter {
         tid: ThreadId,
         obs: &mut O,
     ) -> Result<StepInfo, Fault> {
-        let Machine { threads, svm, slms, relocations, surfaces } = machine;
-        let Some(shared) = threads.get_mut(tid.0 as usize) else {
-            return Ok(StepInfo { pc: InstIdx(0), chen: 0, event: StepEvent::Idle });
-        };
-        let pc = shared.control.pc;
-        if !shared.is_runnable() {
+        let pc = machine.threads.get(tid.0 as usize).map_or(InstIdx(0), |t| t.control.pc);
+        let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else {
             return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
-        }
-        let thread = crate::machine::Shared::make_mut(shared);
-        let slm = slms.get_mut(thread.group as usize);
+        };
         let Some(inst) = self.program.insts.get(pc.0 as usize) else {
             return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
         };
@@ -112,19 +106,7 @@ impl Interpreter {
         // pc and faults (cloned when they happen, before anything changed).
         let may_change_control = matches!(plan, Some(Plan::Control | Plan::Barrier));
         let mut old_control =
-            if O::ACTIVE && may_change_control { Some(thread.control.clone()) } else { None };
-        let mut ctx = Ctx {
-            program: &self.program,
-            tables: &self.tables,
-            tid,
-            thread,
-            svm,
-            slm,
-            relocations,
-            surfaces,
-            obs,
-            scratch: Vec::new(),
-        };
+            if O::ACTIVE && may_change_control { Some(ctx.thread.control.clone()) } else { None };
         let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
         let result = self.execute(&mut ctx, inst, pc, chen, em_part, pmask);
         let control = &mut ctx.thread.control;
@@ -162,31 +144,29 @@ impl Interpreter {
         outcome
     }
 
+    /// A context for running thread `tid`, if it exists and is runnable (the thread is copied
+    /// on its first write after a checkpoint shared it).
+    fn runnable_ctx<'a, O: Observer>(
+        &'a self,
+        machine: &'a mut Machine,
+        tid: ThreadId,
+        obs: &'a mut O,
+    ) -> Option<Ctx<'a, O>> {
+        let Machine { threads, svm, slms, relocations, surfaces } = machine;
+        let shared = threads.get_mut(tid.0 as usize).filter(|t| t.is_runnable())?;
+        let thread = crate::machine::Shared::make_mut(shared);
+        let slm = slms.get_mut(thread.group as usize);
+        let (program, tables) = (&self.program, &self.tables);
+        Some(Ctx { program, tables, tid, thread, svm, slm, relocations, surfaces, obs, scratch: Vec::new() })
+    }
+
     /// Runs thread `tid` without recording until its next instruction is visible to other
-    /// threads ([`visible_to_others`]), it stops running, or `budget` steps have run.
+    /// threads (`Plan::visible_to_others`), it stops running, or `budget` steps have run.
     /// Returns (steps, lane operations). Used by the burst scheduler of plain runs: one
     /// thread-state borrow for the whole burst instead of one per step.
     pub fn run_local(&self, machine: &mut Machine, tid: ThreadId, budget: u64) -> Result<(u64, u64), Fault> {
-        let Machine { threads, svm, slms, relocations, surfaces } = machine;
-        let Some(shared) = threads.get_mut(tid.0 as usize) else { return Ok((0, 0)) };
-        if !shared.is_runnable() {
-            return Ok((0, 0));
-        }
-        let thread = crate::machine::Shared::make_mut(shared);
-        let slm = slms.get_mut(thread.group as usize);
         let mut null = super::observer::NullObserver;
-        let mut ctx = Ctx {
-            program: &self.program,
-            tables: &self.tables,
-            tid,
-            thread,
-            svm,
-            slm,
-            relocations,
-            surfaces,
-            obs: &mut null,
-            scratch: Vec::new(),
-        };
+        let Some(mut ctx) = self.runnable_ctx(machine, tid, &mut null) else { return Ok((0, 0)) };
         let (mut steps, mut lane_ops) = (0u64, 0u64);
         while steps < budget {
             let pc = ctx.thread.control.pc;
