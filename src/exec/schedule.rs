@@ -44,11 +44,16 @@ impl Scheduler {
         Scheduler { groups, current_group: 0, cursor, steps: 0, step_limit: 0 }
     }
 
+    /// The thread the round-robin scan of `range` starts from.
+    fn cursor_in(&self, range: &Range<u32>) -> u32 {
+        self.cursor.clamp(range.start, range.end.saturating_sub(1).max(range.start))
+    }
+
     /// Picks the next thread to step, releasing barriers and moving to the next group as
     /// needed. Barrier releases go through `observer` like any other control change.
     pub fn pick<O: Observer>(&mut self, machine: &mut Machine, observer: &mut O) -> Result<Pick, Fault> {
         while let Some(range) = self.groups.get(self.current_group).cloned() {
-            let mut tid = self.cursor.clamp(range.start, range.end.saturating_sub(1).max(range.start));
+            let mut tid = self.cursor_in(&range);
             for _ in range.clone() {
                 let next = if tid + 1 >= range.end { range.start } else { tid + 1 };
                 if machine.threads[tid as usize].is_runnable() {
@@ -190,12 +195,11 @@ fn run_bursts(
     let limit = if sched.step_limit == 0 { u64::MAX } else { sched.step_limit };
     while let Some(range) = sched.groups.get(sched.current_group).cloned() {
         let k = range.len();
-        let mut counts = vec![0u64; k];
         loop {
-            let first =
-                sched.cursor.clamp(range.start, range.end.saturating_sub(1).max(range.start)) - range.start;
+            let first = sched.cursor_in(&range) - range.start;
             let key = |i: usize, count: u64| (count, (i + k - first as usize) % k);
-            counts.iter_mut().for_each(|c| *c = 0);
+            // Steps each thread ran in this phase, and whether it waits at a visible one.
+            let mut counts = vec![0u64; k];
             let mut ready = vec![false; k];
             for (i, tid) in range.clone().enumerate() {
                 ready[i] = burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit)?;

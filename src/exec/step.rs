@@ -97,51 +97,60 @@ impl Interpreter {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else {
             return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
         };
-        let Some(inst) = self.program.insts.get(pc.0 as usize) else {
-            return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
-        };
-        let plan = self.plans.get(pc.0 as usize);
         // A recorder needs the old control state only when more than the pc can change:
-        // control-flow instructions and barriers (cloned up front), reconvergence at the next
-        // pc and faults (cloned when they happen, before anything changed).
-        let may_change_control = matches!(plan, Some(Plan::Control | Plan::Barrier));
-        let mut old_control =
-            if O::ACTIVE && may_change_control { Some(ctx.thread.control.clone()) } else { None };
-        let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
-        let result = self.execute(&mut ctx, inst, pc, chen, em_part, pmask);
-        let control = &mut ctx.thread.control;
-        let outcome = match result {
-            Ok(()) => {
-                if O::ACTIVE && old_control.is_none() && control.waiting.iter().any(|w| w.at == control.pc) {
-                    old_control = Some(Control { pc, ..control.clone() });
-                }
-                control::arrive(control);
-                let event = match control.status {
-                    ThreadStatus::Done => StepEvent::Finished,
-                    ThreadStatus::AtBarrier => StepEvent::Barrier,
-                    _ => StepEvent::Executed,
-                };
-                Ok(StepInfo { pc, chen, event })
-            }
-            Err(kind) => {
-                if O::ACTIVE && old_control.is_none() {
-                    old_control = Some(Control { pc, ..control.clone() });
-                }
-                control.pc = pc;
-                control.status = ThreadStatus::Faulted;
-                Err(Fault { kind, thread: tid, pc })
-            }
+        // control flow, barriers and reconvergence at the next instruction. Otherwise the
+        // step moves the pc to the next instruction, or faults (pc kept, status `Faulted`).
+        let may_change_control = |control: &Control| {
+            matches!(self.plans.get(pc.0 as usize), Some(Plan::Control | Plan::Barrier))
+                || control.waiting.iter().any(|w| w.at.0 == pc.0 + 1)
         };
+        let old_control =
+            (O::ACTIVE && may_change_control(&ctx.thread.control)).then(|| ctx.thread.control.clone());
+        let result = self.execute_at(&mut ctx, pc);
         if O::ACTIVE {
             let new = &ctx.thread.control;
             match old_control {
                 Some(old) if old != *new || new.pc == pc => ctx.obs.control(tid, &old, new),
-                // Only the pc moved, and not to the next instruction (no clone was needed).
-                None if new.pc.0 != pc.0 + 1 => ctx.obs.control(tid, &Control { pc, ..new.clone() }, new),
-                _ => {}
+                Some(_) => {}
+                // A fault: only the status changed, and the pc stayed.
+                None if new.pc.0 != pc.0 + 1 => {
+                    let old = Control { pc, status: ThreadStatus::Running, ..new.clone() };
+                    ctx.obs.control(tid, &old, new)
+                }
+                None => {}
             }
         }
-        outcome
+        let chen = result?;
+        let event = match ctx.thread.control.status {
+            ThreadStatus::Done => StepEvent::Finished,
+            ThreadStatus::AtBarrier => StepEvent::Barrier,
+            _ => StepEvent::Executed,
+        };
+        Ok(StepInfo { pc, chen, event })
+    }
+
+    /// Runs the instruction at `pc`: channel enables, the instruction, then reconvergence at
+    /// the new pc. A fault leaves the pc on the instruction and the thread `Faulted`.
+    /// Returns the channel enables.
+    #[inline]
+    fn execute_at<O: Observer>(&self, ctx: &mut Ctx<'_, O>, pc: InstIdx) -> Result<u32, Fault> {
+        let at = pc.0 as usize;
+        let result = match (self.program.insts.get(at), self.plans.get(at)) {
+            (Some(inst), Some(plan)) => self.execute(ctx, inst, plan, pc),
+            _ => Err(FaultKind::FellOffEnd),
+        };
+        let control = &mut ctx.thread.control;
+        match result {
+            Ok(chen) => {
+                control::arrive(control);
+                Ok(chen)
+            }
+            Err(kind) => {
+                control.pc = pc;
+                control.status = ThreadStatus::Faulted;
+                Err(Fault { kind, thread: ctx.tid, pc })
+            }
+        }
     }
 
     /// A context for running thread `tid`, if it exists and is runnable (the thread is copied
@@ -170,19 +179,10 @@ impl Interpreter {
         let (mut steps, mut lane_ops) = (0u64, 0u64);
         while steps < budget {
             let pc = ctx.thread.control.pc;
-            let Some(inst) = self.program.insts.get(pc.0 as usize) else {
-                return Err(Fault { kind: FaultKind::FellOffEnd, thread: tid, pc });
-            };
             if self.plans.get(pc.0 as usize).is_none_or(Plan::visible_to_others) {
                 break;
             }
-            let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
-            if let Err(kind) = self.execute(&mut ctx, inst, pc, chen, em_part, pmask) {
-                ctx.thread.control.pc = pc;
-                ctx.thread.control.status = ThreadStatus::Faulted;
-                return Err(Fault { kind, thread: tid, pc });
-            }
-            control::arrive(&mut ctx.thread.control);
+            let chen = self.execute_at(&mut ctx, pc)?;
             steps += 1;
             lane_ops += chen.count_ones() as u64;
             if ctx.thread.control.status != ThreadStatus::Running {
@@ -192,30 +192,25 @@ impl Interpreter {
         Ok((steps, lane_ops))
     }
 
+    /// The instruction itself, under its channel enables (returned).
     fn execute<O: Observer>(
         &self,
         ctx: &mut Ctx<'_, O>,
         inst: &Inst,
+        plan: &Plan,
         pc: InstIdx,
-        chen: u32,
-        em_part: u32,
-        pmask: u32,
-    ) -> Result<(), FaultKind> {
+    ) -> Result<u32, FaultKind> {
+        let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
-        let Some(plan) = self.plans.get(pc.0 as usize) else {
-            return Err(FaultKind::Static("no such instruction".into()));
-        };
         match plan {
-            Plan::Dword(d, _) if self.use_fast_paths => ctx.run_dword(inst, d, chen, em_part, pmask)?,
-            Plan::Fast(f) | Plan::Dword(_, f) if self.use_fast_paths => {
-                ctx.run_fast(inst, f, chen, em_part, pmask)?
-            }
-            Plan::Dword(..) | Plan::Fast(_) | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
+            Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(inst, d, chen, em_part, pmask)?,
+            Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
+            Plan::Dword(_) | Plan::Fast(_) | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
             Plan::Address => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
                 let pred_true = pmask & 1 != 0;
-                return control::execute(ctx, inst, pc, chen << off, pred_true);
+                return control::execute(ctx, inst, pc, chen << off, pred_true).map(|()| chen);
             }
             Plan::Memory => super::message::execute(ctx, inst, chen)?,
             Plan::Barrier => ctx.thread.control.status = ThreadStatus::AtBarrier,
@@ -228,7 +223,7 @@ impl Interpreter {
             }
         }
         ctx.thread.control.pc = next;
-        Ok(())
+        Ok(chen)
     }
 
     fn addr_add<O: Observer>(&self, ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Result<(), FaultKind> {
@@ -333,8 +328,9 @@ impl Interpreter {
 /// instead of an opcode-family lookup, a fault check and two table probes).
 #[derive(Clone, Debug)]
 enum Plan {
-    /// In-place packed dword form (and its i64 fast form, used when fast paths are off).
-    Dword(super::fast::DwordOp, super::fast::FastOp),
+    /// In-place packed dword form.
+    Dword(super::fast::DwordOp),
+    /// Integer fast form on i64 lanes.
     Fast(super::fast::FastOp),
     Alu,
     Address,
@@ -355,10 +351,7 @@ impl Plan {
         }
         match inst.op.family() {
             Family::Alu => match super::fast::compile(inst) {
-                Some(f) => match super::fast::compile_dword(inst, &f) {
-                    Some(d) => Plan::Dword(d, f),
-                    None => Plan::Fast(f),
-                },
+                Some(f) => super::fast::compile_dword(inst, &f).map_or(Plan::Fast(f), Plan::Dword),
                 None => Plan::Alu,
             },
             Family::Address => Plan::Address,
@@ -370,12 +363,12 @@ impl Plan {
         }
     }
 
-    /// Whether the instruction can see or change what other threads see: memory messages
-    /// and atomics, barriers, and anything that faults (so faults come in order). Everything
-    /// else touches only the thread's own registers and control state (a fence orders
-    /// nothing in an interpreter that runs one instruction at a time).
+    /// Whether the instruction can see or change what other threads see: memory messages,
+    /// atomics and barriers. Everything else touches only the thread's own registers and
+    /// control state (a fence orders nothing in an interpreter that runs one instruction at
+    /// a time; a fault stops the burst run, which then reruns under the exact scheduler).
     fn visible_to_others(&self) -> bool {
-        matches!(self, Plan::Memory | Plan::Barrier | Plan::Unsupported | Plan::StaticFault)
+        matches!(self, Plan::Memory | Plan::Barrier)
     }
 }
 

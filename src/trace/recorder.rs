@@ -59,9 +59,9 @@ pub struct Recorder {
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
     pub last_step: Vec<u64>,
-    /// The thread the open step executes (set by `executing`), and whether its own control
-    /// change was logged.
-    executing: Option<u32>,
+    /// Whether the open step's thread is executing (after `executing`, so control changes
+    /// logged now are its own), and whether such a change was logged.
+    executing: bool,
     own_control: bool,
 }
 
@@ -81,7 +81,7 @@ impl Recorder {
             last_read: None,
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
-            executing: None,
+            executing: false,
             own_control: false,
         };
         r.checkpoint(machine);
@@ -109,10 +109,10 @@ impl Recorder {
         self.last_read = None;
     }
 
-    /// Call after the scheduler picked `thread` and before it executes: control changes
-    /// logged from here on are the step's own (a barrier release before it is not).
-    pub fn executing(&mut self, thread: ThreadId) {
-        self.executing = Some(thread.0);
+    /// Call after the scheduler picked the step's thread and before it executes: control
+    /// changes logged from here on are the step's own (a barrier release before it is not).
+    pub fn executing(&mut self) {
+        self.executing = true;
         self.own_control = false;
     }
 
@@ -126,7 +126,7 @@ impl Recorder {
             self.last_step[thread.0 as usize] = step;
         }
         let falls_through = !self.own_control;
-        self.executing = None;
+        self.executing = false;
         self.steps.push(StepRecord { thread: thread.0, pc, chen, log_start: self.open_start, falls_through });
     }
 
@@ -426,9 +426,8 @@ impl Observer for Recorder {
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
-        if self.executing == Some(thread.0) {
-            self.own_control = true;
-        }
+        // A step changes only its own thread's control state.
+        self.own_control |= self.executing;
         let only_pc = old.em == new.em
             && old.call_mask == new.call_mask
             && old.status == new.status
