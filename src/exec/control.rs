@@ -47,10 +47,10 @@ fn park(control: &mut Control, at: InstIdx, lanes: u32) -> Result<(), FaultKind>
 /// Reactivates the lanes waiting at the current pc (called on arrival at each instruction).
 #[inline]
 pub fn arrive(control: &mut Control) {
-    if control.waiting.is_empty() {
+    let pc = control.pc;
+    if !control.waiting.iter().any(|w| w.at == pc) {
         return;
     }
-    let pc = control.pc;
     let mut woken = 0;
     control.waiting.retain(|w| {
         if w.at == pc {

@@ -6,8 +6,9 @@
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, Region, SrcMod, SubOp};
-use crate::program::Inst;
+use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, PredId, Region, SrcMod, SubOp};
+use crate::machine::ThreadState;
+use crate::program::{Inst, PredVar};
 
 /// A source the fast path reads.
 #[derive(Clone, Debug)]
@@ -283,7 +284,22 @@ pub struct DwordOp {
     pub b: D32,
     /// GRF offset of the packed destination (None for cmp to a predicate).
     pub dst: Option<u32>,
+    /// GRF bytes the operands reach (every operand lies below this offset).
+    need: u32,
+    /// The domain a compare runs in.
+    domain: Domain,
+    /// Predicate destination of a compare: its index and the mask of its elements.
+    pred: Option<(usize, u32)>,
+    /// The instruction's first channel (M5 = 4), at most 31.
+    offset: u32,
+    /// The lane work specialised on the kind and exec size, for runs that record nothing.
+    pub kernel: DwordKernel,
 }
+
+/// The lane work of one dword instruction on a thread's registers and predicates, with no
+/// observer: `(thread, op, chen, em_part, pmask)`. Chosen once per instruction, so a step of a
+/// plain run makes one indirect call where it would match on the exec size and the kind.
+pub type DwordKernel = fn(&mut ThreadState, &DwordOp, u32, u32, u32) -> Result<(), FaultKind>;
 
 fn d32(src: &FastSrc) -> Option<D32> {
     match src {
@@ -304,19 +320,31 @@ fn d32(src: &FastSrc) -> Option<D32> {
     }
 }
 
-/// The in-place dword form of a fast op, if it qualifies.
-pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
+/// The in-place dword form of a fast op, if it qualifies. `preds` gives the element counts
+/// of the program's predicate variables.
+pub fn compile_dword(inst: &Inst, f: &FastOp, preds: &[PredVar]) -> Option<DwordOp> {
     let a = d32(&f.srcs[0])?;
     let b = d32(&f.srcs[1])?;
-    let dst = match &inst.operands[0] {
-        Operand::Pred(_) if matches!(f.kind, FastKind::Cmp(_)) => None,
+    let (dst, pred) = match &inst.operands[0] {
+        Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => {
+            let num = preds.get(p.0 as usize).map_or(32, |v| v.num_elts);
+            (None, Some((p.0 as usize, if num >= 32 { u32::MAX } else { (1u32 << num) - 1 })))
+        }
         Operand::Direct(d) if matches!(d.ty, DataType::D | DataType::Ud) && d.region == Region::dst(1) => {
-            Some(d.base)
+            (Some(d.base), None)
         }
         _ => return None,
     };
+    let n = inst.exec.size;
+    if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
+        return None;
+    }
+    let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + 4 * n));
+    let signed_a = matches!(a, D32::Scalar(_, true) | D32::Packed(_, true));
+    let kernel = kernel_for(f.kind, signed_a, n);
     // Sources may overlap the destination: every lane is read before any is written.
-    Some(DwordOp { kind: f.kind, a, b, dst })
+    let offset = inst.exec.offset.min(31);
+    Some(DwordOp { kind: f.kind, a, b, dst, need, domain: compare_domain(a, b), pred, offset, kernel })
 }
 
 /// One dword at `at` (bounds checked once by the caller's span check).
@@ -342,7 +370,14 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
     match s {
         D32::Imm(v) => [v as u32; L],
         D32::Scalar(off, _) => [load_u32(grf, off); L],
-        D32::Packed(off, _) => dwords::<L>(grf, off).map(u32::from_le_bytes),
+        D32::Packed(off, _) => {
+            let words = dwords::<L>(grf, off);
+            let mut out = [0u32; L];
+            for i in 0..L {
+                out[i] = u32::from_le_bytes(words[i]);
+            }
+            out
+        }
     }
 }
 
@@ -351,14 +386,31 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
 fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
     match s {
         D32::Imm(v) => [v; L],
-        D32::Scalar(_, true) | D32::Packed(_, true) => lanes_u32::<L>(grf, s).map(|r| r as i32 as i64),
-        D32::Scalar(_, false) | D32::Packed(_, false) => lanes_u32::<L>(grf, s).map(|r| r as i64),
+        D32::Scalar(_, signed) | D32::Packed(_, signed) => {
+            let raw = lanes_u32::<L>(grf, s);
+            let mut out = [0i64; L];
+            for i in 0..L {
+                out[i] = if signed { raw[i] as i32 as i64 } else { raw[i] as i64 };
+            }
+            out
+        }
     }
+}
+
+/// All `L` lanes of a dword operand as i32.
+#[inline(always)]
+fn lanes_i32<const L: usize>(grf: &[u8], s: D32) -> [i32; L] {
+    let raw = lanes_u32::<L>(grf, s);
+    let mut out = [0i32; L];
+    for i in 0..L {
+        out[i] = raw[i] as i32;
+    }
+    out
 }
 
 /// The narrowest integer domain in which a compare of these operands is exact: both fit
 /// i32, both fit u32, or neither (i64).
-#[derive(Copy, Clone, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Domain {
     I32,
     U32,
@@ -405,14 +457,11 @@ fn compare_lanes<T: Copy + PartialOrd, const L: usize>(a: &[T; L], b: &[T; L], r
 
 /// Compare flags of two dword operands, in the narrowest exact domain.
 #[inline(always)]
-fn dword_compare<const L: usize>(grf: &[u8], a: D32, b: D32, rel: CondMod) -> u32 {
-    match compare_domain(a, b) {
+fn dword_compare<const L: usize>(grf: &[u8], op: &DwordOp, rel: CondMod) -> u32 {
+    let (a, b) = (op.a, op.b);
+    match op.domain {
         Domain::U32 => compare_lanes(&lanes_u32::<L>(grf, a), &lanes_u32::<L>(grf, b), rel),
-        Domain::I32 => compare_lanes(
-            &lanes_u32::<L>(grf, a).map(|v| v as i32),
-            &lanes_u32::<L>(grf, b).map(|v| v as i32),
-            rel,
-        ),
+        Domain::I32 => compare_lanes(&lanes_i32::<L>(grf, a), &lanes_i32::<L>(grf, b), rel),
         Domain::I64 => compare_lanes(&lanes_i64::<L>(grf, a), &lanes_i64::<L>(grf, b), rel),
     }
 }
@@ -420,29 +469,182 @@ fn dword_compare<const L: usize>(grf: &[u8], a: D32, b: D32, rel: CondMod) -> u3
 /// Lane-wise `f`.
 #[inline(always)]
 fn zip<const L: usize>(a: &[u32; L], b: &[u32; L], f: impl Fn(u32, u32) -> u32) -> [u32; L] {
-    std::array::from_fn(|i| f(a[i], b[i]))
+    let mut out = [0u32; L];
+    for i in 0..L {
+        out[i] = f(a[i], b[i]);
+    }
+    out
 }
 
-/// The results of a non-compare dword op on all `L` lanes.
+/// What a dword op computes on all `L` lanes: compare flags, or lane values.
+enum DwordOut<const L: usize> {
+    Flags(u32),
+    Lanes([u32; L]),
+}
+
+/// The results of dword op `op` taken as `kind` (a constant in the specialised kernels, so
+/// the match folds away).
 #[inline(always)]
-fn dword_results<const L: usize>(grf: &[u8], op: &DwordOp, pmask: u32) -> [u32; L] {
+fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: Kind, pmask: u32) -> DwordOut<L> {
+    if let Kind::Cmp = kind {
+        let FastKind::Cmp(rel) = op.kind else { unreachable!("a compare kernel runs compares") };
+        return DwordOut::Flags(dword_compare::<L>(grf, op, rel));
+    }
     let a = lanes_u32::<L>(grf, op.a);
     let b = lanes_u32::<L>(grf, op.b);
-    let signed_a = matches!(op.a, D32::Scalar(_, true) | D32::Packed(_, true));
-    match op.kind {
-        FastKind::Mov => a,
-        FastKind::Add => zip(&a, &b, u32::wrapping_add),
-        FastKind::Mul => zip(&a, &b, u32::wrapping_mul),
-        FastKind::And => zip(&a, &b, |x, y| x & y),
-        FastKind::Or => zip(&a, &b, |x, y| x | y),
-        FastKind::Xor => zip(&a, &b, |x, y| x ^ y),
-        FastKind::Shl => zip(&a, &b, |x, y| x << (y & 31)),
-        FastKind::Shr => zip(&a, &b, |x, y| x >> (y & 31)),
-        FastKind::Asr if signed_a => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
-        FastKind::Asr => zip(&a, &b, |x, y| x >> (y & 31)),
-        FastKind::Sel => std::array::from_fn(|i| if pmask >> i & 1 != 0 { a[i] } else { b[i] }),
-        FastKind::Cmp(_) => a,
+    DwordOut::Lanes(match kind {
+        Kind::Mov => a,
+        Kind::Add => zip(&a, &b, u32::wrapping_add),
+        Kind::Mul => zip(&a, &b, u32::wrapping_mul),
+        Kind::And => zip(&a, &b, |x, y| x & y),
+        Kind::Or => zip(&a, &b, |x, y| x | y),
+        Kind::Xor => zip(&a, &b, |x, y| x ^ y),
+        Kind::Shl => zip(&a, &b, |x, y| x << (y & 31)),
+        Kind::Shr => zip(&a, &b, |x, y| x >> (y & 31)),
+        Kind::Asr => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
+        Kind::Sel => {
+            let mut out = [0u32; L];
+            for i in 0..L {
+                out[i] = if pmask >> i & 1 != 0 { a[i] } else { b[i] };
+            }
+            out
+        }
+        Kind::Cmp => a,
+    })
+}
+
+/// A dword op's kind as the lane work sees it: the compare relation is read from the op, and
+/// `asr` of an unsigned source is `shr`.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Kind {
+    Mov,
+    Add,
+    Mul,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Asr,
+    Sel,
+    Cmp,
+}
+
+impl Kind {
+    fn of(kind: FastKind, signed_a: bool) -> Kind {
+        match kind {
+            FastKind::Mov => Kind::Mov,
+            FastKind::Add => Kind::Add,
+            FastKind::Mul => Kind::Mul,
+            FastKind::And => Kind::And,
+            FastKind::Or => Kind::Or,
+            FastKind::Xor => Kind::Xor,
+            FastKind::Shl => Kind::Shl,
+            FastKind::Shr => Kind::Shr,
+            FastKind::Asr if signed_a => Kind::Asr,
+            FastKind::Asr => Kind::Shr,
+            FastKind::Sel => Kind::Sel,
+            FastKind::Cmp(_) => Kind::Cmp,
+        }
     }
+
+    /// Inverse of the constant parameter of [`dword_kernel`].
+    const fn from_const(k: u8) -> Kind {
+        match k {
+            0 => Kind::Mov,
+            1 => Kind::Add,
+            2 => Kind::Mul,
+            3 => Kind::And,
+            4 => Kind::Or,
+            5 => Kind::Xor,
+            6 => Kind::Shl,
+            7 => Kind::Shr,
+            8 => Kind::Asr,
+            9 => Kind::Sel,
+            _ => Kind::Cmp,
+        }
+    }
+}
+
+/// The kernel of kind `K` (see [`Kind::from_const`]) for exec size `n`.
+fn kernel_sized<const K: u8>(n: u32) -> DwordKernel {
+    match n {
+        1 => dword_kernel::<1, K>,
+        2 => dword_kernel::<2, K>,
+        4 => dword_kernel::<4, K>,
+        8 => dword_kernel::<8, K>,
+        16 => dword_kernel::<16, K>,
+        _ => dword_kernel::<32, K>,
+    }
+}
+
+fn kernel_for(kind: FastKind, signed_a: bool, n: u32) -> DwordKernel {
+    match Kind::of(kind, signed_a) {
+        Kind::Mov => kernel_sized::<0>(n),
+        Kind::Add => kernel_sized::<1>(n),
+        Kind::Mul => kernel_sized::<2>(n),
+        Kind::And => kernel_sized::<3>(n),
+        Kind::Or => kernel_sized::<4>(n),
+        Kind::Xor => kernel_sized::<5>(n),
+        Kind::Shl => kernel_sized::<6>(n),
+        Kind::Shr => kernel_sized::<7>(n),
+        Kind::Asr => kernel_sized::<8>(n),
+        Kind::Sel => kernel_sized::<9>(n),
+        Kind::Cmp => kernel_sized::<10>(n),
+    }
+}
+
+/// Runs dword op `op` of kind `K` and exec size `L` on `thread` with no observer.
+fn dword_kernel<const L: usize, const K: u8>(
+    thread: &mut ThreadState,
+    op: &DwordOp,
+    chen: u32,
+    em_part: u32,
+    pmask: u32,
+) -> Result<(), FaultKind> {
+    let kind = Kind::from_const(K);
+    if op.need as usize > thread.grf.len() {
+        return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
+    }
+    match (dword_out::<L>(&thread.grf, op, kind, pmask), op.pred) {
+        (DwordOut::Lanes(values), _) => store_dword(&mut thread.grf, op, kind, &values, chen, em_part),
+        (DwordOut::Flags(flags), Some((p, width))) => {
+            if let Some(slot) = thread.preds.get_mut(p) {
+                let mask = chen << op.offset;
+                *slot = ((*slot & !mask) | (flags << op.offset & mask)) & width;
+            }
+        }
+        (DwordOut::Flags(flags), None) => {
+            store_dword(&mut thread.grf, op, kind, &lane_masks::<L>(flags), chen, em_part)
+        }
+    }
+    Ok(())
+}
+
+/// All ones in the lanes whose flag is set.
+#[inline(always)]
+fn lane_masks<const L: usize>(flags: u32) -> [u32; L] {
+    let mut out = [0u32; L];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = 0u32.wrapping_sub(flags >> i & 1);
+    }
+    out
+}
+
+/// Stores a dword op's values to its destination's enabled lanes (`sel` writes under the
+/// execution mask alone: its predicate chooses, it does not disable).
+#[inline(always)]
+fn store_dword<const L: usize>(
+    grf: &mut [u8],
+    op: &DwordOp,
+    kind: Kind,
+    values: &[u32; L],
+    chen: u32,
+    em_part: u32,
+) {
+    let Some(dst) = op.dst else { return };
+    let enabled = if kind == Kind::Sel { em_part } else { chen };
+    store_lanes(&mut grf[dst as usize..], values, enabled);
 }
 
 /// Stores `values` to the lanes of `enabled` (a branch-free blend: divergent code makes
@@ -467,8 +669,8 @@ fn span(s: D32, n: u32) -> u32 {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// Runs an in-place dword op: sources read whole, results computed for every lane, then
-    /// stored to the enabled lanes (reported to the observer as the general path does).
+    /// Runs an in-place dword op through its kernel, reporting the write to the observer as
+    /// the general path does (old bytes, runs of enabled lanes; a predicate's old and new bits).
     #[inline]
     pub fn run_dword(
         &mut self,
@@ -478,56 +680,30 @@ impl<O: Observer> Ctx<'_, O> {
         em_part: u32,
         pmask: u32,
     ) -> Result<(), FaultKind> {
-        match inst.exec.size {
-            1 => self.run_dword_n::<1>(inst, op, chen, em_part, pmask),
-            2 => self.run_dword_n::<2>(inst, op, chen, em_part, pmask),
-            4 => self.run_dword_n::<4>(inst, op, chen, em_part, pmask),
-            8 => self.run_dword_n::<8>(inst, op, chen, em_part, pmask),
-            16 => self.run_dword_n::<16>(inst, op, chen, em_part, pmask),
-            _ => self.run_dword_n::<32>(inst, op, chen, em_part, pmask),
+        if !O::ACTIVE {
+            return (op.kernel)(self.thread, op, chen, em_part, pmask);
         }
-    }
-
-    #[inline(always)]
-    fn run_dword_n<const L: usize>(
-        &mut self,
-        inst: &Inst,
-        op: &DwordOp,
-        chen: u32,
-        em_part: u32,
-        pmask: u32,
-    ) -> Result<(), FaultKind> {
-        let n = L as u32;
-        let need = span(op.a, n).max(span(op.b, n)).max(op.dst.map_or(0, |d| d + 4 * n));
-        if need as usize > self.thread.grf.len() {
-            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: need });
-        }
-        let grf = &self.thread.grf;
-        let results: [u32; L] = if let FastKind::Cmp(rel) = op.kind {
-            let flags = dword_compare::<L>(grf, op.a, op.b, rel);
-            if let Operand::Pred(p) = &inst.operands[0] {
-                let off = inst.exec.offset.min(31);
-                self.write_pred(*p, chen << off, flags << off);
-                return Ok(());
+        let n = inst.exec.size;
+        if let Some((p, _)) = op.pred {
+            let old = self.thread.preds.get(p).copied();
+            (op.kernel)(self.thread, op, chen, em_part, pmask)?;
+            if let (Some(old), Some(&new)) = (old, self.thread.preds.get(p)) {
+                if old != new {
+                    self.obs.pred(self.tid, PredId(p as u32), old, new);
+                }
             }
-            std::array::from_fn(|i| if flags >> i & 1 != 0 { u32::MAX } else { 0 })
-        } else {
-            dword_results::<L>(grf, op, pmask)
-        };
-        let Some(dst) = op.dst else { return Ok(()) };
-        let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
-        if enabled == 0 {
             return Ok(());
         }
-        let bytes = &mut self.thread.grf[dst as usize..(dst + 4 * n) as usize];
-        if O::ACTIVE {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(bytes);
+        let Some(dst) = op.dst else { return (op.kernel)(self.thread, op, chen, em_part, pmask) };
+        let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
+        let range = dst as usize..(dst + 4 * n) as usize;
+        if enabled == 0 || op.need as usize > self.thread.grf.len() {
+            return (op.kernel)(self.thread, op, chen, em_part, pmask);
         }
-        store_lanes(bytes, &results, enabled);
-        if O::ACTIVE {
-            self.report_lane_runs(dst, Region::dst(1), 4, n, enabled);
-        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&self.thread.grf[range]);
+        (op.kernel)(self.thread, op, chen, em_part, pmask)?;
+        self.report_lane_runs(dst, Region::dst(1), 4, n, enabled);
         Ok(())
     }
 }

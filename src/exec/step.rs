@@ -82,7 +82,7 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        let plans = program.insts.iter().map(Plan::new).collect();
+        let plans = program.insts.iter().map(|inst| Plan::new(inst, &program.preds)).collect();
         Interpreter { program, tables, plans, use_fast_paths: true }
     }
 
@@ -145,11 +145,7 @@ impl Interpreter {
                 control::arrive(control);
                 Ok(chen)
             }
-            Err(kind) => {
-                control.pc = pc;
-                control.status = ThreadStatus::Faulted;
-                Err(Fault { kind, thread: ctx.tid, pc })
-            }
+            Err(kind) => Err(faulted(control, ctx.tid, pc, kind)),
         }
     }
 
@@ -179,14 +175,29 @@ impl Interpreter {
         let (mut steps, mut lane_ops) = (0u64, 0u64);
         while steps < budget {
             let pc = ctx.thread.control.pc;
-            if self.plans.get(pc.0 as usize).is_none_or(Plan::visible_to_others) {
-                break;
-            }
-            let chen = self.execute_at(&mut ctx, pc)?;
-            steps += 1;
-            lane_ops += chen.count_ones() as u64;
-            if ctx.thread.control.status != ThreadStatus::Running {
-                break;
+            let at = pc.0 as usize;
+            match (self.program.insts.get(at), self.plans.get(at)) {
+                // The common case, kept tight: the dword kernel, then the next instruction.
+                (Some(inst), Some(Plan::Dword(op))) if self.use_fast_paths => {
+                    let thread = &mut *ctx.thread;
+                    let (chen, em_part, pmask) = channel_enables(inst, thread.control.em, &thread.preds);
+                    if let Err(kind) = (op.kernel)(thread, op, chen, em_part, pmask) {
+                        return Err(faulted(&mut thread.control, ctx.tid, pc, kind));
+                    }
+                    thread.control.pc = InstIdx(pc.0 + 1);
+                    control::arrive(&mut thread.control);
+                    steps += 1;
+                    lane_ops += chen.count_ones() as u64;
+                }
+                (_, Some(plan)) if !plan.visible_to_others() => {
+                    let chen = self.execute_at(&mut ctx, pc)?;
+                    steps += 1;
+                    lane_ops += chen.count_ones() as u64;
+                    if ctx.thread.control.status != ThreadStatus::Running {
+                        break;
+                    }
+                }
+                _ => break,
             }
         }
         Ok((steps, lane_ops))
@@ -345,13 +356,13 @@ enum Plan {
 }
 
 impl Plan {
-    fn new(inst: &Inst) -> Plan {
+    fn new(inst: &Inst, preds: &[crate::program::PredVar]) -> Plan {
         if inst.static_fault.is_some() {
             return Plan::StaticFault;
         }
         match inst.op.family() {
             Family::Alu => match super::fast::compile(inst) {
-                Some(f) => super::fast::compile_dword(inst, &f).map_or(Plan::Fast(f), Plan::Dword),
+                Some(f) => super::fast::compile_dword(inst, &f, preds).map_or(Plan::Fast(f), Plan::Dword),
                 None => Plan::Alu,
             },
             Family::Address => Plan::Address,
@@ -370,6 +381,13 @@ impl Plan {
     fn visible_to_others(&self) -> bool {
         matches!(self, Plan::Memory | Plan::Barrier)
     }
+}
+
+/// Leaves thread `tid` faulted on the instruction at `pc`.
+fn faulted(control: &mut Control, tid: ThreadId, pc: InstIdx, kind: FaultKind) -> Fault {
+    control.pc = pc;
+    control.status = ThreadStatus::Faulted;
+    Fault { kind, thread: tid, pc }
 }
 
 /// Sign-aware integer value of a source lane (for address arithmetic).

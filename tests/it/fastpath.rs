@@ -62,6 +62,12 @@ fn fast_integer_paths_agree_with_the_general_alu() {
                 bodies.push("    mov (M1, 8) R(0,0)<2> (abs)A(0,0)<2;1,0>".into());
                 bodies.push("    (P0) sel (M1, 16) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>".into());
                 bodies.push("    (!P0) add (M1, 16) R(0,0)<1> A(0,0)<1;1,0> 0xfffffff9:d".into());
+                // Other exec sizes, and a channel offset (lanes 8..15 of the masks).
+                bodies.push("    add (M1, 1) R(0,1)<1> A(0,2)<0;1,0> B(0,3)<0;1,0>".into());
+                bodies.push("    (P0) xor (M1, 4) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>".into());
+                bodies.push("    (!P0) shl (M3, 8) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>".into());
+                bodies.push("    cmp.lt (M3, 8) P1 A(0,0)<1;1,0> B(0,0)<1;1,0>".into());
+                bodies.push("    cmp.ge (M1, 4) P1 A(0,0)<1;1,0> 0x7:d".into());
                 for rel in ["eq", "ne", "lt", "le", "gt", "ge"] {
                     bodies.push(format!("    cmp.{rel} (M1, 16) P1 A(0,0)<1;1,0> B(0,0)<1;1,0>"));
                     bodies.push(format!("    cmp.{rel} (M1, 16) R(0,0)<1> A(0,0)<1;1,0> B(0,2)<0;1,0>"));
