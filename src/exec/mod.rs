@@ -22,6 +22,6 @@ pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
 pub use observer::{NullObserver, Observer};
 pub use operand::{load_le, operand_type, store_le};
-pub use schedule::{run_to_end, run_to_end_unrecorded, Pick, RunSummary, Scheduler};
+pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Scheduler};
 pub use step::{channel_enables, Interpreter, StepEvent, StepInfo};
 pub use tables::Tables;

@@ -162,6 +162,10 @@ pub fn run_to_end<O: Observer>(
 /// again from the beginning with [`run_to_end`], so faults are reported exactly as there.
 /// Measured on the Collatz benchmark: one thread borrow per burst instead of a scheduler
 /// pick and a thread borrow per step.
+///
+/// This keeps a copy of the start state for that rerun, and the copy makes every thread's
+/// first write copy its registers; a caller that can rebuild the start state uses
+/// [`run_bursts`] instead.
 pub fn run_to_end_unrecorded(
     interp: &Interpreter,
     machine: &mut Machine,
@@ -169,12 +173,19 @@ pub fn run_to_end_unrecorded(
 ) -> Result<RunSummary, Fault> {
     let start = (machine.clone(), sched.clone());
     match run_bursts(interp, machine, sched) {
-        Ok(summary) => Ok(summary),
-        Err(_) => {
+        Some(summary) => Ok(summary),
+        None => {
             (*machine, *sched) = start;
             run_to_end(interp, machine, sched, &mut NullObserver)
         }
     }
+}
+
+/// The burst run of [`run_to_end_unrecorded`] alone: `None` when it met a fault or the step
+/// limit, and then `machine` and `sched` are mid-run and must be rebuilt from the launch
+/// and run with [`run_to_end`] to report the fault exactly.
+pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> Option<RunSummary> {
+    bursts(interp, machine, sched).ok()
 }
 
 /// Why a burst run gave up (the exact scheduler then reports what happened).
@@ -186,11 +197,7 @@ impl From<Fault> for GiveUp {
     }
 }
 
-fn run_bursts(
-    interp: &Interpreter,
-    machine: &mut Machine,
-    sched: &mut Scheduler,
-) -> Result<RunSummary, GiveUp> {
+fn bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> Result<RunSummary, GiveUp> {
     let mut summary = RunSummary::default();
     let limit = if sched.step_limit == 0 { u64::MAX } else { sched.step_limit };
     while let Some(range) = sched.groups.get(sched.current_group).cloned() {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use vdb::asm::{parse_files_with_warnings, ParseOptions};
-use vdb::exec::{run_to_end_unrecorded, Interpreter};
+use vdb::exec::{run_bursts, run_to_end, Interpreter, NullObserver};
 use vdb::launch::raw;
 use vdb::program::SourceFile;
 
@@ -122,7 +122,21 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
     } else {
         let mut launch = launch;
         let interp = Interpreter::new(launch.program.clone());
-        let result = run_to_end_unrecorded(&interp, &mut launch.machine, &mut launch.scheduler);
+        let result = match run_bursts(&interp, &mut launch.machine, &mut launch.scheduler) {
+            Some(summary) => Ok(summary),
+            // A fault or the step limit: run again under the exact scheduler to report it
+            // as stepping would (rebuilding the start state costs less than keeping a copy).
+            None => match raw::load(launch_path) {
+                Ok(fresh) => {
+                    launch = fresh;
+                    run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_BAD_LAUNCH;
+                }
+            },
+        };
         let (lane_ops, fault) = match result {
             Ok(summary) => (summary.lane_ops, None),
             Err(f) => (0, Some(f)),
