@@ -44,13 +44,18 @@ fn park(control: &mut Control, at: InstIdx, lanes: u32) -> Result<(), FaultKind>
     Ok(())
 }
 
-/// Reactivates the lanes waiting at the current pc (called on arrival at each instruction).
-#[inline]
+/// Reactivates the lanes waiting at the current pc (called on arrival at each instruction,
+/// so the common case, nobody waits here, is a scan kept inline).
+#[inline(always)]
 pub fn arrive(control: &mut Control) {
     let pc = control.pc;
-    if !control.waiting.iter().any(|w| w.at == pc) {
-        return;
+    if control.waiting.iter().any(|w| w.at == pc) {
+        wake(control, pc);
     }
+}
+
+#[inline(never)]
+fn wake(control: &mut Control, pc: InstIdx) {
     let mut woken = 0;
     control.waiting.retain(|w| {
         if w.at == pc {

@@ -486,8 +486,7 @@ enum DwordOut<const L: usize> {
 /// the match folds away).
 #[inline(always)]
 fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: Kind, pmask: u32) -> DwordOut<L> {
-    if let Kind::Cmp = kind {
-        let FastKind::Cmp(rel) = op.kind else { unreachable!("a compare kernel runs compares") };
+    if let Kind::Cmp(rel) = kind {
         return DwordOut::Flags(dword_compare::<L>(grf, op, rel));
     }
     let a = lanes_u32::<L>(grf, op.a);
@@ -509,12 +508,11 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: Kind, pmask: u32) -
             }
             out
         }
-        Kind::Cmp => a,
+        Kind::Cmp(_) => a,
     })
 }
 
-/// A dword op's kind as the lane work sees it: the compare relation is read from the op, and
-/// `asr` of an unsigned source is `shr`.
+/// A dword op's kind as the lane work sees it (`asr` of an unsigned source is `shr`).
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum Kind {
     Mov,
@@ -527,7 +525,7 @@ enum Kind {
     Shr,
     Asr,
     Sel,
-    Cmp,
+    Cmp(CondMod),
 }
 
 impl Kind {
@@ -544,7 +542,7 @@ impl Kind {
             FastKind::Asr if signed_a => Kind::Asr,
             FastKind::Asr => Kind::Shr,
             FastKind::Sel => Kind::Sel,
-            FastKind::Cmp(_) => Kind::Cmp,
+            FastKind::Cmp(rel) => Kind::Cmp(rel),
         }
     }
 
@@ -561,7 +559,12 @@ impl Kind {
             7 => Kind::Shr,
             8 => Kind::Asr,
             9 => Kind::Sel,
-            _ => Kind::Cmp,
+            10 => Kind::Cmp(CondMod::Eq),
+            11 => Kind::Cmp(CondMod::Ne),
+            12 => Kind::Cmp(CondMod::Lt),
+            13 => Kind::Cmp(CondMod::Le),
+            14 => Kind::Cmp(CondMod::Gt),
+            _ => Kind::Cmp(CondMod::Ge),
         }
     }
 }
@@ -590,7 +593,12 @@ fn kernel_for(kind: FastKind, signed_a: bool, n: u32) -> DwordKernel {
         Kind::Shr => kernel_sized::<7>(n),
         Kind::Asr => kernel_sized::<8>(n),
         Kind::Sel => kernel_sized::<9>(n),
-        Kind::Cmp => kernel_sized::<10>(n),
+        Kind::Cmp(CondMod::Eq) => kernel_sized::<10>(n),
+        Kind::Cmp(CondMod::Ne) => kernel_sized::<11>(n),
+        Kind::Cmp(CondMod::Lt) => kernel_sized::<12>(n),
+        Kind::Cmp(CondMod::Le) => kernel_sized::<13>(n),
+        Kind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
+        Kind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
     }
 }
 
