@@ -6,7 +6,9 @@
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, PredId, Region, SrcMod, SubOp};
+use crate::isa::{
+    CondMod, DataType, DirectOperand, ExecMask, Opcode, Operand, PredId, Predicate, Region, SrcMod, SubOp,
+};
 use crate::machine::ThreadState;
 use crate::program::{Inst, PredVar};
 
@@ -289,9 +291,10 @@ pub struct DwordOp {
     /// The domain a compare runs in.
     domain: Domain,
     /// Predicate destination of a compare: its index and the mask of its elements.
-    pred: Option<(usize, u32)>,
-    /// The instruction's first channel (M5 = 4), at most 31.
-    offset: u32,
+    pred_dst: Option<(usize, u32)>,
+    /// The instruction's exec mask and predicate (its channel enables without the `Inst`).
+    pub exec: ExecMask,
+    pub guard: Option<Predicate>,
     /// The lane work specialised on the kind and exec size, for runs that record nothing.
     pub kernel: DwordKernel,
 }
@@ -325,7 +328,7 @@ fn d32(src: &FastSrc) -> Option<D32> {
 pub fn compile_dword(inst: &Inst, f: &FastOp, preds: &[PredVar]) -> Option<DwordOp> {
     let a = d32(&f.srcs[0])?;
     let b = d32(&f.srcs[1])?;
-    let (dst, pred) = match &inst.operands[0] {
+    let (dst, pred_dst) = match &inst.operands[0] {
         Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => {
             let num = preds.get(p.0 as usize).map_or(32, |v| v.num_elts);
             (None, Some((p.0 as usize, if num >= 32 { u32::MAX } else { (1u32 << num) - 1 })))
@@ -343,8 +346,8 @@ pub fn compile_dword(inst: &Inst, f: &FastOp, preds: &[PredVar]) -> Option<Dword
     let signed_a = matches!(a, D32::Scalar(_, true) | D32::Packed(_, true));
     let kernel = kernel_for(f.kind, signed_a, n);
     // Sources may overlap the destination: every lane is read before any is written.
-    let offset = inst.exec.offset.min(31);
-    Some(DwordOp { kind: f.kind, a, b, dst, need, domain: compare_domain(a, b), pred, offset, kernel })
+    let (exec, guard, domain) = (inst.exec, inst.pred, compare_domain(a, b));
+    Some(DwordOp { kind: f.kind, a, b, dst, need, domain, pred_dst, exec, guard, kernel })
 }
 
 /// One dword at `at` (bounds checked once by the caller's span check).
@@ -614,12 +617,13 @@ fn dword_kernel<const L: usize, const K: u8>(
     if op.need as usize > thread.grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }
-    match (dword_out::<L>(&thread.grf, op, kind, pmask), op.pred) {
+    match (dword_out::<L>(&thread.grf, op, kind, pmask), op.pred_dst) {
         (DwordOut::Lanes(values), _) => store_dword(&mut thread.grf, op, kind, &values, chen, em_part),
         (DwordOut::Flags(flags), Some((p, width))) => {
             if let Some(slot) = thread.preds.get_mut(p) {
-                let mask = chen << op.offset;
-                *slot = ((*slot & !mask) | (flags << op.offset & mask)) & width;
+                let off = op.exec.offset.min(31);
+                let mask = chen << off;
+                *slot = ((*slot & !mask) | (flags << off & mask)) & width;
             }
         }
         (DwordOut::Flags(flags), None) => {
@@ -692,7 +696,7 @@ impl<O: Observer> Ctx<'_, O> {
             return (op.kernel)(self.thread, op, chen, em_part, pmask);
         }
         let n = inst.exec.size;
-        if let Some((p, _)) = op.pred {
+        if let Some((p, _)) = op.pred_dst {
             let old = self.thread.preds.get(p).copied();
             (op.kernel)(self.thread, op, chen, em_part, pmask)?;
             if let (Some(old), Some(&new)) = (old, self.thread.preds.get(p)) {

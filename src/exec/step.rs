@@ -9,7 +9,9 @@ use super::ctx::Ctx;
 use super::fault::{Fault, FaultKind};
 use super::observer::Observer;
 use super::tables::Tables;
-use crate::isa::{DataType, Family, InstIdx, Opcode, Operand, PredCombine, Region, SrcMod};
+use crate::isa::{
+    DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, Predicate, Region, SrcMod,
+};
 use crate::machine::{Control, Machine, ThreadId, ThreadStatus};
 use crate::program::{Inst, Program};
 
@@ -50,11 +52,17 @@ pub struct Interpreter {
 /// n + offset. Returns (ChEn, the EM part alone, the predicate mask alone).
 #[inline]
 pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
-    let n = inst.exec.size;
-    let off = inst.exec.offset.min(31);
+    enables(inst.exec, inst.pred, em, preds)
+}
+
+/// [`channel_enables`] from an instruction's exec mask and predicate.
+#[inline(always)]
+pub(super) fn enables(exec: ExecMask, pred: Option<Predicate>, em: u32, preds: &[u32]) -> (u32, u32, u32) {
+    let n = exec.size;
+    let off = exec.offset.min(31);
     let lanes = size_mask(n);
-    let em_part = if inst.exec.no_mask { lanes } else { (em >> off) & lanes };
-    let Some(pred) = inst.pred else {
+    let em_part = if exec.no_mask { lanes } else { (em >> off) & lanes };
+    let Some(pred) = pred else {
         return (em_part, em_part, lanes);
     };
     let bits = (preds.get(pred.pred.0 as usize).copied().unwrap_or(0) >> off) & lanes;
@@ -176,11 +184,11 @@ impl Interpreter {
         while steps < budget {
             let pc = ctx.thread.control.pc;
             let at = pc.0 as usize;
-            match (self.program.insts.get(at), self.plans.get(at)) {
+            match self.plans.get(at) {
                 // The common case, kept tight: the dword kernel, then the next instruction.
-                (Some(inst), Some(Plan::Dword(op))) if self.use_fast_paths => {
+                Some(Plan::Dword(op)) if self.use_fast_paths => {
                     let thread = &mut *ctx.thread;
-                    let (chen, em_part, pmask) = channel_enables(inst, thread.control.em, &thread.preds);
+                    let (chen, em_part, pmask) = enables(op.exec, op.guard, thread.control.em, &thread.preds);
                     if let Err(kind) = (op.kernel)(thread, op, chen, em_part, pmask) {
                         return Err(faulted(&mut thread.control, ctx.tid, pc, kind));
                     }
@@ -189,7 +197,7 @@ impl Interpreter {
                     steps += 1;
                     lane_ops += chen.count_ones() as u64;
                 }
-                (_, Some(plan)) if !plan.visible_to_others() => {
+                Some(plan) if !plan.visible_to_others() => {
                     let chen = self.execute_at(&mut ctx, pc)?;
                     steps += 1;
                     lane_ops += chen.count_ones() as u64;
