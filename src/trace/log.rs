@@ -69,62 +69,76 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-/// Appends `old XOR new` for `len` bytes (the slices have equal length).
-/// Appends `old XOR new` for `len` bytes: as is, or — when shorter — as a bitmap of the
-/// non-zero bytes followed by those bytes. Most writes change few bytes (small integers,
-/// unchanged lanes), and the log's size is what recording time and memory are made of.
+/// Appends `old XOR new` for `len` bytes (the slices have equal length): as is, or — when
+/// shorter — as a bitmap of the non-zero bytes followed by those bytes. Most writes change
+/// few bytes (small integers, unchanged lanes), and the log's size is what recording time and
+/// memory are made of. One read-only pass counts the changed bytes; the chosen form is then
+/// written straight into the log (no staging buffer to clear or copy).
 fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
     let len = new.len();
-    // One pass writes the dense form; it is rewritten as bitmap + bytes when that is shorter.
-    let head = out.len();
-    put_u16(out, len as u16);
-    let at = out.len();
-    out.resize(at + len, 0);
-    let nonzero = xor_into(&mut out[at..], old, new);
+    let nonzero = changed_bytes(old, new);
     let map_len = len.div_ceil(8);
-    if map_len + nonzero >= len {
+    if map_len + nonzero >= len || len > MAX_SPARSE {
+        // Dense: long payloads (rare big loads) always take this form.
+        put_u16(out, len as u16);
+        out.extend(old.iter().zip(new).map(|(a, b)| a ^ b));
         return;
     }
-    if len > MAX_SPARSE {
-        // Long payloads (rare big loads) keep the dense form.
-        return;
+    put_u16(out, len as u16 | SPARSE);
+    out.reserve(map_len + nonzero);
+    let (words, (tail_old, tail_new)) = xor_words(old, new);
+    out.extend(words.clone().map(nonzero_map));
+    if !tail_old.is_empty() {
+        let bits = tail_old.iter().zip(tail_new).enumerate().map(|(i, (a, b))| ((a != b) as u8) << i);
+        out.push(bits.fold(0, |m, b| m | b));
     }
-    let mut dense = [0u8; MAX_SPARSE];
-    dense[..len].copy_from_slice(&out[at..]);
-    out.truncate(at + map_len);
-    out[at..].fill(0);
-    for (i, &x) in dense[..len].iter().enumerate() {
-        if x != 0 {
-            out[at + i / 8] |= 1 << (i % 8);
-            out.push(x);
+    for x in words.filter(|&x| x != 0) {
+        for byte in x.to_le_bytes() {
+            if byte != 0 {
+                out.push(byte);
+            }
         }
     }
-    out[head..head + 2].copy_from_slice(&(len as u16 | SPARSE).to_le_bytes());
+    out.extend(tail_old.iter().zip(tail_new).map(|(a, b)| a ^ b).filter(|&x| x != 0));
 }
 
-/// `dst = old ^ new`, eight bytes at a time; returns how many bytes are non-zero.
-fn xor_into(dst: &mut [u8], old: &[u8], new: &[u8]) -> usize {
-    let mut nonzero = 0usize;
-    let done = dst.len() / 8 * 8;
-    for ((d, a), b) in dst.chunks_exact_mut(8).zip(old.chunks_exact(8)).zip(new.chunks_exact(8)) {
-        let word = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        let x = word(a) ^ word(b);
-        d.copy_from_slice(&x.to_le_bytes());
-        // One bit per non-zero byte, summed by a multiply into the top byte.
-        let mut y = x | (x >> 4);
-        y |= y >> 2;
-        y |= y >> 1;
-        nonzero += ((y & 0x0101_0101_0101_0101).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
-    }
-    for ((d, a), b) in dst[done..].iter_mut().zip(&old[done..]).zip(&new[done..]) {
-        *d = a ^ b;
-        nonzero += (*d != 0) as usize;
-    }
-    nonzero
+/// The XOR of `old` and `new` eight bytes at a time, and the unpaired tails.
+#[inline(always)]
+fn xor_words<'a>(
+    old: &'a [u8],
+    new: &'a [u8],
+) -> (impl Iterator<Item = u64> + Clone + 'a, (&'a [u8], &'a [u8])) {
+    let (a, b) = (old.chunks_exact(8), new.chunks_exact(8));
+    let tails = (a.remainder(), b.remainder());
+    let word = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    (a.zip(b).map(move |(x, y)| word(x) ^ word(y)), tails)
 }
 
-/// Longest payload that may take the sparse form (a SIMD32 qword write; the dense copy is
-/// made on the stack).
+/// 0x01 in each non-zero byte of `x`, 0x00 elsewhere.
+#[inline(always)]
+fn nonzero_lsbs(x: u64) -> u64 {
+    let mut y = x | (x >> 4);
+    y |= y >> 2;
+    y |= y >> 1;
+    y & 0x0101_0101_0101_0101
+}
+
+/// Bit i set where byte i of `x` is non-zero.
+#[inline(always)]
+fn nonzero_map(x: u64) -> u8 {
+    (nonzero_lsbs(x).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
+/// How many bytes differ between `old` and `new`, eight at a time (the per-byte flags
+/// summed by a multiply into the top byte).
+fn changed_bytes(old: &[u8], new: &[u8]) -> usize {
+    let (words, (tail_old, tail_new)) = xor_words(old, new);
+    let n: usize = words.map(|x| (nonzero_lsbs(x).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize).sum();
+    n + tail_old.iter().zip(tail_new).filter(|(a, b)| a != b).count()
+}
+
+/// Longest payload that may take the sparse form (a SIMD32 qword write); longer ones are
+/// bulk loads, where the count pass would rarely pay.
 const MAX_SPARSE: usize = 256;
 
 /// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
