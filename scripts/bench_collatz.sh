@@ -37,25 +37,38 @@ JSON
 VDB="$ROOT/target/release/vdb"
 gcc -O2 -o "$TMP/clrun" "$ROOT/scripts/clrun.c" -lOpenCL
 
-echo "== vdb run (no recording)"
-t0=$(ms); "$VDB" run "$TMP/launch.json" --out "$TMP/vdb" --stats | tail -1 | tee "$TMP/vdb.stats"; t1=$(ms)
-VDB_MS=$(python3 -c "print(round($t1 - $t0, 1))")
-echo "== vdb run --record (recording every write)"
-t0=$(ms); "$VDB" run "$TMP/launch.json" --out "$TMP/vdbrec" --stats --record | tail -1 | tee "$TMP/vdbrec.stats"; t1=$(ms)
-REC_MS=$(python3 -c "print(round($t1 - $t0, 1))")
-
 CLARGS=("$SRC/../src/collatz.cl" collatz --global "$N" --local "$LOCAL" --options "-cl-std=CL1.2"
-        --buf "$TMP/in/in.bin" --zero "$((N * 4))")
-echo "== oclgrind"
-t0=$(ms); oclgrind "$TMP/clrun" "${CLARGS[@]:0:8}" --buf "$TMP/in/in.bin" --zero "$((N * 4)):$TMP/oclgrind.bin"; t1=$(ms)
-OCLGRIND_MS=$(python3 -c "print(round($t1 - $t0, 1))")
-echo "== pocl"
-t0=$(ms); CLRUN_PLATFORM=Portable "$TMP/clrun" "${CLARGS[@]:0:8}" --buf "$TMP/in/in.bin" --zero "$((N * 4)):$TMP/pocl.bin"; t1=$(ms)
-POCL_MS=$(python3 -c "print(round($t1 - $t0, 1))")
+        --buf "$TMP/in/in.bin")
+run_vdb() { "$VDB" run "$TMP/launch.json" --out "$TMP/vdb" --stats | tail -1 > "$TMP/vdb.stats"; }
+run_rec() { "$VDB" run "$TMP/launch.json" --out "$TMP/vdbrec" --stats --record | tail -1 > "$TMP/vdbrec.stats"; }
+run_oclgrind() { oclgrind "$TMP/clrun" "${CLARGS[@]}" --zero "$((N * 4)):$TMP/oclgrind.bin" > /dev/null; }
+run_pocl() { CLRUN_PLATFORM=Portable "$TMP/clrun" "${CLARGS[@]}" --zero "$((N * 4)):$TMP/pocl.bin" > /dev/null; }
+
+# Each tool runs RUNS times, the four interleaved so that a slow spell of the machine hits
+# them alike; the figures are the median and the fastest run of each.
+RUNS="${RUNS:-3}"
+declare -A TIMES
+for _ in $(seq "$RUNS"); do
+  for tool in vdb rec oclgrind pocl; do
+    t0=$(ms); "run_$tool"; t1=$(ms)
+    TIMES[$tool]+="$(python3 -c "print(round($t1 - $t0, 1))") "
+  done
+done
+cat "$TMP/vdb.stats" "$TMP/vdbrec.stats"
 
 cmp "$TMP/vdb/out/steps.bin" "$TMP/pocl.bin" && cmp "$TMP/vdbrec/out/steps.bin" "$TMP/pocl.bin" \
   && cmp "$TMP/oclgrind.bin" "$TMP/pocl.bin" && echo "outputs: vdb, vdb --record, oclgrind and pocl agree"
 echo
-echo "work-items=$N device=$DEVICE (wall time of each whole process, ms)"
-echo "vdb=$VDB_MS vdb_record=$REC_MS oclgrind=$OCLGRIND_MS pocl=$POCL_MS"
-python3 -c "print('speedup vs oclgrind: vdb %.1fx, vdb recording %.1fx' % ($OCLGRIND_MS / $VDB_MS, $OCLGRIND_MS / $REC_MS))"
+echo "work-items=$N device=$DEVICE runs=$RUNS (wall time of each whole process, ms: median, fastest)"
+python3 - "${TIMES[vdb]}" "${TIMES[rec]}" "${TIMES[oclgrind]}" "${TIMES[pocl]}" <<'PY'
+import statistics, sys
+names = ["vdb", "vdb_record", "oclgrind", "pocl"]
+runs = {n: [float(x) for x in a.split()] for n, a in zip(names, sys.argv[1:])}
+med = {n: statistics.median(v) for n, v in runs.items()}
+low = {n: min(v) for n, v in runs.items()}
+for n in names:
+    print("%-10s median %8.1f  fastest %8.1f  all %s" % (n, med[n], low[n], runs[n]))
+for n in ["vdb", "vdb_record"]:
+    print("speedup vs oclgrind: %-10s %.1fx (medians), %.1fx (fastest runs)"
+          % (n, med["oclgrind"] / med[n], low["oclgrind"] / low[n]))
+PY
