@@ -5,7 +5,8 @@
 #
 # Needs: cargo, python3, gcc, ocl-icd-opencl-dev, oclgrind, pocl-opencl-icd
 #   apt-get install -y oclgrind pocl-opencl-icd ocl-icd-opencl-dev gcc
-# Usage: scripts/bench_collatz.sh [DEVICE]   (DEVICE: skl (default), tgllp or acm-g10)
+# Usage: [RUNS=N] scripts/bench_collatz.sh [DEVICE]   (DEVICE: skl (default), tgllp or acm-g10;
+#        RUNS: runs of each tool, default 3)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DEVICE="${1:-skl}"
