@@ -223,6 +223,17 @@ impl<O: Observer> Ctx<'_, O> {
     /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
     /// recorder knows exactly which bytes were written (not the disabled lanes between).
     pub(super) fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
+        if region == Region::dst(1) {
+            // Packed lanes: the runs are the runs of set bits.
+            let mut bits = enabled as u64 & ((1u64 << n.min(32)) - 1);
+            while bits != 0 {
+                let lo = bits.trailing_zeros();
+                let len = (!(bits >> lo)).trailing_zeros();
+                self.flush_run(first, (lo * size, (lo + len) * size));
+                bits &= !(((1u64 << len) - 1) << lo);
+            }
+            return;
+        }
         let mut run: Option<(u32, u32)> = None;
         for lane in 0..n {
             if enabled >> lane & 1 == 0 {

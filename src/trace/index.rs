@@ -70,8 +70,12 @@ fn newest_first(list: Option<&Vec<Step32>>, before: u64) -> impl Iterator<Item =
 
 impl WriteIndex {
     pub fn add_grf(&mut self, step: u64, thread: u32, offset: u32, len: u32, grf_size: u32) {
-        let first = offset / grf_size;
-        let last = (offset + len.max(1) - 1) / grf_size;
+        // GRF sizes are powers of two: a shift, not two divisions per write.
+        let reg = |byte: u32| match grf_size.is_power_of_two() {
+            true => byte >> grf_size.trailing_zeros(),
+            false => byte / grf_size,
+        };
+        let (first, last) = (reg(offset), reg(offset + len.max(1) - 1));
         if self.grf.len() <= thread as usize {
             self.grf.resize_with(thread as usize + 1, Vec::new);
         }

@@ -115,6 +115,54 @@ fn last_write_and_history_agree_with_a_scan_of_the_trace() {
     assert_eq!(last.fields["writer_lane"].as_u64(), Some(5));
 }
 
+/// A write to a packed dword destination is logged as exactly the bytes of its enabled lanes:
+/// no disabled lane between runs is claimed (that would make `last-write` name the wrong step).
+#[test]
+fn packed_writes_log_exactly_their_enabled_lanes() {
+    use vdb::isa::{Opcode, Operand, Region};
+    let mut gapped = 0;
+    for path in time_travel_launches() {
+        let mut s = session(&path);
+        while s.forward().is_some() {}
+        for step in 0..s.total_steps() {
+            let rec = s.recorder.steps[step as usize];
+            let inst = &s.program.insts[rec.pc as usize];
+            let Some(Operand::Direct(d)) = inst.operands.first() else { continue };
+            // `sel` writes under the execution mask alone, not its channel enables.
+            if d.region != Region::dst(1) || d.ty.size() != 4 || inst.op == Opcode::Sel || d.is_null {
+                continue;
+            }
+            let n = inst.exec.size;
+            let (lo, hi) = (d.base, d.base + 4 * n);
+            let mut logged = 0u32;
+            for e in s.recorder.entries(step) {
+                let vdb::trace::EntryKind::Grf { offset, xor } = e.kind else { continue };
+                if e.thread != rec.thread || offset + xor.len() as u32 <= lo || offset >= hi {
+                    continue;
+                }
+                assert!(offset >= lo && offset + xor.len() as u32 <= hi, "{} step {step}", path.display());
+                assert!(offset % 4 == 0 && xor.len() % 4 == 0, "{} step {step}", path.display());
+                for lane in (offset - lo) / 4..(offset - lo + xor.len() as u32) / 4 {
+                    assert_eq!(
+                        logged >> lane & 1,
+                        0,
+                        "{} step {step}: lane {lane} logged twice",
+                        path.display()
+                    );
+                    logged |= 1 << lane;
+                }
+            }
+            assert_eq!(logged, rec.chen, "{} step {step} (pc {}): logged lanes", path.display(), rec.pc);
+            // Enabled lanes in more than one run (a gap of disabled lanes between them).
+            let runs = rec.chen >> rec.chen.trailing_zeros().min(31);
+            if rec.chen != 0 && runs & (runs + 1) != 0 {
+                gapped += 1;
+            }
+        }
+    }
+    assert!(gapped > 10, "only {gapped} writes with disabled lanes between enabled ones");
+}
+
 #[test]
 fn odd_command_lines_give_errors_not_panics() {
     let path = hand_launches().into_iter().find(|p| p.ends_with("indirect.launch.json")).expect("indirect");
