@@ -29,7 +29,10 @@ impl Session {
             return None;
         }
         let bytes = self.recorder.recorded_bytes();
-        if bytes > self.record_limit || self.recorder.len() >= crate::trace::MAX_STEPS {
+        if bytes > self.record_limit
+            || self.recorder.len() >= crate::trace::MAX_STEPS
+            || self.recorder.block_full()
+        {
             self.end = Some(EndState::RecordLimit(bytes));
             return None;
         }

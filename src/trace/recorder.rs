@@ -7,7 +7,7 @@ use crate::exec::Observer;
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
 
-/// One executed step.
+/// One executed step: 16 bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StepRecord {
     pub thread: u32,
@@ -15,10 +15,27 @@ pub struct StepRecord {
     pub pc: u32,
     /// Its channel enables (relative to its mask offset).
     pub chen: u32,
-    /// Where its entries start in the log.
-    pub log_start: u64,
-    /// The step only moved its thread's pc to the next instruction (nothing logged for it).
-    pub falls_through: bool,
+    /// Where its entries start in the log, from the start of its block of [`LOG_BLOCK`] steps
+    /// (bits 0–30), and [`FALLS_THROUGH`].
+    log: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<StepRecord>() == 16);
+
+/// Flag of [`StepRecord::log`]: the step only moved its thread's pc to the next instruction
+/// (nothing logged for it).
+const FALLS_THROUGH: u32 = 1 << 31;
+/// Steps per block of the log's base offsets (a step's own offset is relative to its block).
+const LOG_BLOCK: u64 = 4096;
+/// Most log bytes one block may take: far above what 4096 steps write (one instruction writes
+/// a few KiB at most); a recording that got there would stop, not wrap an offset.
+const MAX_BLOCK_LOG: u64 = 1 << 30;
+
+impl StepRecord {
+    /// Whether the step only moved its thread's pc to the next instruction.
+    pub fn falls_through(&self) -> bool {
+        self.log & FALLS_THROUGH != 0
+    }
 }
 
 /// A full machine at a recorded time (sharing unchanged threads and pages with the live one).
@@ -45,6 +62,8 @@ pub struct WriteHit {
 pub struct Recorder {
     pub steps: Vec<StepRecord>,
     log: Vec<u8>,
+    /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
+    log_bases: Vec<u64>,
     controls: Vec<(Control, Control)>,
     pub index: WriteIndex,
     pub checkpoints: Vec<Checkpoint>,
@@ -71,6 +90,7 @@ impl Recorder {
         let mut r = Recorder {
             steps: Vec::new(),
             log: Vec::new(),
+            log_bases: Vec::new(),
             controls: Vec::new(),
             index: WriteIndex::default(),
             checkpoints: Vec::new(),
@@ -125,9 +145,13 @@ impl Recorder {
             }
             self.last_step[thread.0 as usize] = step;
         }
-        let falls_through = !self.own_control;
+        let flag = if self.own_control { 0 } else { FALLS_THROUGH };
         self.executing = false;
-        self.steps.push(StepRecord { thread: thread.0, pc, chen, log_start: self.open_start, falls_through });
+        if step.is_multiple_of(LOG_BLOCK) {
+            self.log_bases.push(self.open_start);
+        }
+        let off = self.open_start - self.log_bases.last().copied().unwrap_or(0);
+        self.steps.push(StepRecord { thread: thread.0, pc, chen, log: off.min(MAX_BLOCK_LOG) as u32 | flag });
     }
 
     /// Drops writes logged since `begin_step` when no step followed (nothing to run).
@@ -156,16 +180,33 @@ impl Recorder {
     pub fn recorded_bytes(&self) -> u64 {
         self.log.len() as u64
             + self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
+            + self.log_bases.len() as u64 * 8
             + self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64
             // 4-byte steps in lists that grow by doubling: about 1.5x their length held.
             + self.index.entries * 6
             + self.checkpoint_bytes
     }
 
+    /// Whether the log of the current block of steps is full ([`MAX_BLOCK_LOG`]): the
+    /// recording must stop before another step.
+    pub fn block_full(&self) -> bool {
+        let base = if self.len().is_multiple_of(LOG_BLOCK) { self.log.len() as u64 } else { self.log_base() };
+        self.log.len() as u64 - base >= MAX_BLOCK_LOG
+    }
+
+    fn log_base(&self) -> u64 {
+        self.log_bases.last().copied().unwrap_or(0)
+    }
+
+    /// Where step `step`'s entries start in the log.
+    fn log_start(&self, step: u64) -> usize {
+        let rec = self.steps[step as usize];
+        (self.log_bases[(step / LOG_BLOCK) as usize] + (rec.log & !FALLS_THROUGH) as u64) as usize
+    }
+
     fn log_range(&self, step: u64) -> &[u8] {
-        let start = self.steps[step as usize].log_start as usize;
-        let end = self.steps.get(step as usize + 1).map_or(self.log.len(), |s| s.log_start as usize);
-        &self.log[start..end]
+        let end = if step + 1 < self.len() { self.log_start(step + 1) } else { self.log.len() };
+        &self.log[self.log_start(step)..end]
     }
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward.
@@ -174,7 +215,7 @@ impl Recorder {
         let rec = self.steps[step as usize];
         if !forward {
             entries.reverse();
-            if rec.falls_through {
+            if rec.falls_through() {
                 machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
             }
         }
@@ -205,7 +246,7 @@ impl Recorder {
                 }
             }
         }
-        if forward && rec.falls_through {
+        if forward && rec.falls_through() {
             machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc + 1);
         }
     }

@@ -64,6 +64,37 @@ fn forward_then_backward_gives_the_same_hash_at_every_step() {
     }
 }
 
+/// A run of several thousand steps spans several blocks of the step records' log offsets
+/// (and many checkpoints): every step still undoes, redoes and seeks exactly.
+#[test]
+fn long_runs_travel_exactly_across_log_blocks() {
+    let dir = crate::golden::scratch("long_loop");
+    let body = "    mov (M1, 16) I(0,0)<1> 0x0:d\nLOOP:\n    add (M1, 16) I(0,0)<1> I(0,0)<1;1,0> 0x1:d\n    cmp.lt (M1, 16) P1 I(0,0)<1;1,0> 0x5dc:d\n    (P1) goto (M1, 16) LOOP";
+    let decls = ".decl I v_type=G type=d num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
+    let path = dir.join("long.visaasm");
+    std::fs::write(&path, crate::harness::kernel_text(decls, body, 16)).expect("write kernel");
+    let mut s = Session::new(raw::from_kernel(&path).unwrap_or_else(|e| panic!("{e}")));
+    let mut hashes = vec![s.machine.state_hash()];
+    while s.forward().is_some() {
+        hashes.push(s.machine.state_hash());
+    }
+    assert!(hashes.len() > 4096 + 300, "only {} steps", hashes.len());
+    for t in (0..hashes.len() - 1).rev() {
+        s.backward().expect("step back");
+        assert_eq!(s.machine.state_hash(), hashes[t], "step {t} backward");
+    }
+    for (t, hash) in hashes.iter().enumerate().skip(1) {
+        s.forward().expect("replay");
+        assert_eq!(s.machine.state_hash(), *hash, "step {t} replayed");
+    }
+    let n = hashes.len() as u64;
+    for k in 0..60u64 {
+        let target = (k * 7919 + 4093) % n;
+        s.goto(target);
+        assert_eq!(s.machine.state_hash(), hashes[target as usize], "goto {target}");
+    }
+}
+
 #[test]
 fn reverse_continue_stops_at_the_write_forward_continue_saw() {
     let path = hand_launches().into_iter().find(|p| p.ends_with("loop_exit.launch.json")).expect("loop_exit");
