@@ -312,7 +312,7 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         set_var(&program, &mut thread, name, value, base, file, &field)?;
     }
     let mut machine = Machine {
-        threads: vec![crate::machine::Shared::new(thread)],
+        threads: vec![crate::machine::Shared::new(thread)].into(),
         slms: vec![crate::machine::Shared::new(crate::machine::Slm::new(64 * 1024))],
         ..Machine::default()
     };

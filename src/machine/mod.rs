@@ -4,11 +4,13 @@
 mod hash;
 mod memory;
 mod thread;
+mod threads;
 
 pub use memory::{MemError, MemSpace, Region as MemRegion, Slm, Svm, PAGE_SIZE};
 pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_WAITING,
 };
+pub use threads::Threads;
 
 use std::rc::Rc;
 
@@ -21,7 +23,7 @@ pub type Shared<T> = Rc<T>;
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
     /// Shared with checkpoints: a thread is copied on its first write after a checkpoint.
-    pub threads: Vec<Shared<ThreadState>>,
+    pub threads: Threads,
     pub svm: Svm,
     /// One SLM per work-group (indexed by `ThreadState::group`), shared the same way.
     pub slms: Vec<Shared<Slm>>,
@@ -39,6 +41,9 @@ impl Machine {
 
     /// A thread for writing (copied first if a checkpoint shares it).
     pub fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadState {
-        Shared::make_mut(&mut self.threads[id.0 as usize])
+        match self.threads.get_mut(id.0 as usize) {
+            Some(t) => Shared::make_mut(t),
+            None => panic!("no thread {}", id.0),
+        }
     }
 }

@@ -161,15 +161,13 @@ impl Recorder {
 
     fn checkpoint(&mut self, machine: &Machine) {
         if let Some(prev) = self.checkpoints.last() {
-            let threads: u64 = machine
-                .threads
-                .iter()
-                .zip(&prev.machine.threads)
-                .filter(|(a, b)| !crate::machine::Shared::ptr_eq(a, b))
-                .map(|(t, _)| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64)
-                .sum();
+            let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
+            let threads: u64 =
+                copied.iter().map(|t| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64).sum();
             let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
-            self.checkpoint_bytes += threads + pages + 8 * machine.threads.len() as u64;
+            // The table: one pointer per chunk, and the chunks of pointers that were copied.
+            let table = 8 * (machine.threads.len().div_ceil(64) + 64 * chunks) as u64;
+            self.checkpoint_bytes += threads + pages + table;
         } else {
             self.checkpoint_bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
         }

@@ -61,7 +61,7 @@ fn run_files(files: &[(&str, &str)], grf_size: u32) -> (Arc<vdb::program::Progra
         parse_files(sources, &ParseOptions { grf_size }).unwrap_or_else(|d| panic!("{}", d.render())),
     );
     let thread = ThreadState::new(&program, 8, 0xff);
-    let mut machine = Machine { threads: vec![Shared::new(thread)], ..Machine::default() };
+    let mut machine = Machine { threads: vec![Shared::new(thread)].into(), ..Machine::default() };
     let interp = Interpreter::new(program.clone());
     let mut sched = Scheduler::single_group(1);
     if let Err(f) = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver) {

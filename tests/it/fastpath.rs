@@ -32,7 +32,7 @@ fn run(decls: &str, body: &str, seed: u64, fast: bool) -> (Vec<u8>, u32) {
         }
     }
     thread.preds[0] = lcg(&mut s) as u32 & 0xffff;
-    let mut machine = Machine { threads: vec![Shared::new(thread)], ..Machine::default() };
+    let mut machine = Machine { threads: vec![Shared::new(thread)].into(), ..Machine::default() };
     let mut interp = Interpreter::new(program.clone());
     interp.use_fast_paths = fast;
     let mut sched = Scheduler::single_group(1);
