@@ -57,7 +57,7 @@ impl Session {
             self.end = Some(EndState::Fault(Fault { kind, thread: tid, pc }));
             return None;
         }
-        self.recorder.executing();
+        self.recorder.executing(tid);
         let (pc, chen) = match self.interp.step(&mut self.machine, tid, &mut self.recorder) {
             Ok(info) => (info.pc.0, info.chen),
             Err(fault) => {

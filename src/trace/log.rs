@@ -12,6 +12,12 @@
 //! | 6 pc only | thread u32, old pc u32, new pc u32 |
 //! | 7 SVM read | thread u32, addr u64, len u32 (no state change; for read watchpoints) |
 //! | 8 SLM read | thread u32, group u32, addr u64, len u32 |
+//! | 9 GRF of the step's own thread | offset u32, len u16, xor\[len\] |
+//! | 10 predicate of the step's own thread | pred u32, xor u32 |
+//!
+//! Every GRF and predicate write comes from the step's own thread, so tags 9 and 10 are what
+//! the recorder writes (4 bytes fewer per entry); 0 and 1 remain for writes on behalf of
+//! another thread.
 
 use std::borrow::Cow;
 
@@ -64,6 +70,16 @@ fn put_u16(out: &mut Vec<u8>, v: u16) {
 }
 fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
+}
+/// The tag of an entry and its thread field: `own_tag` and no field for the step's own thread.
+fn put_thread(out: &mut Vec<u8>, tag: u8, own_tag: u8, thread: Option<u32>) {
+    match thread {
+        Some(t) => {
+            out.push(tag);
+            put_u32(out, t);
+        }
+        None => out.push(own_tag),
+    }
 }
 fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
@@ -146,19 +162,19 @@ const SPARSE: u16 = 0x8000;
 /// Longest payload one entry holds.
 const MAX_ENTRY: usize = 0x7fff;
 
-pub fn push_grf(out: &mut Vec<u8>, thread: u32, offset: u32, old: &[u8], new: &[u8]) {
+/// Writes of the step's own thread take `None` (no thread field).
+pub fn push_grf(out: &mut Vec<u8>, thread: Option<u32>, offset: u32, old: &[u8], new: &[u8]) {
     // Entries hold at most 64 KiB; longer writes (rare message loads) are split.
     for (i, (o, n)) in old.chunks(MAX_ENTRY).zip(new.chunks(MAX_ENTRY)).enumerate() {
-        out.push(0);
-        put_u32(out, thread);
+        put_thread(out, 0, 9, thread);
         put_u32(out, offset + (i * MAX_ENTRY) as u32);
         put_xor(out, o, n);
     }
 }
 
-pub fn push_pred(out: &mut Vec<u8>, thread: u32, pred: u32, old: u32, new: u32) {
-    out.push(1);
-    put_u32(out, thread);
+/// Writes of the step's own thread take `None` (no thread field).
+pub fn push_pred(out: &mut Vec<u8>, thread: Option<u32>, pred: u32, old: u32, new: u32) {
+    put_thread(out, 1, 10, thread);
     put_u32(out, pred);
     put_u32(out, old ^ new);
 }
@@ -292,15 +308,16 @@ impl<'a> Reader<'a> {
 
 /// Decodes the entries of one step's byte range. The log is written only by this module,
 /// so a malformed range is a bug; decoding stops at the range's end.
-pub fn decode(bytes: &[u8]) -> Vec<Entry<'_>> {
+/// The entries of one step's log, `own` being the step's thread.
+pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
     let mut r = Reader { bytes, at: 0 };
     let mut out = Vec::new();
     while r.at < bytes.len() {
         let tag = r.take(1)[0];
-        let thread = r.u32();
+        let thread = if matches!(tag, 9 | 10) { own } else { r.u32() };
         let kind = match tag {
-            0 => EntryKind::Grf { offset: r.u32(), xor: r.xor() },
-            1 => EntryKind::Pred { pred: r.u32(), xor: r.u32() },
+            0 | 9 => EntryKind::Grf { offset: r.u32(), xor: r.xor() },
+            1 | 10 => EntryKind::Pred { pred: r.u32(), xor: r.u32() },
             2 => EntryKind::Addr { slot: r.u32(), xor: r.u32() },
             3 => EntryKind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor() },
             4 => {
@@ -331,9 +348,9 @@ mod tests {
         new[3] ^= 0x10;
         new[40] ^= 0x01;
         let mut log = Vec::new();
-        push_grf(&mut log, 1, 0, &old, &new);
-        assert!(log.len() < 1 + 4 + 4 + 2 + 16, "{} bytes", log.len());
-        let e = decode(&log);
+        push_grf(&mut log, None, 0, &old, &new);
+        assert!(log.len() < 1 + 4 + 2 + 16, "{} bytes", log.len());
+        let e = decode(&log, 1);
         let EntryKind::Grf { xor, .. } = &e[0].kind else { panic!("grf") };
         let mut want = [0u8; 64];
         want[3] = 0x10;
@@ -358,14 +375,14 @@ mod tests {
                     .map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b })
                     .collect();
                 let mut log = Vec::new();
-                push_grf(&mut log, 2, 8, &old, &new);
+                push_grf(&mut log, None, 8, &old, &new);
                 let want: Vec<u8> = old.iter().zip(&new).map(|(a, b)| a ^ b).collect();
-                let entries = decode(&log);
+                let entries = decode(&log, 2);
                 let EntryKind::Grf { xor, offset } = &entries[0].kind else { panic!("grf") };
                 assert_eq!((&xor[..], *offset), (&want[..], 8), "len {len} density {density}");
                 let changed = want.iter().filter(|&&x| x != 0).count();
                 let sparse = len.div_ceil(8) + changed;
-                let payload = log.len() - (1 + 4 + 4 + 2);
+                let payload = log.len() - (1 + 4 + 2);
                 let smallest = if len <= MAX_SPARSE { sparse.min(len) } else { len };
                 assert_eq!(payload, smallest, "len {len} density {density}");
             }
@@ -375,15 +392,15 @@ mod tests {
     #[test]
     fn entries_round_trip() {
         let mut log = Vec::new();
-        push_grf(&mut log, 3, 64, &[1, 2, 3], &[1, 0, 7]);
-        push_pred(&mut log, 3, 1, 0b1010, 0b0110);
+        push_grf(&mut log, Some(3), 64, &[1, 2, 3], &[1, 0, 7]);
+        push_pred(&mut log, None, 1, 0b1010, 0b0110);
         push_mem(&mut log, 2, MemSpace::Slm(5), 12, &[9], &[8]);
         push_control(&mut log, 4, 17);
         let mut last = None;
         push_read(&mut log, &mut last, 1, MemSpace::Svm, 100, 4);
         push_read(&mut log, &mut last, 1, MemSpace::Svm, 104, 4);
         push_read(&mut log, &mut last, 1, MemSpace::Slm(2), 0, 4);
-        let entries = decode(&log);
+        let entries = decode(&log, 9);
         assert_eq!(entries.len(), 6);
         assert_eq!(entries[4].kind, EntryKind::Read { space: MemSpace::Svm, addr: 100, len: 8 });
         assert_eq!(entries[5].kind, EntryKind::Read { space: MemSpace::Slm(2), addr: 0, len: 4 });
@@ -391,7 +408,8 @@ mod tests {
             entries[0],
             Entry { thread: 3, kind: EntryKind::Grf { offset: 64, xor: Cow::Borrowed(&[0, 2, 4]) } }
         );
-        assert_eq!(entries[1].kind, EntryKind::Pred { pred: 1, xor: 0b1100 });
+        // An own-thread entry takes the step's thread.
+        assert_eq!(entries[1], Entry { thread: 9, kind: EntryKind::Pred { pred: 1, xor: 0b1100 } });
         assert_eq!(
             entries[2].kind,
             EntryKind::Mem { space: MemSpace::Slm(5), addr: 12, xor: Cow::Borrowed(&[1]) }

@@ -82,6 +82,8 @@ pub struct Recorder {
     /// logged now are its own), and whether such a change was logged.
     executing: bool,
     own_control: bool,
+    /// The executing step's thread (its writes are logged without a thread field).
+    step_thread: u32,
 }
 
 impl Recorder {
@@ -103,6 +105,7 @@ impl Recorder {
             last_step: vec![u64::MAX; machine.threads.len()],
             executing: false,
             own_control: false,
+            step_thread: 0,
         };
         r.checkpoint(machine);
         r
@@ -131,8 +134,9 @@ impl Recorder {
 
     /// Call after the scheduler picked the step's thread and before it executes: control
     /// changes logged from here on are the step's own (a barrier release before it is not).
-    pub fn executing(&mut self) {
+    pub fn executing(&mut self, thread: ThreadId) {
         self.executing = true;
+        self.step_thread = thread.0;
         self.own_control = false;
     }
 
@@ -174,6 +178,11 @@ impl Recorder {
         self.checkpoints.push(Checkpoint { time: self.len(), machine: machine.clone() });
     }
 
+    /// `None` for a write of the executing step's own thread, else the writer.
+    fn other(&self, thread: ThreadId) -> Option<u32> {
+        (!self.executing || thread.0 != self.step_thread).then_some(thread.0)
+    }
+
     /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
     pub fn recorded_bytes(&self) -> u64 {
         self.log.len() as u64
@@ -209,7 +218,7 @@ impl Recorder {
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
-        let mut entries = log::decode(self.log_range(step));
+        let mut entries = log::decode(self.log_range(step), self.steps[step as usize].thread);
         let rec = self.steps[step as usize];
         if !forward {
             entries.reverse();
@@ -285,7 +294,7 @@ impl Recorder {
 
     /// The log entries of one step (for `trace` output and watchpoints).
     pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
-        log::decode(self.log_range(step))
+        log::decode(self.log_range(step), self.steps[step as usize].thread)
     }
 
     pub fn control_change(&self, index: u32) -> Option<&(Control, Control)> {
@@ -446,12 +455,14 @@ impl Observer for Recorder {
     }
 
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
-        log::push_grf(&mut self.log, thread.0, offset, old, new);
+        let who = self.other(thread);
+        log::push_grf(&mut self.log, who, offset, old, new);
         self.index.add_grf(self.len(), thread.0, offset, new.len() as u32, self.grf_size);
     }
 
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
-        log::push_pred(&mut self.log, thread.0, pred.0, old, new);
+        let who = self.other(thread);
+        log::push_pred(&mut self.log, who, pred.0, old, new);
         self.index.add_pred(self.len(), thread.0, pred.0);
     }
 
