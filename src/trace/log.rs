@@ -109,11 +109,13 @@ fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
         out.push(bits.fold(0, |m, b| m | b));
     }
     for x in words.filter(|&x| x != 0) {
+        // The word's non-zero bytes, packed without a branch per byte.
+        let (mut packed, mut k) = ([0u8; 8], 0);
         for byte in x.to_le_bytes() {
-            if byte != 0 {
-                out.push(byte);
-            }
+            packed[k] = byte;
+            k += (byte != 0) as usize;
         }
+        out.extend_from_slice(&packed[..k]);
     }
     out.extend(tail_old.iter().zip(tail_new).map(|(a, b)| a ^ b).filter(|&x| x != 0));
 }
