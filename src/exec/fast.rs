@@ -343,11 +343,13 @@ pub fn compile_dword(inst: &Inst, f: &FastOp, preds: &[PredVar]) -> Option<Dword
         return None;
     }
     let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + 4 * n));
-    let signed_a = matches!(a, D32::Scalar(_, true) | D32::Packed(_, true));
-    let kernel = kernel_for(f.kind, signed_a, n);
+    // `asr` of an unsigned source is a logical shift.
+    let unsigned_a = !matches!(a, D32::Scalar(_, true) | D32::Packed(_, true));
+    let kind = if f.kind == FastKind::Asr && unsigned_a { FastKind::Shr } else { f.kind };
+    let kernel = kernel_for(kind, n);
     // Sources may overlap the destination: every lane is read before any is written.
     let (exec, guard, domain) = (inst.exec, inst.pred, compare_domain(a, b));
-    Some(DwordOp { kind: f.kind, a, b, dst, need, domain, pred_dst, exec, guard, kernel })
+    Some(DwordOp { kind, a, b, dst, need, domain, pred_dst, exec, guard, kernel })
 }
 
 /// One dword at `at` (bounds checked once by the caller's span check).
@@ -488,91 +490,56 @@ enum DwordOut<const L: usize> {
 /// The results of dword op `op` taken as `kind` (a constant in the specialised kernels, so
 /// the match folds away).
 #[inline(always)]
-fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: Kind, pmask: u32) -> DwordOut<L> {
-    if let Kind::Cmp(rel) = kind {
+fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u32) -> DwordOut<L> {
+    if let FastKind::Cmp(rel) = kind {
         return DwordOut::Flags(dword_compare::<L>(grf, op, rel));
     }
     let a = lanes_u32::<L>(grf, op.a);
     let b = lanes_u32::<L>(grf, op.b);
     DwordOut::Lanes(match kind {
-        Kind::Mov => a,
-        Kind::Add => zip(&a, &b, u32::wrapping_add),
-        Kind::Mul => zip(&a, &b, u32::wrapping_mul),
-        Kind::And => zip(&a, &b, |x, y| x & y),
-        Kind::Or => zip(&a, &b, |x, y| x | y),
-        Kind::Xor => zip(&a, &b, |x, y| x ^ y),
-        Kind::Shl => zip(&a, &b, |x, y| x << (y & 31)),
-        Kind::Shr => zip(&a, &b, |x, y| x >> (y & 31)),
-        Kind::Asr => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
-        Kind::Sel => {
+        FastKind::Mov => a,
+        FastKind::Add => zip(&a, &b, u32::wrapping_add),
+        FastKind::Mul => zip(&a, &b, u32::wrapping_mul),
+        FastKind::And => zip(&a, &b, |x, y| x & y),
+        FastKind::Or => zip(&a, &b, |x, y| x | y),
+        FastKind::Xor => zip(&a, &b, |x, y| x ^ y),
+        FastKind::Shl => zip(&a, &b, |x, y| x << (y & 31)),
+        FastKind::Shr => zip(&a, &b, |x, y| x >> (y & 31)),
+        FastKind::Asr => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
+        FastKind::Sel => {
             let mut out = [0u32; L];
             for i in 0..L {
                 out[i] = if pmask >> i & 1 != 0 { a[i] } else { b[i] };
             }
             out
         }
-        Kind::Cmp(_) => a,
+        FastKind::Cmp(_) => a,
     })
 }
 
-/// A dword op's kind as the lane work sees it (`asr` of an unsigned source is `shr`).
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Kind {
-    Mov,
-    Add,
-    Mul,
-    And,
-    Or,
-    Xor,
-    Shl,
-    Shr,
-    Asr,
-    Sel,
-    Cmp(CondMod),
-}
-
-impl Kind {
-    fn of(kind: FastKind, signed_a: bool) -> Kind {
-        match kind {
-            FastKind::Mov => Kind::Mov,
-            FastKind::Add => Kind::Add,
-            FastKind::Mul => Kind::Mul,
-            FastKind::And => Kind::And,
-            FastKind::Or => Kind::Or,
-            FastKind::Xor => Kind::Xor,
-            FastKind::Shl => Kind::Shl,
-            FastKind::Shr => Kind::Shr,
-            FastKind::Asr if signed_a => Kind::Asr,
-            FastKind::Asr => Kind::Shr,
-            FastKind::Sel => Kind::Sel,
-            FastKind::Cmp(rel) => Kind::Cmp(rel),
-        }
-    }
-
-    /// Inverse of the constant parameter of [`dword_kernel`].
-    const fn from_const(k: u8) -> Kind {
-        match k {
-            0 => Kind::Mov,
-            1 => Kind::Add,
-            2 => Kind::Mul,
-            3 => Kind::And,
-            4 => Kind::Or,
-            5 => Kind::Xor,
-            6 => Kind::Shl,
-            7 => Kind::Shr,
-            8 => Kind::Asr,
-            9 => Kind::Sel,
-            10 => Kind::Cmp(CondMod::Eq),
-            11 => Kind::Cmp(CondMod::Ne),
-            12 => Kind::Cmp(CondMod::Lt),
-            13 => Kind::Cmp(CondMod::Le),
-            14 => Kind::Cmp(CondMod::Gt),
-            _ => Kind::Cmp(CondMod::Ge),
-        }
+/// The kind a kernel's constant parameter `K` stands for (see [`kernel_for`]).
+const fn kind_of_const(k: u8) -> FastKind {
+    match k {
+        0 => FastKind::Mov,
+        1 => FastKind::Add,
+        2 => FastKind::Mul,
+        3 => FastKind::And,
+        4 => FastKind::Or,
+        5 => FastKind::Xor,
+        6 => FastKind::Shl,
+        7 => FastKind::Shr,
+        8 => FastKind::Asr,
+        9 => FastKind::Sel,
+        10 => FastKind::Cmp(CondMod::Eq),
+        11 => FastKind::Cmp(CondMod::Ne),
+        12 => FastKind::Cmp(CondMod::Lt),
+        13 => FastKind::Cmp(CondMod::Le),
+        14 => FastKind::Cmp(CondMod::Gt),
+        _ => FastKind::Cmp(CondMod::Ge),
     }
 }
 
-/// The kernel of kind `K` (see [`Kind::from_const`]) for exec size `n`.
+/// The kernel of kind `K` (see [`kind_of_const`]) for exec size `n`.
 fn kernel_sized<const K: u8>(n: u32) -> DwordKernel {
     match n {
         1 => dword_kernel::<1, K>,
@@ -584,24 +551,25 @@ fn kernel_sized<const K: u8>(n: u32) -> DwordKernel {
     }
 }
 
-fn kernel_for(kind: FastKind, signed_a: bool, n: u32) -> DwordKernel {
-    match Kind::of(kind, signed_a) {
-        Kind::Mov => kernel_sized::<0>(n),
-        Kind::Add => kernel_sized::<1>(n),
-        Kind::Mul => kernel_sized::<2>(n),
-        Kind::And => kernel_sized::<3>(n),
-        Kind::Or => kernel_sized::<4>(n),
-        Kind::Xor => kernel_sized::<5>(n),
-        Kind::Shl => kernel_sized::<6>(n),
-        Kind::Shr => kernel_sized::<7>(n),
-        Kind::Asr => kernel_sized::<8>(n),
-        Kind::Sel => kernel_sized::<9>(n),
-        Kind::Cmp(CondMod::Eq) => kernel_sized::<10>(n),
-        Kind::Cmp(CondMod::Ne) => kernel_sized::<11>(n),
-        Kind::Cmp(CondMod::Lt) => kernel_sized::<12>(n),
-        Kind::Cmp(CondMod::Le) => kernel_sized::<13>(n),
-        Kind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
-        Kind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
+/// The kernel of `kind` for exec size `n`.
+fn kernel_for(kind: FastKind, n: u32) -> DwordKernel {
+    match kind {
+        FastKind::Mov => kernel_sized::<0>(n),
+        FastKind::Add => kernel_sized::<1>(n),
+        FastKind::Mul => kernel_sized::<2>(n),
+        FastKind::And => kernel_sized::<3>(n),
+        FastKind::Or => kernel_sized::<4>(n),
+        FastKind::Xor => kernel_sized::<5>(n),
+        FastKind::Shl => kernel_sized::<6>(n),
+        FastKind::Shr => kernel_sized::<7>(n),
+        FastKind::Asr => kernel_sized::<8>(n),
+        FastKind::Sel => kernel_sized::<9>(n),
+        FastKind::Cmp(CondMod::Eq) => kernel_sized::<10>(n),
+        FastKind::Cmp(CondMod::Ne) => kernel_sized::<11>(n),
+        FastKind::Cmp(CondMod::Lt) => kernel_sized::<12>(n),
+        FastKind::Cmp(CondMod::Le) => kernel_sized::<13>(n),
+        FastKind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
+        FastKind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
     }
 }
 
@@ -613,7 +581,7 @@ fn dword_kernel<const L: usize, const K: u8>(
     em_part: u32,
     pmask: u32,
 ) -> Result<(), FaultKind> {
-    let kind = Kind::from_const(K);
+    let kind = kind_of_const(K);
     if op.need as usize > thread.grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }
@@ -649,13 +617,13 @@ fn lane_masks<const L: usize>(flags: u32) -> [u32; L] {
 fn store_dword<const L: usize>(
     grf: &mut [u8],
     op: &DwordOp,
-    kind: Kind,
+    kind: FastKind,
     values: &[u32; L],
     chen: u32,
     em_part: u32,
 ) {
     let Some(dst) = op.dst else { return };
-    let enabled = if kind == Kind::Sel { em_part } else { chen };
+    let enabled = if kind == FastKind::Sel { em_part } else { chen };
     store_lanes(&mut grf[dst as usize..], values, enabled);
 }
 
