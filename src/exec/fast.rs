@@ -9,8 +9,7 @@ use super::observer::Observer;
 use crate::isa::{
     CondMod, DataType, DirectOperand, ExecMask, Opcode, Operand, PredId, Predicate, Region, SrcMod, SubOp,
 };
-use crate::machine::ThreadState;
-use crate::program::{Inst, PredVar};
+use crate::program::Inst;
 
 /// A source the fast path reads.
 #[derive(Clone, Debug)]
@@ -290,8 +289,8 @@ pub struct DwordOp {
     need: u32,
     /// The domain a compare runs in.
     domain: Domain,
-    /// Predicate destination of a compare: its index and the mask of its elements.
-    pred_dst: Option<(usize, u32)>,
+    /// Predicate destination of a compare.
+    pred_dst: Option<PredId>,
     /// The instruction's exec mask and predicate (its channel enables without the `Inst`).
     pub exec: ExecMask,
     pub guard: Option<Predicate>,
@@ -299,10 +298,12 @@ pub struct DwordOp {
     pub kernel: DwordKernel,
 }
 
-/// The lane work of one dword instruction on a thread's registers and predicates, with no
-/// observer: `(thread, op, chen, em_part, pmask)`. Chosen once per instruction, so a step of a
-/// plain run makes one indirect call where it would match on the exec size and the kind.
-pub type DwordKernel = fn(&mut ThreadState, &DwordOp, u32, u32, u32) -> Result<(), FaultKind>;
+/// The lane work of one dword instruction on a thread's GRF: `(grf, op, chen, em_part,
+/// pmask)`. It stores register results itself and returns a compare's flags when the
+/// destination is a predicate ([`Ctx::run_dword`] writes and reports both). Chosen once per
+/// instruction, so a step makes one indirect call where it would match on the exec size and
+/// the kind.
+type DwordKernel = fn(&mut [u8], &DwordOp, u32, u32, u32) -> Result<Option<u32>, FaultKind>;
 
 fn d32(src: &FastSrc) -> Option<D32> {
     match src {
@@ -323,16 +324,12 @@ fn d32(src: &FastSrc) -> Option<D32> {
     }
 }
 
-/// The in-place dword form of a fast op, if it qualifies. `preds` gives the element counts
-/// of the program's predicate variables.
-pub fn compile_dword(inst: &Inst, f: &FastOp, preds: &[PredVar]) -> Option<DwordOp> {
+/// The in-place dword form of a fast op, if it qualifies.
+pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     let a = d32(&f.srcs[0])?;
     let b = d32(&f.srcs[1])?;
     let (dst, pred_dst) = match &inst.operands[0] {
-        Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => {
-            let num = preds.get(p.0 as usize).map_or(32, |v| v.num_elts);
-            (None, Some((p.0 as usize, if num >= 32 { u32::MAX } else { (1u32 << num) - 1 })))
-        }
+        Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => (None, Some(*p)),
         Operand::Direct(d) if matches!(d.ty, DataType::D | DataType::Ud) && d.region == Region::dst(1) => {
             (Some(d.base), None)
         }
@@ -573,32 +570,24 @@ fn kernel_for(kind: FastKind, n: u32) -> DwordKernel {
     }
 }
 
-/// Runs dword op `op` of kind `K` and exec size `L` on `thread` with no observer.
+/// The lane work of dword op `op` of kind `K` and exec size `L` (a [`DwordKernel`]).
 fn dword_kernel<const L: usize, const K: u8>(
-    thread: &mut ThreadState,
+    grf: &mut [u8],
     op: &DwordOp,
     chen: u32,
     em_part: u32,
     pmask: u32,
-) -> Result<(), FaultKind> {
+) -> Result<Option<u32>, FaultKind> {
     let kind = kind_of_const(K);
-    if op.need as usize > thread.grf.len() {
+    if op.need as usize > grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }
-    match (dword_out::<L>(&thread.grf, op, kind, pmask), op.pred_dst) {
-        (DwordOut::Lanes(values), _) => store_dword(&mut thread.grf, op, kind, &values, chen, em_part),
-        (DwordOut::Flags(flags), Some((p, width))) => {
-            if let Some(slot) = thread.preds.get_mut(p) {
-                let off = op.exec.offset.min(31);
-                let mask = chen << off;
-                *slot = ((*slot & !mask) | (flags << off & mask)) & width;
-            }
-        }
-        (DwordOut::Flags(flags), None) => {
-            store_dword(&mut thread.grf, op, kind, &lane_masks::<L>(flags), chen, em_part)
-        }
+    match (dword_out::<L>(grf, op, kind, pmask), op.pred_dst) {
+        (DwordOut::Flags(flags), Some(_)) => return Ok(Some(flags)),
+        (DwordOut::Flags(flags), None) => store_dword(grf, op, kind, &lane_masks::<L>(flags), chen, em_part),
+        (DwordOut::Lanes(values), _) => store_dword(grf, op, kind, &values, chen, em_part),
     }
-    Ok(())
+    Ok(None)
 }
 
 /// All ones in the lanes whose flag is set.
@@ -649,41 +638,26 @@ fn span(s: D32, n: u32) -> u32 {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// Runs an in-place dword op through its kernel, reporting the write to the observer as
-    /// the general path does (old bytes, runs of enabled lanes; a predicate's old and new bits).
-    #[inline]
-    pub fn run_dword(
-        &mut self,
-        inst: &Inst,
-        op: &DwordOp,
-        chen: u32,
-        em_part: u32,
-        pmask: u32,
-    ) -> Result<(), FaultKind> {
-        if !O::ACTIVE {
-            return (op.kernel)(self.thread, op, chen, em_part, pmask);
-        }
-        let n = inst.exec.size;
-        if let Some((p, _)) = op.pred_dst {
-            let old = self.thread.preds.get(p).copied();
-            (op.kernel)(self.thread, op, chen, em_part, pmask)?;
-            if let (Some(old), Some(&new)) = (old, self.thread.preds.get(p)) {
-                if old != new {
-                    self.obs.pred(self.tid, PredId(p as u32), old, new);
-                }
-            }
-            return Ok(());
-        }
-        let Some(dst) = op.dst else { return (op.kernel)(self.thread, op, chen, em_part, pmask) };
+    /// Runs an in-place dword op: its kernel does the lane work and stores register results;
+    /// the write is reported to the observer as the general path reports one (old bytes,
+    /// runs of enabled lanes), and a predicate result goes through [`Ctx::write_pred`].
+    #[inline(always)]
+    pub fn run_dword(&mut self, op: &DwordOp, chen: u32, em_part: u32, pmask: u32) -> Result<(), FaultKind> {
+        let n = op.exec.size;
         let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
-        let range = dst as usize..(dst + 4 * n) as usize;
-        if enabled == 0 || op.need as usize > self.thread.grf.len() {
-            return (op.kernel)(self.thread, op, chen, em_part, pmask);
+        let reported =
+            op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
+        if let Some(dst) = reported {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&self.thread.grf[dst as usize..(dst + 4 * n) as usize]);
         }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&self.thread.grf[range]);
-        (op.kernel)(self.thread, op, chen, em_part, pmask)?;
-        self.report_lane_runs(dst, Region::dst(1), 4, n, enabled);
+        let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask)?;
+        if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
+            let off = op.exec.offset.min(31);
+            self.write_pred(p, chen << off, flags << off);
+        } else if let Some(dst) = reported {
+            self.report_lane_runs(dst, Region::dst(1), 4, n, enabled);
+        }
         Ok(())
     }
 }

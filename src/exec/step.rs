@@ -90,7 +90,7 @@ pub(super) fn enables(exec: ExecMask, pred: Option<Predicate>, em: u32, preds: &
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        let plans = program.insts.iter().map(|inst| Plan::new(inst, &program.preds)).collect();
+        let plans = program.insts.iter().map(Plan::new).collect();
         Interpreter { program, tables, plans, use_fast_paths: true }
     }
 
@@ -187,13 +187,13 @@ impl Interpreter {
             match self.plans.get(at) {
                 // The common case, kept tight: the dword kernel, then the next instruction.
                 Some(Plan::Dword(op)) if self.use_fast_paths => {
-                    let thread = &mut *ctx.thread;
-                    let (chen, em_part, pmask) = enables(op.exec, op.guard, thread.control.em, &thread.preds);
-                    if let Err(kind) = (op.kernel)(thread, op, chen, em_part, pmask) {
-                        return Err(faulted(&mut thread.control, ctx.tid, pc, kind));
+                    let (chen, em_part, pmask) =
+                        enables(op.exec, op.guard, ctx.thread.control.em, &ctx.thread.preds);
+                    if let Err(kind) = ctx.run_dword(op, chen, em_part, pmask) {
+                        return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
                     }
-                    thread.control.pc = InstIdx(pc.0 + 1);
-                    control::arrive(&mut thread.control);
+                    ctx.thread.control.pc = InstIdx(pc.0 + 1);
+                    control::arrive(&mut ctx.thread.control);
                     steps += 1;
                     lane_ops += chen.count_ones() as u64;
                 }
@@ -223,7 +223,7 @@ impl Interpreter {
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
         match plan {
-            Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(inst, d, chen, em_part, pmask)?,
+            Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
             Plan::Dword(_) | Plan::Fast(_) | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
             Plan::Address => self.addr_add(ctx, inst, chen)?,
@@ -364,13 +364,13 @@ enum Plan {
 }
 
 impl Plan {
-    fn new(inst: &Inst, preds: &[crate::program::PredVar]) -> Plan {
+    fn new(inst: &Inst) -> Plan {
         if inst.static_fault.is_some() {
             return Plan::StaticFault;
         }
         match inst.op.family() {
             Family::Alu => match super::fast::compile(inst) {
-                Some(f) => super::fast::compile_dword(inst, &f, preds).map_or(Plan::Fast(f), Plan::Dword),
+                Some(f) => super::fast::compile_dword(inst, &f).map_or(Plan::Fast(f), Plan::Dword),
                 None => Plan::Alu,
             },
             Family::Address => Plan::Address,
