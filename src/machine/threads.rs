@@ -86,11 +86,7 @@ impl<'a> IntoIterator for &'a Threads {
 
 impl From<Vec<Shared<ThreadState>>> for Threads {
     fn from(threads: Vec<Shared<ThreadState>>) -> Threads {
-        let mut t = Threads::default();
-        for thread in threads {
-            t.push(thread);
-        }
-        t
+        threads.into_iter().collect()
     }
 }
 
