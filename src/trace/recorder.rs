@@ -154,7 +154,7 @@ impl Recorder {
         if step.is_multiple_of(LOG_BLOCK) {
             self.log_bases.push(self.open_start);
         }
-        let off = self.open_start - self.log_bases.last().copied().unwrap_or(0);
+        let off = self.open_start - self.log_base();
         self.steps.push(StepRecord { thread: thread.0, pc, chen, log: off.min(MAX_BLOCK_LOG) as u32 | flag });
     }
 
@@ -197,8 +197,8 @@ impl Recorder {
     /// Whether the log of the current block of steps is full ([`MAX_BLOCK_LOG`]): the
     /// recording must stop before another step.
     pub fn block_full(&self) -> bool {
-        let base = if self.len().is_multiple_of(LOG_BLOCK) { self.log.len() as u64 } else { self.log_base() };
-        self.log.len() as u64 - base >= MAX_BLOCK_LOG
+        // The next step opens a new block when `len()` is a multiple of LOG_BLOCK.
+        !self.len().is_multiple_of(LOG_BLOCK) && self.log.len() as u64 - self.log_base() >= MAX_BLOCK_LOG
     }
 
     fn log_base(&self) -> u64 {
@@ -218,8 +218,8 @@ impl Recorder {
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
-        let mut entries = log::decode(self.log_range(step), self.steps[step as usize].thread);
         let rec = self.steps[step as usize];
+        let mut entries = log::decode(self.log_range(step), rec.thread);
         if !forward {
             entries.reverse();
             if rec.falls_through() {
