@@ -185,19 +185,6 @@ pub fn run_to_end_unrecorded(
 /// limit, and then `machine` and `sched` are mid-run and must be rebuilt from the launch
 /// and run with [`run_to_end`] to report the fault exactly.
 pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> Option<RunSummary> {
-    bursts(interp, machine, sched).ok()
-}
-
-/// Why a burst run gave up (the exact scheduler then reports what happened).
-struct GiveUp;
-
-impl From<Fault> for GiveUp {
-    fn from(_: Fault) -> GiveUp {
-        GiveUp
-    }
-}
-
-fn bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> Result<RunSummary, GiveUp> {
     let mut summary = RunSummary::default();
     let limit = if sched.step_limit == 0 { u64::MAX } else { sched.step_limit };
     while let Some(range) = sched.groups.get(sched.current_group).cloned() {
@@ -215,9 +202,9 @@ fn bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) ->
             while let Some(i) = (0..k).filter(|&i| ready[i]).min_by_key(|&i| key(i, counts[i])) {
                 let tid = range.start + i as u32;
                 if sched.steps >= limit {
-                    return Err(GiveUp);
+                    return None;
                 }
-                let info = interp.step(machine, ThreadId(tid), &mut NullObserver)?;
+                let info = interp.step(machine, ThreadId(tid), &mut NullObserver).ok()?;
                 sched.steps += 1;
                 counts[i] += 1;
                 summary.lane_ops += info.chen.count_ones() as u64;
@@ -228,7 +215,7 @@ fn bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) ->
                 let next = range.start + last as u32 + 1;
                 sched.cursor = if next >= range.end { range.start } else { next };
             }
-            if !sched.release_barrier(machine, range.clone(), &mut NullObserver)? {
+            if !sched.release_barrier(machine, range.clone(), &mut NullObserver).ok()? {
                 break;
             }
         }
@@ -236,10 +223,11 @@ fn bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) ->
         sched.cursor = sched.groups.get(sched.current_group).map_or(0, |g| g.start);
     }
     summary.steps = sched.steps;
-    Ok(summary)
+    Some(summary)
 }
 
-/// Runs thread `tid`'s private instructions; true when it then waits at a visible one.
+/// Runs thread `tid`'s private instructions; true when it then waits at a visible one, None
+/// when it faulted or reached the step limit.
 fn burst(
     interp: &Interpreter,
     machine: &mut Machine,
@@ -248,13 +236,12 @@ fn burst(
     count: &mut u64,
     tid: u32,
     limit: u64,
-) -> Result<bool, GiveUp> {
-    let (steps, lane_ops) = interp.run_local(machine, ThreadId(tid), limit.saturating_sub(sched.steps))?;
+) -> Option<bool> {
+    let (steps, lane_ops) =
+        interp.run_local(machine, ThreadId(tid), limit.saturating_sub(sched.steps)).ok()?;
     sched.steps += steps;
     *count += steps;
     summary.lane_ops += lane_ops;
-    if sched.steps >= limit && machine.threads[tid as usize].is_runnable() {
-        return Err(GiveUp);
-    }
-    Ok(machine.threads[tid as usize].is_runnable())
+    let runnable = machine.threads[tid as usize].is_runnable();
+    (sched.steps < limit || !runnable).then_some(runnable)
 }
