@@ -308,9 +308,9 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Decodes the entries of one step's byte range. The log is written only by this module,
-/// so a malformed range is a bug; decoding stops at the range's end.
-/// The entries of one step's log, `own` being the step's thread.
+/// Decodes the entries of one step's byte range; `own` is the step's thread (the writer of
+/// tags 9 and 10). The log is written only by this module, so a malformed range is a bug;
+/// decoding stops at the range's end.
 pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
     let mut r = Reader { bytes, at: 0 };
     let mut out = Vec::new();
