@@ -113,6 +113,9 @@ impl<O: Observer> Ctx<'_, O> {
     pub fn mem_read(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
         let addr = slm_offset(space, addr);
         self.mem_peek(space, addr, out)?;
+        if let (MemSpace::Svm, Some(acc)) = (space, self.svm.accesses.as_deref_mut()) {
+            acc.reads.add(addr, out.len() as u64);
+        }
         if O::ACTIVE {
             self.obs.mem_read(self.tid, space, addr, out.len() as u64);
         }
@@ -147,7 +150,12 @@ impl<O: Observer> Ctx<'_, O> {
 
     fn mem_write_unobserved(&mut self, space: MemSpace, addr: u64, bytes: &[u8]) -> Result<(), FaultKind> {
         match space {
-            MemSpace::Svm => self.svm.write(addr, bytes)?,
+            MemSpace::Svm => {
+                self.svm.write(addr, bytes)?;
+                if let Some(acc) = self.svm.accesses.as_deref_mut() {
+                    acc.writes.add(addr, bytes.len() as u64);
+                }
+            }
             MemSpace::Slm(_) => match self.slm.as_deref_mut() {
                 Some(slm) => Shared::make_mut(slm).write(addr, bytes)?,
                 None => return Err(FaultKind::UnboundSurface("%slm".into())),

@@ -12,6 +12,7 @@ mod message;
 mod observer;
 mod operand;
 mod schedule;
+mod split;
 mod step;
 mod tables;
 #[cfg(test)]
@@ -23,5 +24,6 @@ pub use fault::{Fault, FaultKind};
 pub use observer::{NullObserver, Observer};
 pub use operand::{load_le, operand_type, store_le};
 pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Scheduler};
+pub use split::{run_split, run_split_chunks};
 pub use step::{channel_enables, Interpreter, StepEvent, StepInfo};
 pub use tables::Tables;

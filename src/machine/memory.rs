@@ -54,6 +54,88 @@ pub struct Svm {
     /// A persistent map: cloning the SVM for a checkpoint shares the map's structure and
     /// every page; a write copies one page and one path of the map.
     pages: imbl::HashMap<u64, Arc<Page>>,
+    /// When set, the byte ranges instructions read and wrote (see [`Accesses`]).
+    pub accesses: Option<Box<Accesses>>,
+}
+
+/// The SVM bytes a run's instructions read and wrote, for running work-groups on several
+/// cores (`exec::run_split`): a part's run is valid only if it read nothing an earlier part
+/// wrote. Atomics count as both.
+#[derive(Clone, Debug, Default)]
+pub struct Accesses {
+    pub reads: Ranges,
+    pub writes: Ranges,
+}
+
+/// A set of byte ranges `[start, end)`. Adding a range that continues the last one extends it
+/// (lanes of a gather or scatter usually touch consecutive bytes); [`Ranges::normalize`] sorts
+/// and merges them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ranges(Vec<(u64, u64)>);
+
+impl Ranges {
+    #[inline]
+    pub fn add(&mut self, start: u64, len: u64) {
+        let end = start.saturating_add(len);
+        match self.0.last_mut() {
+            Some(last) if last.1 == start => last.1 = end,
+            Some(last) if last.0 <= start && end <= last.1 => {}
+            _ => self.0.push((start, end)),
+        }
+    }
+
+    /// Sorted, disjoint and not touching.
+    pub fn normalize(&mut self) {
+        self.0.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
+        for &(s, e) in &self.0 {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.0 = merged;
+    }
+
+    /// Whether any byte is in both (both normalized).
+    pub fn intersects(&self, other: &Ranges) -> bool {
+        let (mut i, mut j) = (0, 0);
+        while i < self.0.len() && j < other.0.len() {
+            let (a, b) = (self.0[i], other.0[j]);
+            if a.1 <= b.0 {
+                i += 1;
+            } else if b.1 <= a.0 {
+                j += 1;
+            } else {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Adds all of `other`; both normalized, and so is the result (one linear merge).
+    pub fn union(&mut self, other: &Ranges) {
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.0.len() + other.0.len());
+        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) if x <= y => a.next().copied(),
+                (Some(_), Some(_)) | (None, Some(_)) => b.next().copied(),
+                (Some(_), None) => a.next().copied(),
+                (None, None) => break,
+            };
+            let Some((s, e)) = next else { break };
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.0 = merged;
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.0.iter().copied()
+    }
 }
 
 static ZERO_PAGE: Page = [0; PAGE_SIZE as usize];
@@ -170,6 +252,46 @@ impl Slm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ranges(list: &[(u64, u64)]) -> Ranges {
+        let mut r = Ranges::default();
+        for &(s, e) in list {
+            r.add(s, e - s);
+        }
+        r.normalize();
+        r
+    }
+
+    #[test]
+    fn ranges_merge_touching_and_overlapping_bytes_only() {
+        let mut r = Ranges::default();
+        // Lanes of a gather: consecutive dwords extend one range as they come.
+        for lane in 0..16 {
+            r.add(0x100 + 4 * lane, 4);
+        }
+        assert_eq!(r.iter().collect::<Vec<_>>(), [(0x100, 0x140)]);
+        r.add(0x200, 4);
+        r.add(0x50, 8);
+        r.add(0x13c, 8);
+        r.normalize();
+        assert_eq!(r.iter().collect::<Vec<_>>(), [(0x50, 0x58), (0x100, 0x144), (0x200, 0x204)]);
+        let mut u = ranges(&[(0x58, 0x60), (0x300, 0x301)]);
+        u.union(&r);
+        assert_eq!(
+            u.iter().collect::<Vec<_>>(),
+            [(0x50, 0x60), (0x100, 0x144), (0x200, 0x204), (0x300, 0x301)]
+        );
+    }
+
+    #[test]
+    fn ranges_intersect_on_a_shared_byte_not_on_a_shared_edge() {
+        let a = ranges(&[(0, 4), (16, 20), (40, 48)]);
+        assert!(!a.intersects(&ranges(&[(4, 16), (20, 40), (48, 60)])));
+        assert!(a.intersects(&ranges(&[(4, 17)])));
+        assert!(a.intersects(&ranges(&[(47, 48)])));
+        assert!(ranges(&[(47, 48)]).intersects(&a));
+        assert!(!a.intersects(&Ranges::default()));
+    }
 
     #[test]
     fn svm_faults_outside_regions_and_across_their_end() {

@@ -6,7 +6,7 @@ mod memory;
 mod thread;
 mod threads;
 
-pub use memory::{MemError, MemSpace, Region as MemRegion, Slm, Svm, PAGE_SIZE};
+pub use memory::{Accesses, MemError, MemSpace, Ranges, Region as MemRegion, Slm, Svm, PAGE_SIZE};
 pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_WAITING,
 };

@@ -2,11 +2,14 @@
 //! sample-kernels/shared (IGC-compiled for skl, tgllp and acm-g10) runs every thread of every
 //! work-group and its output buffers equal pocl's, byte for byte unless the kernel's
 //! compare.json allows a float tolerance for a buffer. Each runs both under the round-robin
-//! scheduler and in the bursts of plain `vdb run`, which must end in the same state.
+//! scheduler and in the bursts of plain `vdb run`, which must end in the same state, and
+//! split over cores a group at a time, which must end with the same memory.
 
 use std::path::{Path, PathBuf};
 
-use vdb::exec::{run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
+use std::num::NonZeroUsize;
+
+use vdb::exec::{run_split_chunks, run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
 use vdb::launch::raw;
 
 use crate::golden::scratch;
@@ -62,6 +65,7 @@ fn check(path: &Path) -> Result<(), String> {
     if exact != burst || machine.state_hash() != launch.machine.state_hash() {
         return Err(format!("burst run differs from the round-robin run: {exact:?} vs {burst:?}"));
     }
+    check_split(path, &interp, &exact, &machine)?;
     let name = path.to_string_lossy().replace(['/', '.'], "_");
     let out = scratch(&name);
     raw::write_outputs(&launch.program, &launch.machine, &launch.outputs, &out)?;
@@ -78,6 +82,31 @@ fn check(path: &Path) -> Result<(), String> {
         matches(&rule, &got, &want).map_err(|e| format!("{file}: {e}"))?;
     }
     let _ = std::fs::remove_dir_all(out);
+    Ok(())
+}
+
+/// Runs `path` split over two and three cores, a group per chunk, and compares memory and
+/// counts with the round-robin run.
+fn check_split(
+    path: &Path,
+    interp: &Interpreter,
+    exact: &vdb::exec::RunSummary,
+    want: &vdb::machine::Machine,
+) -> Result<(), String> {
+    let load = || raw::load(path).ok().map(|l| (l.machine, l.scheduler));
+    for jobs in [2, 3] {
+        let (mut machine, mut sched) = load().ok_or("reload failed")?;
+        let chunks = sched.groups.len();
+        let jobs = NonZeroUsize::new(jobs).expect("nonzero");
+        let split = run_split_chunks(interp, &mut machine, &mut sched, jobs, chunks, load)
+            .ok_or(format!("split run over {jobs} cores stopped"))?;
+        if &split != exact || sched.steps != exact.steps {
+            return Err(format!("split run over {jobs} cores counted {split:?}, expected {exact:?}"));
+        }
+        if machine.svm.nonzero_pages() != want.svm.nonzero_pages() {
+            return Err(format!("split run over {jobs} cores ends with other memory"));
+        }
+    }
     Ok(())
 }
 
@@ -103,4 +132,25 @@ fn project_reference_kernels_match_pocl_on_every_target() {
 #[test]
 fn sample_opencl_kernels_match_pocl_on_every_target() {
     check_all("opencl");
+}
+
+/// The step limit counts the steps of all cores: a split run that goes past it stops for the
+/// exact rerun to report, one that reaches it exactly does not.
+#[test]
+fn split_runs_keep_the_launch_step_limit() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz/skl.launch.json");
+    let load = || raw::load(&path).ok().map(|l| (l.machine, l.scheduler));
+    let launch = raw::load(&path).expect("launch");
+    let interp = Interpreter::new(launch.program.clone());
+    let (mut machine, mut sched) = load().expect("launch");
+    let exact = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect("runs");
+    let jobs = NonZeroUsize::new(2).expect("nonzero");
+    for (limit, stops) in [(exact.steps, false), (exact.steps - 1, true)] {
+        let limited = || load().map(|(m, mut s)| (m, (s.step_limit = limit, s).1));
+        let (mut machine, mut sched) = limited().expect("launch");
+        let groups = sched.groups.len();
+        assert!(groups >= 4, "{groups} groups");
+        let split = run_split_chunks(&interp, &mut machine, &mut sched, jobs, groups, limited);
+        assert_eq!(split.is_none(), stops, "limit {limit} of {} steps", exact.steps);
+    }
 }

@@ -1,11 +1,12 @@
 //! The non-interactive commands. Exit codes: 0 success, 1 diagnostics or failed commands,
 //! 2 bad launch file or arguments, 3 the kernel faulted.
 
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::time::Instant;
 
 use vdb::asm::{parse_files_with_warnings, ParseOptions};
-use vdb::exec::{run_bursts, run_to_end, Interpreter, NullObserver};
+use vdb::exec::{run_split, run_to_end, Interpreter, NullObserver};
 use vdb::launch::raw;
 use vdb::program::SourceFile;
 
@@ -94,7 +95,7 @@ pub fn peak_rss() -> Option<u64> {
 }
 
 /// `vdb run`.
-pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) -> u8 {
+pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jobs: NonZeroUsize) -> u8 {
     let started = Instant::now();
     let launch = match raw::load(launch_path) {
         Ok(l) => l,
@@ -122,7 +123,9 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool) ->
     } else {
         let mut launch = launch;
         let interp = Interpreter::new(launch.program.clone());
-        let result = match run_bursts(&interp, &mut launch.machine, &mut launch.scheduler) {
+        // Parts after the first rebuild the start state from the file (it loaded once already).
+        let load = || raw::load(launch_path).ok().map(|l| (l.machine, l.scheduler));
+        let result = match run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load) {
             Some(summary) => Ok(summary),
             // A fault or the step limit: run again under the exact scheduler to report it
             // as stepping would (rebuilding the start state costs less than keeping a copy).

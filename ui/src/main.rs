@@ -62,6 +62,10 @@ enum Command {
         /// Record every write (as the debugger does) and report the recording's size.
         #[arg(long)]
         record: bool,
+        /// Work-groups run side by side on up to this many cores (default: all of them).
+        /// The result is always that of running them one after another.
+        #[arg(long, short = 'j')]
+        jobs: Option<std::num::NonZeroUsize>,
     },
     /// Run debugger commands from a script against a recorded run.
     Batch {
@@ -111,7 +115,12 @@ fn main() -> ExitCode {
     };
     let code = match command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
-        Command::Run { launch, out, stats, record } => commands::run(&launch, out.as_deref(), stats, record),
+        Command::Run { launch, out, stats, record, jobs } => {
+            let jobs = jobs
+                .or_else(|| std::thread::available_parallelism().ok())
+                .unwrap_or(std::num::NonZeroUsize::MIN);
+            commands::run(&launch, out.as_deref(), stats, record, jobs)
+        }
         Command::Batch { launch, script, json, record_limit } => {
             batch::batch(&launch, &script, json, record_limit)
         }

@@ -160,3 +160,51 @@ fn trace_writes_every_step_with_old_and_new_bytes() {
     let w = &scatter.expect("a memory write")["writes"][0];
     assert_eq!(w["old"].as_str().map(str::len), w["new"].as_str().map(str::len));
 }
+
+/// `--jobs` shares work-groups out over cores; outputs, counts and faults are those of the
+/// run in sequence.
+#[test]
+fn run_on_several_cores_gives_the_sequential_outputs_and_faults() {
+    let collatz = root().join("sample-kernels/opencl/collatz");
+    let mut reference: Option<(String, Vec<u8>)> = None;
+    for jobs in ["1", "2", "3"] {
+        let dir = scratch(&format!("jobs{jobs}"));
+        let d = dir.to_string_lossy().to_string();
+        let launch = collatz.join("skl.launch.json").to_string_lossy().to_string();
+        let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--jobs", jobs, "--stats"]);
+        assert_eq!(code, 0, "{err}");
+        let stats: serde_json::Value =
+            serde_json::from_str(out.lines().last().expect("stats")).expect("json");
+        let counts = format!("{} {}", stats["instructions"], stats["lane_ops"]);
+        let got = std::fs::read(dir.join("out/steps.bin")).expect("output");
+        assert_eq!(got, std::fs::read(collatz.join("expected/steps.bin")).expect("expected"));
+        match &reference {
+            None => reference = Some((counts, got)),
+            Some((c, _)) => assert_eq!(&counts, c, "--jobs {jobs}"),
+        }
+    }
+    // An output buffer half as long: the scatters of groups 8 and later fault (64 items of 4
+    // bytes per group, 4 threads of SIMD16), reported as the sequential run reports them.
+    let dir = scratch("jobs_fault");
+    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
+    let base = collatz.to_string_lossy();
+    let text = text
+        .replace("\"size\": 4096", "\"size\": 2048")
+        .replace("\"skl/", &format!("\"{base}/skl/"))
+        .replace("\"in/", &format!("\"{base}/in/"));
+    let launch = write(&dir, "half.json", &text);
+    let mut reports = Vec::new();
+    for jobs in ["1", "2"] {
+        let (code, _, err) = vdb(&["run", &launch, "--jobs", jobs]);
+        assert_eq!(code, 3, "{err}");
+        assert!(err.contains("lane 0: access to unmapped SVM memory at 0x"), "{err}");
+        let thread: u32 = err
+            .split("fault in thread ")
+            .nth(1)
+            .and_then(|t| t.split(':').next()?.parse().ok())
+            .expect("thread");
+        assert!((32..36).contains(&thread), "{err}");
+        reports.push(err);
+    }
+    assert_eq!(reports[0], reports[1]);
+}
