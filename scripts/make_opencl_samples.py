@@ -91,6 +91,15 @@ def gen_inputs(rng):
         "matmul": ((16, 16), (8, 2), [("buffer", "a", pack("i", [rng.randint(-50, 50) for _ in range(256)]), None),
                                       ("buffer", "b", pack("i", [rng.randint(-50, 50) for _ in range(256)]), None),
                                       ("size", "c", 1024, "exact")]),
+        "early_return": (96, 32, [("buffer", "in", pack("i", [rng.randint(-300, 300) for _ in range(96)]), None),
+                                  ("size", "out", 384, "exact"), ("size", "trail", 384, "exact")]),
+        # A 40x24 matrix in 16x16 tiles: the launch covers 48x32, so edge tiles are partial.
+        "transpose": ((48, 32), (16, 4), [("buffer", "in", pack("f", [rng.uniform(-100, 100) for _ in range(40 * 24)]), None),
+                                          ("size", "out", 40 * 24 * 4, "exact"),
+                                          ("scalar", "width", pack("i", [40]), None), ("scalar", "height", pack("i", [24]), None)]),
+        "nested_loops": (64, 32, [("buffer", "n", pack("i", [rng.randint(0, 1000) for _ in range(64)]), None),
+                                  ("buffer", "w", pack("f", [rng.uniform(-4, 4) for _ in range(64)]), None),
+                                  ("size", "outi", 256, "exact"), ("size", "outf", 256, "exact")]),
     }
 
 def run(cmd, **kw):
@@ -136,6 +145,11 @@ def main():
                 exp = os.path.join(kdir, "expected", aname + ".bin")
                 cl_args += ["--buf", "%s:%s" % (path, exp) if rule else path]
                 entry = {"index": index, "buffer": "in/%s.bin" % aname}
+            elif kind == "scalar":
+                path = os.path.join(kdir, "in", aname + ".bin")
+                open(path, "wb").write(data)
+                cl_args += ["--scalar", path]
+                entry = {"index": index, "scalar": "in/%s.bin" % aname}
             else:
                 exp = os.path.join(kdir, "expected", aname + ".bin")
                 cl_args += ["--zero", "%d:%s" % (data, exp)]
