@@ -62,8 +62,9 @@ enum Command {
         /// Record every write (as the debugger does) and report the recording's size.
         #[arg(long)]
         record: bool,
-        /// Work-groups run side by side on up to this many cores (default: all of them).
-        /// The result is always that of running them one after another.
+        /// Work-groups run side by side on up to this many cores (default: all of them, at
+        /// most 8: each core builds its own copy of the launch). The result is always that of
+        /// running them one after another.
         #[arg(long, short = 'j')]
         jobs: Option<std::num::NonZeroUsize>,
     },
@@ -116,9 +117,8 @@ fn main() -> ExitCode {
     let code = match command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
         Command::Run { launch, out, stats, record, jobs } => {
-            let jobs = jobs
-                .or_else(|| std::thread::available_parallelism().ok())
-                .unwrap_or(std::num::NonZeroUsize::MIN);
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+            let jobs = jobs.or(std::num::NonZeroUsize::new(cores)).unwrap_or(std::num::NonZeroUsize::MIN);
             commands::run(&launch, out.as_deref(), stats, record, jobs)
         }
         Command::Batch { launch, script, json, record_limit } => {
