@@ -2,10 +2,12 @@
 //! groups. Cut it into chunks of consecutive groups; each core builds its own start state and
 //! runs the chunks it takes, noting the SVM bytes each chunk read and wrote. SLM and registers
 //! belong to one group, so memory is the only way groups meet: a chunk ran as the sequence
-//! would have run it if it read no byte that an earlier chunk run on another core wrote. When
-//! every chunk passes, laying each chunk's written bytes over memory in chunk order gives the
-//! memory of the sequential run. Otherwise (or when a chunk faulted or met the step limit)
-//! the whole run is made again in sequence.
+//! would have run it if it read no byte that an earlier chunk run on another core wrote.
+//! Chunks are checked in order as they finish. When every chunk passes, laying each chunk's
+//! written bytes over memory in chunk order gives the memory of the sequential run. At the
+//! first chunk that fails (or faulted, or met the step limit) the cores stop taking chunks,
+//! and the sequence goes on from that chunk's first group on a fresh start state that holds
+//! the memory of the chunks before it.
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,10 +32,75 @@ struct Chunk {
     bytes: Vec<(u64, Vec<u8>)>,
 }
 
+/// A chunk's state as the cores report it.
+enum Slot {
+    Pending,
+    Ran(Chunk),
+    /// Faulted or met the step limit on its core.
+    Stopped,
+}
+
+/// The chunks as they finish, and how far they have been checked.
+struct Progress {
+    slots: Vec<Slot>,
+    /// Chunks `[0, checked)` passed; their written bytes, in order.
+    checked: usize,
+    passed: Vec<Vec<(u64, Vec<u8>)>>,
+    summary: RunSummary,
+    /// For each core, what the passed chunks wrote on the other cores.
+    foreign: Vec<Ranges>,
+    /// The first chunk that did not pass.
+    failed_at: Option<usize>,
+}
+
+impl Progress {
+    fn new(chunks: usize, cores: usize) -> Progress {
+        Progress {
+            slots: (0..chunks).map(|_| Slot::Pending).collect(),
+            checked: 0,
+            passed: Vec::new(),
+            summary: RunSummary::default(),
+            foreign: vec![Ranges::default(); cores],
+            failed_at: None,
+        }
+    }
+
+    /// Checks the finished chunks that follow the passed ones; false once one failed.
+    fn advance(&mut self) -> bool {
+        while self.failed_at.is_none() && self.checked < self.slots.len() {
+            let c = self.checked;
+            match std::mem::replace(&mut self.slots[c], Slot::Pending) {
+                Slot::Pending => break,
+                Slot::Ran(chunk) if !chunk.reads.intersects(&self.foreign[chunk.core]) => {
+                    for (core, set) in self.foreign.iter_mut().enumerate() {
+                        if core != chunk.core {
+                            set.union(&chunk.writes);
+                        }
+                    }
+                    self.summary.steps += chunk.summary.steps;
+                    self.summary.lane_ops += chunk.summary.lane_ops;
+                    self.passed.push(chunk.bytes);
+                    self.checked += 1;
+                }
+                Slot::Ran(_) | Slot::Stopped => self.failed_at = Some(c),
+            }
+        }
+        self.failed_at.is_none()
+    }
+
+    /// Lays the passed chunks' written bytes over `machine`'s memory, in chunk order.
+    fn apply(&self, machine: &mut Machine) -> Option<()> {
+        for (addr, bytes) in self.passed.iter().flatten() {
+            machine.svm.write(*addr, bytes).ok()?;
+        }
+        Some(())
+    }
+}
+
 /// Runs every group to the end with exactly the memory and step count of [`run_bursts`], the
 /// groups shared out over up to `jobs` cores. `load` builds the launch's start state again (it
 /// must equal `machine` and `sched` as given): once for each extra core, and once more if the
-/// run has to be made again in sequence.
+/// sequence has to go on from a chunk that did not pass.
 ///
 /// When it returns, only memory, the step count and the summary are the run's: threads run on
 /// other cores keep their start state in `machine`. `None` as for [`run_bursts`]: a fault or
@@ -72,76 +139,60 @@ where
         return run_bursts(interp, machine, sched);
     }
     let bounds: Vec<usize> = (0..=chunks).map(|c| first + n * c / chunks).collect();
+    let steps_before = sched.steps;
     let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let done: Mutex<Vec<Option<Chunk>>> = Mutex::new((0..chunks).map(|_| None).collect());
+    let stop = AtomicBool::new(false);
+    let progress = Mutex::new(Progress::new(chunks, jobs.get()));
     // Each core takes chunks in increasing order, so it ran every earlier chunk it holds
-    // before a later one (the merge relies on it).
+    // before a later one (the check relies on it).
     let take_chunks = |core: usize, machine: &mut Machine, sched: &mut Scheduler| {
-        while !failed.load(Ordering::Relaxed) {
+        while !stop.load(Ordering::Relaxed) {
             let c = next.fetch_add(1, Ordering::Relaxed);
             if c >= chunks {
                 break;
             }
-            match run_chunk(interp, machine, sched, core, bounds[c], bounds[c + 1]) {
-                Some(chunk) => done.lock().unwrap_or_else(|e| e.into_inner())[c] = Some(chunk),
-                None => failed.store(true, Ordering::Relaxed),
+            let slot = match run_chunk(interp, machine, sched, core, bounds[c], bounds[c + 1]) {
+                Some(chunk) => Slot::Ran(chunk),
+                None => Slot::Stopped,
+            };
+            let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
+            p.slots[c] = slot;
+            if !p.advance() {
+                stop.store(true, Ordering::Relaxed);
             }
         }
     };
     std::thread::scope(|s| {
         for core in 1..jobs.get() {
-            let (load, take_chunks, failed) = (&load, &take_chunks, &failed);
-            s.spawn(move || match load() {
-                Some((mut m, mut sc)) => take_chunks(core, &mut m, &mut sc),
-                None => failed.store(true, Ordering::Relaxed),
-            });
+            let (load, take_chunks) = (&load, &take_chunks);
+            // A core that cannot build its start state takes no chunks.
+            s.spawn(move || load().map(|(mut m, mut sc)| take_chunks(core, &mut m, &mut sc)));
         }
         take_chunks(0, machine, sched);
     });
-    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
-    let merged = (!failed.into_inner()).then(|| merge(machine, jobs.get(), done)).flatten();
-    match merged {
-        Some(summary) => {
-            sched.steps = summary.steps;
+    let progress = progress.into_inner().unwrap_or_else(|e| e.into_inner());
+    match progress.failed_at {
+        None => {
+            progress.apply(machine)?;
+            sched.steps = steps_before + progress.summary.steps;
             sched.current_group = sched.groups.len();
             sched.cursor = 0;
             if sched.step_limit != 0 && sched.steps > sched.step_limit {
                 return None;
             }
-            Some(summary)
+            Some(RunSummary { steps: sched.steps, lane_ops: progress.summary.lane_ops })
         }
-        // Groups met through memory (or a chunk stopped): the sequence itself decides.
-        None => {
+        // The sequence goes on from chunk `c`, with the memory of the chunks before it.
+        Some(c) => {
             (*machine, *sched) = load()?;
-            run_bursts(interp, machine, sched)
+            progress.apply(machine)?;
+            sched.steps = steps_before + progress.summary.steps;
+            sched.current_group = bounds[c];
+            sched.cursor = sched.groups.get(bounds[c])?.start;
+            let rest = run_bursts(interp, machine, sched)?;
+            Some(RunSummary { steps: rest.steps, lane_ops: progress.summary.lane_ops + rest.lane_ops })
         }
     }
-}
-
-/// Checks the chunks in order and lays their written bytes over `machine`'s memory; None if
-/// a chunk is missing or read what an earlier chunk on another core wrote.
-fn merge(machine: &mut Machine, cores: usize, done: Vec<Option<Chunk>>) -> Option<RunSummary> {
-    // For each core, what chunks so far wrote on the other cores.
-    let mut foreign = vec![Ranges::default(); cores];
-    let mut summary = RunSummary::default();
-    for chunk in done {
-        let chunk = chunk?;
-        if chunk.reads.intersects(&foreign[chunk.core]) {
-            return None;
-        }
-        for (core, set) in foreign.iter_mut().enumerate() {
-            if core != chunk.core {
-                set.union(&chunk.writes);
-            }
-        }
-        for (addr, bytes) in &chunk.bytes {
-            machine.svm.write(*addr, bytes).ok()?;
-        }
-        summary.steps += chunk.summary.steps;
-        summary.lane_ops += chunk.summary.lane_ops;
-    }
-    Some(summary)
 }
 
 /// Runs groups `[lo, hi)` on `machine`, noting what they read and wrote.
@@ -182,20 +233,26 @@ mod tests {
 
     const BASE: u64 = 0x1_0000;
 
-    fn chunk(core: usize, reads: &[(u64, u64)], writes: &[(u64, u8)]) -> Option<Chunk> {
+    fn ran(core: usize, reads: &[(u64, u64)], writes: &[(u64, u8)]) -> Slot {
         let (mut r, mut w) = (Ranges::default(), Ranges::default());
         reads.iter().for_each(|&(a, n)| r.add(BASE + a, n));
         writes.iter().for_each(|&(a, _)| w.add(BASE + a, 1));
         r.normalize();
         w.normalize();
         let bytes = writes.iter().map(|&(a, v)| (BASE + a, vec![v])).collect();
-        Some(Chunk { core, summary: RunSummary { steps: 10, lane_ops: 80 }, reads: r, writes: w, bytes })
+        Slot::Ran(Chunk { core, summary: RunSummary { steps: 10, lane_ops: 80 }, reads: r, writes: w, bytes })
     }
 
-    fn machine() -> Machine {
-        let mut svm = Svm::default();
-        svm.map(BASE, 64, "buf");
-        Machine { svm, ..Machine::default() }
+    /// Reports `slots` one at a time in the order given by `order`; the first failed chunk.
+    fn check(slots: Vec<Slot>, order: &[usize]) -> (Progress, Option<usize>) {
+        let mut p = Progress::new(slots.len(), 2);
+        let mut slots: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
+        for &c in order {
+            p.slots[c] = slots[c].take().expect("reported once");
+            p.advance();
+        }
+        let failed = p.failed_at;
+        (p, failed)
     }
 
     fn byte(m: &Machine, a: u64) -> u8 {
@@ -205,32 +262,38 @@ mod tests {
     }
 
     #[test]
-    fn chunks_merge_in_order_when_none_read_another_cores_earlier_write() {
-        let mut m = machine();
+    fn chunks_pass_in_order_when_none_read_another_cores_earlier_write() {
         // Chunk 2 reads what chunk 0 wrote on its own core, and every chunk writes byte 9:
-        // the last chunk's byte wins, as in sequence.
-        let done = vec![
-            chunk(0, &[(0, 4)], &[(8, 1), (9, 1)]),
-            chunk(1, &[(0, 4)], &[(16, 2), (9, 2)]),
-            chunk(0, &[(8, 1)], &[(24, 3), (9, 3)]),
+        // the last chunk's byte wins, as in sequence. Chunks finish out of order.
+        let slots = vec![
+            ran(0, &[(0, 4)], &[(8, 1), (9, 1)]),
+            ran(1, &[(0, 4)], &[(16, 2), (9, 2)]),
+            ran(0, &[(8, 1)], &[(24, 3), (9, 3)]),
         ];
-        let summary = merge(&mut m, 2, done).expect("no conflict");
-        assert_eq!(summary, RunSummary { steps: 30, lane_ops: 240 });
+        let (p, failed) = check(slots, &[2, 0, 1]);
+        assert_eq!(failed, None);
+        assert_eq!((p.checked, p.summary.clone()), (3, RunSummary { steps: 30, lane_ops: 240 }));
+        let mut svm = Svm::default();
+        svm.map(BASE, 64, "buf");
+        let mut m = Machine { svm, ..Machine::default() };
+        p.apply(&mut m).expect("mapped");
         assert_eq!([byte(&m, 8), byte(&m, 16), byte(&m, 24), byte(&m, 9)], [1, 2, 3, 3]);
     }
 
     #[test]
-    fn a_chunk_that_read_another_cores_earlier_write_refuses_the_merge() {
+    fn the_first_chunk_that_read_another_cores_earlier_write_fails() {
         // Chunk 1 (core 1) read byte 8, which chunk 0 wrote on core 0.
-        let done = vec![chunk(0, &[], &[(8, 1)]), chunk(1, &[(6, 4)], &[(16, 2)])];
-        assert_eq!(merge(&mut machine(), 2, done), None);
+        let (p, failed) = check(vec![ran(0, &[], &[(8, 1)]), ran(1, &[(6, 4)], &[(16, 2)])], &[1, 0]);
+        assert_eq!((failed, p.passed.len()), (Some(1), 1));
         // Chunk 2 (core 0) read byte 16, which chunk 1 wrote on core 1 in between.
-        let done = vec![chunk(0, &[], &[(8, 1)]), chunk(1, &[], &[(16, 2)]), chunk(0, &[(16, 1)], &[])];
-        assert_eq!(merge(&mut machine(), 2, done), None);
+        let slots =
+            vec![ran(0, &[], &[(8, 1)]), ran(1, &[], &[(16, 2)]), ran(0, &[(16, 1)], &[]), ran(1, &[], &[])];
+        assert_eq!(check(slots, &[0, 1, 2, 3]).1, Some(2));
         // A later chunk's write does not matter to an earlier chunk's read.
-        let done = vec![chunk(0, &[(16, 1)], &[]), chunk(1, &[], &[(16, 2)])];
-        assert!(merge(&mut machine(), 2, done).is_some());
-        // A chunk that did not finish leaves the run to the sequence.
-        assert_eq!(merge(&mut machine(), 2, vec![chunk(0, &[], &[]), None]), None);
+        assert_eq!(check(vec![ran(0, &[(16, 1)], &[]), ran(1, &[], &[(16, 2)])], &[1, 0]).1, None);
+        // A chunk that stopped fails; one still pending is not checked yet.
+        assert_eq!(check(vec![ran(0, &[], &[]), Slot::Stopped], &[0, 1]).1, Some(1));
+        let (p, failed) = check(vec![Slot::Pending, ran(1, &[(8, 1)], &[])], &[1]);
+        assert_eq!((failed, p.checked), (None, 0));
     }
 }
