@@ -78,6 +78,7 @@ impl Ranges {
     pub fn add(&mut self, start: u64, len: u64) {
         let end = start.saturating_add(len);
         match self.0.last_mut() {
+            _ if len == 0 => {}
             Some(last) if last.1 == start => last.1 = end,
             Some(last) if last.0 <= start && end <= last.1 => {}
             _ => self.0.push((start, end)),
@@ -291,6 +292,8 @@ mod tests {
         assert!(a.intersects(&ranges(&[(47, 48)])));
         assert!(ranges(&[(47, 48)]).intersects(&a));
         assert!(!a.intersects(&Ranges::default()));
+        // An empty access touches nothing.
+        assert!(!a.intersects(&ranges(&[(2, 2)])));
     }
 
     #[test]

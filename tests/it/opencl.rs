@@ -5,9 +5,8 @@
 //! scheduler and in the bursts of plain `vdb run`, which must end in the same state, and
 //! split over cores a group at a time, which must end with the same memory.
 
-use std::path::{Path, PathBuf};
-
 use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
 
 use vdb::exec::{run_split_chunks, run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
 use vdb::launch::raw;

@@ -123,7 +123,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
     } else {
         let mut launch = launch;
         let interp = Interpreter::new(launch.program.clone());
-        // Parts after the first rebuild the start state from the file (it loaded once already).
+        // Other cores build their own start state from the file (it is not Send).
         let load = || raw::load(launch_path).ok().map(|l| (l.machine, l.scheduler));
         let result = match run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load) {
             Some(summary) => Ok(summary),
