@@ -5,8 +5,7 @@
 use std::ops::Range;
 
 use super::fault::{Fault, FaultKind};
-use super::observer::NullObserver;
-use super::observer::Observer;
+use super::observer::{NullObserver, Observer};
 use super::step::{Interpreter, StepEvent};
 use crate::isa::InstIdx;
 use crate::machine::{Machine, ThreadId, ThreadStatus};
@@ -40,8 +39,15 @@ impl Scheduler {
     }
 
     pub fn new(groups: Vec<Range<u32>>) -> Scheduler {
-        let cursor = groups.first().map_or(0, |g| g.start);
-        Scheduler { groups, current_group: 0, cursor, steps: 0, step_limit: 0 }
+        let mut sched = Scheduler { groups, current_group: 0, cursor: 0, steps: 0, step_limit: 0 };
+        sched.start_group(0);
+        sched
+    }
+
+    /// Makes `group` the current group, its first thread next (past the last group: finished).
+    pub fn start_group(&mut self, group: usize) {
+        self.current_group = group;
+        self.cursor = self.groups.get(group).map_or(0, |g| g.start);
     }
 
     /// The thread the round-robin scan of `range` starts from.
@@ -65,8 +71,7 @@ impl Scheduler {
             if self.release_barrier(machine, range.clone(), observer)? {
                 continue;
             }
-            self.current_group += 1;
-            self.cursor = self.groups.get(self.current_group).map_or(0, |g| g.start);
+            self.start_group(self.current_group + 1);
         }
         Ok(Pick::Finished)
     }
@@ -219,8 +224,7 @@ pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Sched
                 break;
             }
         }
-        sched.current_group += 1;
-        sched.cursor = sched.groups.get(sched.current_group).map_or(0, |g| g.start);
+        sched.start_group(sched.current_group + 1);
     }
     summary.steps = sched.steps;
     Some(summary)

@@ -43,8 +43,7 @@ enum Slot {
 /// The chunks as they finish, and how far they have been checked.
 struct Progress {
     slots: Vec<Slot>,
-    /// Chunks `[0, checked)` passed; their written bytes, in order.
-    checked: usize,
+    /// The written bytes of the chunks that passed, `[0, passed.len())`, in order.
     passed: Vec<Vec<(u64, Vec<u8>)>>,
     summary: RunSummary,
     /// For each core, what the passed chunks wrote on the other cores.
@@ -57,7 +56,6 @@ impl Progress {
     fn new(chunks: usize, cores: usize) -> Progress {
         Progress {
             slots: (0..chunks).map(|_| Slot::Pending).collect(),
-            checked: 0,
             passed: Vec::new(),
             summary: RunSummary::default(),
             foreign: vec![Ranges::default(); cores],
@@ -67,8 +65,9 @@ impl Progress {
 
     /// Checks the finished chunks that follow the passed ones; false once one failed.
     fn advance(&mut self) -> bool {
-        while self.failed_at.is_none() && self.checked < self.slots.len() {
-            let c = self.checked;
+        while self.failed_at.is_none() && self.passed.len() < self.slots.len() {
+            let c = self.passed.len();
+            // Taken out of its slot: a passed chunk keeps only its bytes.
             match std::mem::replace(&mut self.slots[c], Slot::Pending) {
                 Slot::Pending => break,
                 Slot::Ran(chunk) if !chunk.reads.intersects(&self.foreign[chunk.core]) => {
@@ -80,7 +79,6 @@ impl Progress {
                     self.summary.steps += chunk.summary.steps;
                     self.summary.lane_ops += chunk.summary.lane_ops;
                     self.passed.push(chunk.bytes);
-                    self.checked += 1;
                 }
                 Slot::Ran(_) | Slot::Stopped => self.failed_at = Some(c),
             }
@@ -175,8 +173,7 @@ where
         None => {
             progress.apply(machine)?;
             sched.steps = steps_before + progress.summary.steps;
-            sched.current_group = sched.groups.len();
-            sched.cursor = 0;
+            sched.start_group(sched.groups.len());
             if sched.step_limit != 0 && sched.steps > sched.step_limit {
                 return None;
             }
@@ -187,8 +184,7 @@ where
             (*machine, *sched) = load()?;
             progress.apply(machine)?;
             sched.steps = steps_before + progress.summary.steps;
-            sched.current_group = bounds[c];
-            sched.cursor = sched.groups.get(bounds[c])?.start;
+            sched.start_group(bounds[c]);
             let rest = run_bursts(interp, machine, sched)?;
             Some(RunSummary { steps: rest.steps, lane_ops: progress.summary.lane_ops + rest.lane_ops })
         }
@@ -205,8 +201,7 @@ fn run_chunk(
     hi: usize,
 ) -> Option<Chunk> {
     let rest = sched.groups.split_off(hi);
-    sched.current_group = lo;
-    sched.cursor = sched.groups.get(lo)?.start;
+    sched.start_group(lo);
     let steps_before = sched.steps;
     machine.svm.accesses = Some(Box::default());
     let summary = run_bursts(interp, machine, sched);
@@ -272,7 +267,7 @@ mod tests {
         ];
         let (p, failed) = check(slots, &[2, 0, 1]);
         assert_eq!(failed, None);
-        assert_eq!((p.checked, p.summary.clone()), (3, RunSummary { steps: 30, lane_ops: 240 }));
+        assert_eq!((p.passed.len(), p.summary.clone()), (3, RunSummary { steps: 30, lane_ops: 240 }));
         let mut svm = Svm::default();
         svm.map(BASE, 64, "buf");
         let mut m = Machine { svm, ..Machine::default() };
@@ -294,6 +289,6 @@ mod tests {
         // A chunk that stopped fails; one still pending is not checked yet.
         assert_eq!(check(vec![ran(0, &[], &[]), Slot::Stopped], &[0, 1]).1, Some(1));
         let (p, failed) = check(vec![Slot::Pending, ran(1, &[(8, 1)], &[])], &[1]);
-        assert_eq!((failed, p.checked), (None, 0));
+        assert_eq!((failed, p.passed.len()), (None, 0));
     }
 }

@@ -59,8 +59,10 @@ pub struct Svm {
 }
 
 /// The SVM bytes a run's instructions read and wrote, for running work-groups on several
-/// cores (`exec::run_split`): a part's run is valid only if it read nothing an earlier part
-/// wrote. Atomics count as both.
+/// cores (`exec::run_split`): a chunk's run is valid only if it read nothing that an earlier
+/// chunk wrote on another core. Atomics count as both. Noted by `Ctx`'s memory accesses
+/// themselves, not through an `Observer`: an active observer makes every register write
+/// capture its old bytes, which a plain run does not need.
 #[derive(Clone, Debug, Default)]
 pub struct Accesses {
     pub reads: Ranges,
