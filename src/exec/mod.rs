@@ -21,7 +21,7 @@ mod test_util;
 pub use control::{window, FUNCTION_ADDRESS_BASE};
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
-pub use observer::{NullObserver, Observer};
+pub use observer::{NullObserver, Observer, StepHooks};
 pub use operand::{load_le, operand_type, store_le};
 pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Scheduler};
 pub use split::{run_split, run_split_chunks};

@@ -20,6 +20,15 @@ pub trait Observer {
     fn mem_read(&mut self, _thread: ThreadId, _space: MemSpace, _addr: u64, _len: u64) {}
 }
 
+/// An observer that also hears where each step of a burst starts and ends
+/// ([`crate::exec::Interpreter::run_local_recorded`]).
+pub trait StepHooks: Observer {
+    /// A step of the burst's thread begins: the writes until `end_step` are its own.
+    fn begin_step(&mut self);
+    /// The step that began executed instruction `pc` under channel enables `chen`.
+    fn end_step(&mut self, pc: u32, chen: u32);
+}
+
 /// Ignores everything (plain `vdb run` without recording).
 #[derive(Copy, Clone, Debug, Default)]
 pub struct NullObserver;

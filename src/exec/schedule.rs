@@ -51,8 +51,20 @@ impl Scheduler {
     }
 
     /// The thread the round-robin scan of `range` starts from.
-    fn cursor_in(&self, range: &Range<u32>) -> u32 {
+    pub fn cursor_in(&self, range: &Range<u32>) -> u32 {
         self.cursor.clamp(range.start, range.end.saturating_sub(1).max(range.start))
+    }
+
+    /// Sets the round-robin cursor as it stands after a stretch of `range` that started at
+    /// position `first` and in which thread `range.start + i` ran `counts[i]` steps: just
+    /// after the stretch's last step (the thread with the greatest (round, position)).
+    pub fn cursor_after(&mut self, range: &Range<u32>, first: u32, counts: &[u64]) {
+        let k = counts.len();
+        let key = |i: usize, count: u64| (count, (i + k - first as usize) % k);
+        if let Some(last) = (0..k).filter(|&i| counts[i] > 0).max_by_key(|&i| key(i, counts[i] - 1)) {
+            let next = range.start + last as u32 + 1;
+            self.cursor = if next >= range.end { range.start } else { next };
+        }
     }
 
     /// Picks the next thread to step, releasing barriers and moving to the next group as
@@ -215,11 +227,7 @@ pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Sched
                 summary.lane_ops += info.chen.count_ones() as u64;
                 ready[i] = burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit)?;
             }
-            // The round-robin cursor ends after the phase's last step.
-            if let Some(last) = (0..k).filter(|&i| counts[i] > 0).max_by_key(|&i| key(i, counts[i] - 1)) {
-                let next = range.start + last as u32 + 1;
-                sched.cursor = if next >= range.end { range.start } else { next };
-            }
+            sched.cursor_after(&range, first, &counts);
             if !sched.release_barrier(machine, range.clone(), &mut NullObserver).ok()? {
                 break;
             }

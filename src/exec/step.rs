@@ -7,7 +7,7 @@ use super::alu::{self, AluOut, SrcLanes};
 use super::control::{self, size_mask};
 use super::ctx::Ctx;
 use super::fault::{Fault, FaultKind};
-use super::observer::Observer;
+use super::observer::{Observer, StepHooks};
 use super::tables::Tables;
 use crate::isa::{
     DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, Predicate, Region, SrcMod,
@@ -105,16 +105,29 @@ impl Interpreter {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else {
             return Ok(StepInfo { pc, chen: 0, event: StepEvent::Idle });
         };
+        let chen = self.step_in(&mut ctx, pc)?;
+        let event = match ctx.thread.control.status {
+            ThreadStatus::Done => StepEvent::Finished,
+            ThreadStatus::AtBarrier => StepEvent::Barrier,
+            _ => StepEvent::Executed,
+        };
+        Ok(StepInfo { pc, chen, event })
+    }
+
+    /// The step of [`Interpreter::step`] on a context already made: the instruction at `pc`
+    /// and the report of its control change. Returns the channel enables.
+    fn step_in<O: Observer>(&self, ctx: &mut Ctx<'_, O>, pc: InstIdx) -> Result<u32, Fault> {
+        let tid = ctx.tid;
         // A recorder needs the old control state only when more than the pc can change:
         // control flow, barriers and reconvergence at the next instruction. Otherwise the
         // step moves the pc to the next instruction, or faults (pc kept, status `Faulted`).
         let may_change_control = |control: &Control| {
             matches!(self.plans.get(pc.0 as usize), Some(Plan::Control | Plan::Barrier))
-                || control.waiting.iter().any(|w| w.at.0 == pc.0 + 1)
+                || reconverges_at(control, pc.0 + 1)
         };
         let old_control =
             (O::ACTIVE && may_change_control(&ctx.thread.control)).then(|| ctx.thread.control.clone());
-        let result = self.execute_at(&mut ctx, pc);
+        let result = self.execute_at(ctx, pc);
         if O::ACTIVE {
             let new = &ctx.thread.control;
             match old_control {
@@ -128,13 +141,7 @@ impl Interpreter {
                 None => {}
             }
         }
-        let chen = result?;
-        let event = match ctx.thread.control.status {
-            ThreadStatus::Done => StepEvent::Finished,
-            ThreadStatus::AtBarrier => StepEvent::Barrier,
-            _ => StepEvent::Executed,
-        };
-        Ok(StepInfo { pc, chen, event })
+        result
     }
 
     /// Runs the instruction at `pc`: channel enables, the instruction, then reconvergence at
@@ -209,6 +216,50 @@ impl Interpreter {
             }
         }
         Ok((steps, lane_ops))
+    }
+
+    /// [`Interpreter::run_local`] with every step reported: `obs` hears each write, and
+    /// each step's start and end (its pc and channel enables), exactly as [`Interpreter::step`]
+    /// reports them. Runs thread `tid` until its next instruction is visible to other
+    /// threads, it stops running, or `budget` steps have run; returns the steps. The
+    /// recorder's burst windows use it: one thread borrow and one scratch buffer per burst.
+    pub fn run_local_recorded<O: StepHooks>(
+        &self,
+        machine: &mut Machine,
+        tid: ThreadId,
+        budget: u64,
+        obs: &mut O,
+    ) -> Result<u64, Fault> {
+        let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok(0) };
+        let mut steps = 0u64;
+        while steps < budget {
+            let pc = ctx.thread.control.pc;
+            let plan = match self.plans.get(pc.0 as usize) {
+                Some(plan) if !plan.visible_to_others() => plan,
+                _ => break,
+            };
+            ctx.obs.begin_step();
+            let chen = match plan {
+                // As `step_in` runs it when no control state can change: nothing to report
+                // beyond the writes.
+                Plan::Dword(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
+                    let (chen, em_part, pmask) =
+                        enables(op.exec, op.guard, ctx.thread.control.em, &ctx.thread.preds);
+                    if let Err(kind) = ctx.run_dword(op, chen, em_part, pmask) {
+                        return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
+                    }
+                    ctx.thread.control.pc = InstIdx(pc.0 + 1);
+                    chen
+                }
+                _ => self.step_in(&mut ctx, pc)?,
+            };
+            ctx.obs.end_step(pc.0, chen);
+            steps += 1;
+            if ctx.thread.control.status != ThreadStatus::Running {
+                break;
+            }
+        }
+        Ok(steps)
     }
 
     /// The instruction itself, under its channel enables (returned).
@@ -389,6 +440,12 @@ impl Plan {
     fn visible_to_others(&self) -> bool {
         matches!(self, Plan::Memory | Plan::Barrier)
     }
+}
+
+/// Whether lanes waiting in `control` reconverge at instruction `at`.
+#[inline]
+fn reconverges_at(control: &Control, at: u32) -> bool {
+    control.waiting.iter().any(|w| w.at.0 == at)
 }
 
 /// Leaves thread `tid` faulted on the instruction at `pc`.

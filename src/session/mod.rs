@@ -21,7 +21,7 @@ use crate::isa::{InstIdx, UnitId};
 use crate::launch::raw::{Launch, Output};
 use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
-use crate::trace::Recorder;
+use crate::trace::{Recorder, Stage};
 
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
 pub use expr::{Condition, RegionRef};
@@ -143,6 +143,15 @@ pub struct Session {
     /// Called every few thousand steps of a long movement with (step, recorded steps); a
     /// front end shows progress here and returns true to interrupt (Ctrl-C in the TUI).
     pub progress: Option<Box<dyn FnMut(u64, u64) -> bool>>,
+    /// Whether `continue` at the frontier records in burst windows ([`crate::trace::record_window`])
+    /// when nothing can stop it; tests turn it off to compare with recording step by step.
+    pub window_recording: bool,
+    /// Staging buffers of the burst windows, kept between windows.
+    stages: Vec<Stage>,
+    /// Step by step until this time (after a window that could not run).
+    windows_from: u64,
+    /// Steps recorded in burst windows (the rest were recorded one at a time).
+    pub window_steps: u64,
 }
 
 /// The recording budget a session starts with; front ends set `record_limit` from the
@@ -174,6 +183,10 @@ impl Session {
             base_dir,
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
+            window_recording: true,
+            stages: Vec::new(),
+            windows_from: 0,
+            window_steps: 0,
         }
     }
 

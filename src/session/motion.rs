@@ -8,10 +8,14 @@ use crate::exec::{Fault, FaultKind, Pick};
 use crate::isa::InstIdx;
 use crate::machine::ThreadId;
 use crate::machine::ThreadStatus;
-use crate::trace::{EntryKind, StepRecord};
+use crate::trace::{record_window, EntryKind, StepRecord, Window};
 
 /// How often long movements look at the interrupt flag.
 const INTERRUPT_CHECK: u64 = 1 << 14;
+
+/// Recording budget left free for one burst window: its steps write a few KiB each at most,
+/// and a window holds a few thousand.
+const WINDOW_RESERVE: u64 = 64 << 20;
 
 impl Session {
     /// The end state as a stop reason.
@@ -114,9 +118,11 @@ impl Session {
     /// Every few thousand steps of a long movement: report progress and ask whether to stop
     /// (the interrupt flag, or the progress callback returning true).
     fn interrupted(&mut self, count: u64) -> bool {
-        if !count.is_multiple_of(INTERRUPT_CHECK) {
-            return false;
-        }
+        count.is_multiple_of(INTERRUPT_CHECK) && self.poll_interrupt()
+    }
+
+    /// Reports progress and asks whether to stop.
+    fn poll_interrupt(&mut self) -> bool {
         let (now, total) = (self.now, self.total_steps());
         let asked = match self.progress.as_mut() {
             Some(report) => report(now, total),
@@ -357,6 +363,9 @@ impl Session {
         let mut first = true;
         let mut count = 0u64;
         loop {
+            if let Some(stop) = self.record_windows(&mut count) {
+                return stop;
+            }
             let Some(rec) = self.forward() else { return self.end_reason() };
             let step = self.now - 1;
             if !first && !self.breakpoints.is_empty() {
@@ -374,6 +383,57 @@ impl Session {
                 return StopReason::Interrupted;
             }
         }
+    }
+
+    /// At the frontier, with no breakpoint or watchpoint that could stop a `continue`,
+    /// records burst windows for as long as they can run (the recording is the one single
+    /// steps make). Returns a stop only when interrupted; otherwise the caller goes on step by
+    /// step, and calls again.
+    fn record_windows(&mut self, count: &mut u64) -> Option<StopReason> {
+        let stoppers =
+            self.breakpoints.iter().any(|b| b.enabled) || self.watchpoints.iter().any(|w| w.enabled);
+        if !self.window_recording || stoppers {
+            return None;
+        }
+        while self.now == self.recorder.len() && self.end.is_none() && self.now >= self.windows_from {
+            let group = self.sched.groups.get(self.sched.current_group).map_or(1, |g| g.len() as u64);
+            let rounds = (self.recorder.interval / group.max(1)).max(1);
+            let most = rounds * group.max(1);
+            // Budget, step limit and the index's step range are checked step by step: near
+            // any of them, go on that way.
+            let limit = self.sched.step_limit;
+            if self.recorder.recorded_bytes().saturating_add(WINDOW_RESERVE) > self.record_limit
+                || self.recorder.len() + most >= crate::trace::MAX_STEPS
+                || (limit != 0 && self.sched.steps + most >= limit)
+            {
+                self.windows_from = self.now + most;
+                return None;
+            }
+            let window = record_window(
+                &self.interp,
+                &mut self.machine,
+                &mut self.sched,
+                &mut self.recorder,
+                rounds,
+                &mut self.stages,
+            );
+            match window {
+                Window::Recorded(n) => {
+                    self.now += n;
+                    self.window_steps += n;
+                    let before = *count;
+                    *count += n;
+                    if before / INTERRUPT_CHECK != *count / INTERRUPT_CHECK && self.poll_interrupt() {
+                        return Some(StopReason::Interrupted);
+                    }
+                }
+                // One step releases the barrier or starts the next group.
+                Window::Boundary => self.windows_from = self.now + 1,
+                // A fault lies within the window's steps: those go one by one.
+                Window::Failed => self.windows_from = self.now + most,
+            }
+        }
+        None
     }
 
     /// Checks a breakpoint on the step just executed; on a hit, steps back so the stop is

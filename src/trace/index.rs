@@ -33,7 +33,7 @@ type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 /// Granularity of the memory index: one key per 64-byte line.
 pub const MEM_LINE: u64 = 64;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WriteIndex {
     /// thread → GRF register number → steps (dense: no hashing on the hot path).
     grf: Vec<Vec<Vec<Step32>>>,

@@ -65,9 +65,6 @@ pub enum EntryKind<'a> {
     },
 }
 
-fn put_u16(out: &mut Vec<u8>, v: u16) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
 fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
@@ -88,36 +85,57 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
 /// Appends `old XOR new` for `len` bytes (the slices have equal length): as is, or — when
 /// shorter — as a bitmap of the non-zero bytes followed by those bytes. Most writes change
 /// few bytes (small integers, unchanged lanes), and the log's size is what recording time and
-/// memory are made of. One read-only pass counts the changed bytes; the chosen form is then
-/// written straight into the log (no staging buffer to clear or copy).
+/// memory are made of. One pass writes the sparse form straight into the log, a word at a
+/// time (each word's packed bytes in one 8-byte store); when that is not shorter, the dense
+/// form overwrites it.
 fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
     let len = new.len();
-    let nonzero = changed_bytes(old, new);
-    let map_len = len.div_ceil(8);
-    if map_len + nonzero >= len || len > MAX_SPARSE {
-        // Dense: long payloads (rare big loads) always take this form.
-        put_u16(out, len as u16);
-        out.extend(old.iter().zip(new).map(|(a, b)| a ^ b));
-        return;
-    }
-    put_u16(out, len as u16 | SPARSE);
-    out.reserve(map_len + nonzero);
-    let (words, (tail_old, tail_new)) = xor_words(old, new);
-    out.extend(words.clone().map(nonzero_map));
-    if !tail_old.is_empty() {
-        let bits = tail_old.iter().zip(tail_new).enumerate().map(|(i, (a, b))| ((a != b) as u8) << i);
-        out.push(bits.fold(0, |m, b| m | b));
-    }
-    for x in words.filter(|&x| x != 0) {
-        // The word's non-zero bytes, packed without a branch per byte.
-        let (mut packed, mut k) = ([0u8; 8], 0);
-        for byte in x.to_le_bytes() {
-            packed[k] = byte;
-            k += (byte != 0) as usize;
+    let start = out.len();
+    if len <= MAX_SPARSE {
+        let map_len = len.div_ceil(8);
+        // Room for the sparse form, and 8 bytes of slack for the last word's store.
+        out.resize(start + 2 + map_len + len + 8, 0);
+        let (maps, data) = out[start + 2..].split_at_mut(map_len);
+        let (words, (tail_old, tail_new)) = xor_words(old, new);
+        let mut packed = 0;
+        for (map, x) in maps.iter_mut().zip(words) {
+            *map = nonzero_map(x);
+            data[packed..packed + 8].copy_from_slice(&pack_nonzero(x).to_le_bytes());
+            packed += map.count_ones() as usize;
         }
-        out.extend_from_slice(&packed[..k]);
+        if !tail_old.is_empty() {
+            let mut map = 0u8;
+            for (i, (a, b)) in tail_old.iter().zip(tail_new).enumerate() {
+                data[packed] = a ^ b;
+                packed += (a != b) as usize;
+                map |= ((a != b) as u8) << i;
+            }
+            maps[map_len - 1] = map;
+        }
+        if map_len + packed < len {
+            out[start..start + 2].copy_from_slice(&(len as u16 | SPARSE).to_le_bytes());
+            out.truncate(start + 2 + map_len + packed);
+            return;
+        }
     }
-    out.extend(tail_old.iter().zip(tail_new).map(|(a, b)| a ^ b).filter(|&x| x != 0));
+    // Dense: also every long payload (rare big loads, where the sparse pass would rarely pay).
+    out.resize(start + 2 + len, 0);
+    out[start..start + 2].copy_from_slice(&(len as u16).to_le_bytes());
+    for ((x, a), b) in out[start + 2..].iter_mut().zip(old).zip(new) {
+        *x = a ^ b;
+    }
+}
+
+/// The non-zero bytes of `x` moved down to its low bytes, in order (no branch per byte).
+#[inline(always)]
+fn pack_nonzero(x: u64) -> u64 {
+    let (mut packed, mut shift) = (0u64, 0u32);
+    for i in 0..8 {
+        let byte = (x >> (8 * i)) & 0xff;
+        packed |= byte << shift;
+        shift += 8 * (byte != 0) as u32;
+    }
+    packed
 }
 
 /// The XOR of `old` and `new` eight bytes at a time, and the unpaired tails.
@@ -145,14 +163,6 @@ fn nonzero_lsbs(x: u64) -> u64 {
 #[inline(always)]
 fn nonzero_map(x: u64) -> u8 {
     (nonzero_lsbs(x).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
-}
-
-/// How many bytes differ between `old` and `new`, eight at a time (the per-byte flags
-/// summed by a multiply into the top byte).
-fn changed_bytes(old: &[u8], new: &[u8]) -> usize {
-    let (words, (tail_old, tail_new)) = xor_words(old, new);
-    let n: usize = words.map(|x| (nonzero_lsbs(x).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize).sum();
-    n + tail_old.iter().zip(tail_new).filter(|(a, b)| a != b).count()
 }
 
 /// Longest payload that may take the sparse form (a SIMD32 qword write); longer ones are
@@ -206,6 +216,9 @@ pub fn push_mem(out: &mut Vec<u8>, thread: u32, space: MemSpace, addr: u64, old:
         put_xor(out, o, n);
     }
 }
+
+/// Offset of the control-table index in a control entry (after the tag and the thread).
+pub const CONTROL_INDEX_AT: usize = 5;
 
 pub fn push_control(out: &mut Vec<u8>, thread: u32, index: u32) {
     out.push(5);

@@ -3,6 +3,7 @@
 
 use super::index::WriteIndex;
 use super::log::{self, EntryKind};
+use super::window::{Item, Stage};
 use crate::exec::Observer;
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
@@ -123,13 +124,18 @@ impl Recorder {
     /// Call before the scheduler picks the next thread: writes until `end_step` belong to
     /// step `len()`. Takes a checkpoint first when one is due.
     pub fn begin_step(&mut self, machine: &Machine) {
+        self.checkpoint_if_due(machine);
+        self.open_start = self.log.len() as u64;
+        self.last_read = None;
+    }
+
+    /// Takes a checkpoint of `machine`, the state at time `len()`, when one is due.
+    pub fn checkpoint_if_due(&mut self, machine: &Machine) {
         // A subtraction, not a remainder: a division per step showed up in profiles.
         let last = self.checkpoints.last().map_or(0, |c| c.time);
         if self.len() >= last + self.interval.max(1) {
             self.checkpoint(machine);
         }
-        self.open_start = self.log.len() as u64;
-        self.last_read = None;
     }
 
     /// Call after the scheduler picked the step's thread and before it executes: control
@@ -142,6 +148,43 @@ impl Recorder {
 
     /// Closes the step opened by `begin_step`.
     pub fn end_step(&mut self, thread: ThreadId, pc: u32, chen: u32) {
+        self.executing = false;
+        self.close_step(thread, pc, chen, self.own_control);
+    }
+
+    /// Appends step `c` of a burst window's `stage` (its log bytes, index entries and record)
+    /// as the next step; `control` is how many of the stage's control-table changes earlier
+    /// steps took, and moves past this step's.
+    pub(super) fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
+        let staged = stage.steps[c];
+        let (log_start, item_start) =
+            c.checked_sub(1).map_or((0, 0), |p| (stage.steps[p].log_end, stage.steps[p].item_end));
+        let base = self.log.len();
+        self.open_start = base as u64;
+        self.log.extend_from_slice(&stage.log[log_start as usize..staged.log_end as usize]);
+        // Control entries were staged with the stage's own numbering: give them the table's.
+        while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < staged.log_end) {
+            let index = self.controls.len() as u32;
+            self.controls.push(change.clone());
+            let field = base + (at - log_start) as usize + log::CONTROL_INDEX_AT;
+            self.log[field..field + 4].copy_from_slice(&index.to_le_bytes());
+            *control += 1;
+        }
+        let step = self.len();
+        for item in &stage.items[item_start as usize..staged.item_end as usize] {
+            match *item {
+                Item::Grf { thread, offset, len } => {
+                    self.index.add_grf(step, thread, offset, len, self.grf_size)
+                }
+                Item::Pred { thread, pred } => self.index.add_pred(step, thread, pred),
+                Item::Mem { space, addr, len } => self.index.add_mem(step, space, addr, len),
+            }
+        }
+        self.close_step(ThreadId(stage.thread), staged.pc, staged.chen, staged.own_control);
+    }
+
+    /// Pushes the record of the step whose log starts at `open_start`.
+    fn close_step(&mut self, thread: ThreadId, pc: u32, chen: u32, own_control: bool) {
         let step = self.len();
         if let Some(first) = self.first_step.get_mut(thread.0 as usize) {
             if *first == u64::MAX {
@@ -149,8 +192,7 @@ impl Recorder {
             }
             self.last_step[thread.0 as usize] = step;
         }
-        let flag = if self.own_control { 0 } else { FALLS_THROUGH };
-        self.executing = false;
+        let flag = if own_control { 0 } else { FALLS_THROUGH };
         if step.is_multiple_of(LOG_BLOCK) {
             self.log_bases.push(self.open_start);
         }
@@ -427,6 +469,15 @@ impl Recorder {
     }
 }
 
+/// Whether a control change moved only the pc (logged as a pc entry, not a table entry).
+pub(super) fn pc_only(old: &Control, new: &Control) -> bool {
+    old.em == new.em
+        && old.call_mask == new.call_mask
+        && old.status == new.status
+        && old.waiting == new.waiting
+        && old.stack == new.stack
+}
+
 fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: &[u8]) {
     let mut bytes = vec![0u8; xor.len()];
     match space {
@@ -478,12 +529,7 @@ impl Observer for Recorder {
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
         // A step changes only its own thread's control state.
         self.own_control |= self.executing;
-        let only_pc = old.em == new.em
-            && old.call_mask == new.call_mask
-            && old.status == new.status
-            && old.waiting == new.waiting
-            && old.stack == new.stack;
-        if only_pc {
+        if pc_only(old, new) {
             log::push_pc(&mut self.log, thread.0, old.pc.0, new.pc.0);
             return;
         }

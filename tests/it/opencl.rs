@@ -13,7 +13,7 @@ use vdb::launch::raw;
 
 use crate::golden::scratch;
 
-fn launches(group: &str) -> Vec<PathBuf> {
+pub fn launches(group: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels").join(group);
     let mut out = Vec::new();
     for kernel in std::fs::read_dir(&root).expect("sample kernels").filter_map(|e| e.ok()) {

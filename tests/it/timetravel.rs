@@ -312,3 +312,65 @@ _main_0:
     let hist = run(&mut s, "history out+12 4");
     assert_eq!(hist.fields["writes"][0]["lanes"], serde_json::json!([3]));
 }
+
+/// Recording in burst windows (what `continue` does at the frontier) makes the recording that
+/// single steps make: the same step records, log entries, control changes and write index,
+/// the same end, and every step reached by `goto` has the same state. On every sample launch.
+#[test]
+fn burst_windows_record_what_single_steps_record() {
+    let mut all = hand_launches();
+    all.extend(crate::opencl::launches("opencl"));
+    all.extend(crate::opencl::launches("shared"));
+    // A fault inside a window: with half the output buffer, a scatter of group 8 faults.
+    let collatz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz");
+    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
+    let base = collatz.to_string_lossy();
+    let text = text
+        .replace("\"size\": 4096", "\"size\": 2048")
+        .replace("\"skl/", &format!("\"{base}/skl/"))
+        .replace("\"in/", &format!("\"{base}/in/"));
+    let faulting = crate::golden::scratch("window_fault").join("half.launch.json");
+    std::fs::write(&faulting, text).expect("write launch");
+    all.push(faulting.clone());
+    let mut windowed_steps = 0u64;
+    for path in all {
+        let name = path.display().to_string();
+        let mut single = session(&path);
+        single.window_recording = false;
+        let mut windows = session(&path);
+        // Several windows per group, and checkpoints inside groups.
+        windows.recorder.interval = 64;
+        single.recorder.interval = 64;
+        let stop = single.run_to_end();
+        assert_eq!(windows.run_to_end(), stop, "{name}: stop");
+        assert_eq!(windows.end, single.end, "{name}: end");
+        if path == faulting {
+            assert!(matches!(stop, StopReason::Fault { .. }), "{name}: {stop:?}");
+            assert!(windows.window_steps > 0, "{name}: no window ran before the fault");
+        }
+        let (a, b) = (&single.recorder, &windows.recorder);
+        let differ = (0..a.steps.len().max(b.steps.len())).find(|&i| a.steps.get(i) != b.steps.get(i));
+        assert_eq!(differ, None, "{name}: step records differ first at this step");
+        for step in 0..a.len() {
+            assert_eq!(a.entries(step), b.entries(step), "{name}: entries of step {step}");
+            for e in a.entries(step) {
+                if let vdb::trace::EntryKind::Control { index } = e.kind {
+                    assert_eq!(a.control_change(index), b.control_change(index), "{name}: step {step}");
+                }
+            }
+        }
+        assert!(a.index == b.index, "{name}: write index");
+        assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step), "{name}: thread spans");
+        assert_eq!(windows.machine.state_hash(), single.machine.state_hash(), "{name}: final state");
+        windowed_steps += windows.window_steps;
+        assert_eq!(single.window_steps, 0);
+        let n = a.len() + 1;
+        for k in 0..8u64 {
+            let target = (k * 7919 + 13) % n;
+            single.goto(target);
+            windows.goto(target);
+            assert_eq!(windows.machine.state_hash(), single.machine.state_hash(), "{name}: goto {target}");
+        }
+    }
+    assert!(windowed_steps > 100_000, "only {windowed_steps} steps recorded in windows");
+}
