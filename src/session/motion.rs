@@ -396,9 +396,12 @@ impl Session {
             return None;
         }
         while self.now == self.recorder.len() && self.end.is_none() && self.now >= self.windows_from {
-            let group = self.sched.groups.get(self.sched.current_group).map_or(1, |g| g.len() as u64);
-            let rounds = (self.recorder.interval / group.max(1)).max(1);
-            let most = rounds * group.max(1);
+            let group = self.sched.groups.get(self.sched.current_group).map_or(1, |g| g.len() as u64).max(1);
+            // The window ends where the next checkpoint is due (at most a round later), so
+            // checkpoints stay `interval` steps apart and seeks replay no more than that.
+            self.recorder.checkpoint_if_due(&self.machine);
+            let rounds = (self.recorder.steps_to_checkpoint() / group).max(1);
+            let most = rounds * group;
             // Budget, step limit and the index's step range are checked step by step: near
             // any of them, go on that way.
             let limit = self.sched.step_limit;

@@ -129,11 +129,16 @@ impl Recorder {
         self.last_read = None;
     }
 
+    /// Steps until the next checkpoint is due (0: due now).
+    pub fn steps_to_checkpoint(&self) -> u64 {
+        let last = self.checkpoints.last().map_or(0, |c| c.time);
+        (last + self.interval.max(1)).saturating_sub(self.len())
+    }
+
     /// Takes a checkpoint of `machine`, the state at time `len()`, when one is due.
     pub fn checkpoint_if_due(&mut self, machine: &Machine) {
         // A subtraction, not a remainder: a division per step showed up in profiles.
-        let last = self.checkpoints.last().map_or(0, |c| c.time);
-        if self.len() >= last + self.interval.max(1) {
+        if self.steps_to_checkpoint() == 0 {
             self.checkpoint(machine);
         }
     }
