@@ -23,6 +23,7 @@ pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
 pub use observer::{NullObserver, Observer, StepHooks};
 pub use operand::{load_le, operand_type, store_le};
+pub(crate) use schedule::in_key_order;
 pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Scheduler};
 pub use split::{run_split, run_split_chunks};
 pub use step::{channel_enables, Interpreter, StepEvent, StepInfo};

@@ -21,7 +21,7 @@ pub trait Observer {
 }
 
 /// An observer that also hears where each step of a burst starts and ends
-/// ([`crate::exec::Interpreter::run_local_recorded`]).
+/// ([`crate::exec::Interpreter::run_local`]).
 pub trait StepHooks: Observer {
     /// A step of the burst's thread begins: the writes until `end_step` are its own.
     fn begin_step(&mut self);
@@ -45,4 +45,11 @@ impl Observer for NullObserver {
     fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
     #[inline]
     fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
+}
+
+impl StepHooks for NullObserver {
+    #[inline]
+    fn begin_step(&mut self) {}
+    #[inline]
+    fn end_step(&mut self, _: u32, _: u32) {}
 }

@@ -208,25 +208,21 @@ pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Sched
         let k = range.len();
         loop {
             let first = sched.cursor_in(&range) - range.start;
-            let key = |i: usize, count: u64| (count, (i + k - first as usize) % k);
-            // Steps each thread ran in this phase, and whether it waits at a visible one.
+            // Steps each thread ran in this phase.
             let mut counts = vec![0u64; k];
-            let mut ready = vec![false; k];
-            for (i, tid) in range.clone().enumerate() {
-                ready[i] = burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit)?;
-            }
-            // Visible instructions in round-robin order.
-            while let Some(i) = (0..k).filter(|&i| ready[i]).min_by_key(|&i| key(i, counts[i])) {
+            in_key_order(first as usize, &mut counts, |i, visible, count| {
                 let tid = range.start + i as u32;
-                if sched.steps >= limit {
-                    return None;
+                if visible {
+                    if sched.steps >= limit {
+                        return None;
+                    }
+                    let info = interp.step(machine, ThreadId(tid), &mut NullObserver).ok()?;
+                    sched.steps += 1;
+                    *count += 1;
+                    summary.lane_ops += info.chen.count_ones() as u64;
                 }
-                let info = interp.step(machine, ThreadId(tid), &mut NullObserver).ok()?;
-                sched.steps += 1;
-                counts[i] += 1;
-                summary.lane_ops += info.chen.count_ones() as u64;
-                ready[i] = burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit)?;
-            }
+                burst(interp, machine, sched, &mut summary, count, tid, limit)
+            })?;
             sched.cursor_after(&range, first, &counts);
             if !sched.release_barrier(machine, range.clone(), &mut NullObserver).ok()? {
                 break;
@@ -236,6 +232,29 @@ pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Sched
     }
     summary.steps = sched.steps;
     Some(summary)
+}
+
+/// Runs a phase of a group of `counts.len()` threads in the order of the round-robin
+/// scheduler that started it at position `first`, each thread's private instructions run
+/// ahead (see [`run_bursts`] for why that order is exact). `advance(i, visible, count)` runs
+/// thread `i` of the group: its waiting visible instruction first when `visible`, then its
+/// private ones, adding its steps to `count`; it returns whether the thread then waits at a
+/// visible instruction it may run, or None to give up (a fault, a limit).
+pub(crate) fn in_key_order(
+    first: usize,
+    counts: &mut [u64],
+    mut advance: impl FnMut(usize, bool, &mut u64) -> Option<bool>,
+) -> Option<()> {
+    let k = counts.len();
+    let mut ready = vec![false; k];
+    for i in 0..k {
+        ready[i] = advance(i, false, &mut counts[i])?;
+    }
+    // Visible instructions by key (round, position in the rotation that starts at `first`).
+    while let Some(i) = (0..k).filter(|&i| ready[i]).min_by_key(|&i| (counts[i], (i + k - first) % k)) {
+        ready[i] = advance(i, true, &mut counts[i])?;
+    }
+    Some(())
 }
 
 /// Runs thread `tid`'s private instructions; true when it then waits at a visible one, None
@@ -249,8 +268,9 @@ fn burst(
     tid: u32,
     limit: u64,
 ) -> Option<bool> {
-    let (steps, lane_ops) =
-        interp.run_local(machine, ThreadId(tid), limit.saturating_sub(sched.steps)).ok()?;
+    let (steps, lane_ops) = interp
+        .run_local(machine, ThreadId(tid), limit.saturating_sub(sched.steps), &mut NullObserver)
+        .ok()?;
     sched.steps += steps;
     *count += steps;
     summary.lane_ops += lane_ops;

@@ -180,58 +180,21 @@ impl Interpreter {
         Some(Ctx { program, tables, tid, thread, svm, slm, relocations, surfaces, obs, scratch: Vec::new() })
     }
 
-    /// Runs thread `tid` without recording until its next instruction is visible to other
-    /// threads (`Plan::visible_to_others`), it stops running, or `budget` steps have run.
-    /// Returns (steps, lane operations). Used by the burst scheduler of plain runs: one
-    /// thread-state borrow for the whole burst instead of one per step.
-    pub fn run_local(&self, machine: &mut Machine, tid: ThreadId, budget: u64) -> Result<(u64, u64), Fault> {
-        let mut null = super::observer::NullObserver;
-        let Some(mut ctx) = self.runnable_ctx(machine, tid, &mut null) else { return Ok((0, 0)) };
-        let (mut steps, mut lane_ops) = (0u64, 0u64);
-        while steps < budget {
-            let pc = ctx.thread.control.pc;
-            let at = pc.0 as usize;
-            match self.plans.get(at) {
-                // The common case, kept tight: the dword kernel, then the next instruction.
-                Some(Plan::Dword(op)) if self.use_fast_paths => {
-                    let (chen, em_part, pmask) =
-                        enables(op.exec, op.guard, ctx.thread.control.em, &ctx.thread.preds);
-                    if let Err(kind) = ctx.run_dword(op, chen, em_part, pmask) {
-                        return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
-                    }
-                    ctx.thread.control.pc = InstIdx(pc.0 + 1);
-                    control::arrive(&mut ctx.thread.control);
-                    steps += 1;
-                    lane_ops += chen.count_ones() as u64;
-                }
-                Some(plan) if !plan.visible_to_others() => {
-                    let chen = self.execute_at(&mut ctx, pc)?;
-                    steps += 1;
-                    lane_ops += chen.count_ones() as u64;
-                    if ctx.thread.control.status != ThreadStatus::Running {
-                        break;
-                    }
-                }
-                _ => break,
-            }
-        }
-        Ok((steps, lane_ops))
-    }
-
-    /// [`Interpreter::run_local`] with every step reported: `obs` hears each write, and
-    /// each step's start and end (its pc and channel enables), exactly as [`Interpreter::step`]
-    /// reports them. Runs thread `tid` until its next instruction is visible to other
-    /// threads, it stops running, or `budget` steps have run; returns the steps. The
-    /// recorder's burst windows use it: one thread borrow and one scratch buffer per burst.
-    pub fn run_local_recorded<O: StepHooks>(
+    /// Runs thread `tid` until its next instruction is visible to other threads
+    /// (`Plan::visible_to_others`), it stops running, or `budget` steps have run. Returns
+    /// (steps, lane operations). `obs` hears every write, and where each step starts and ends,
+    /// exactly as [`Interpreter::step`] reports them ([`super::NullObserver`] for plain runs).
+    /// Used by the burst runs, plain and recorded: one thread borrow and one scratch buffer for
+    /// the whole burst instead of one per step.
+    pub fn run_local<O: StepHooks>(
         &self,
         machine: &mut Machine,
         tid: ThreadId,
         budget: u64,
         obs: &mut O,
-    ) -> Result<u64, Fault> {
-        let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok(0) };
-        let mut steps = 0u64;
+    ) -> Result<(u64, u64), Fault> {
+        let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok((0, 0)) };
+        let (mut steps, mut lane_ops) = (0u64, 0u64);
         while steps < budget {
             let pc = ctx.thread.control.pc;
             let plan = match self.plans.get(pc.0 as usize) {
@@ -240,8 +203,8 @@ impl Interpreter {
             };
             ctx.obs.begin_step();
             let chen = match plan {
-                // As `step_in` runs it when no control state can change: nothing to report
-                // beyond the writes.
+                // The common case, kept tight: the dword kernel, then the next instruction
+                // (no control state changes, so nothing to report beyond the writes).
                 Plan::Dword(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
                     let (chen, em_part, pmask) =
                         enables(op.exec, op.guard, ctx.thread.control.em, &ctx.thread.preds);
@@ -255,11 +218,12 @@ impl Interpreter {
             };
             ctx.obs.end_step(pc.0, chen);
             steps += 1;
+            lane_ops += chen.count_ones() as u64;
             if ctx.thread.control.status != ThreadStatus::Running {
                 break;
             }
         }
-        Ok(steps)
+        Ok((steps, lane_ops))
     }
 
     /// The instruction itself, under its channel enables (returned).

@@ -15,7 +15,7 @@
 
 use super::log;
 use super::recorder::{pc_only, Recorder};
-use crate::exec::{Interpreter, Observer, Scheduler, StepHooks};
+use crate::exec::{in_key_order, Interpreter, Observer, Scheduler, StepHooks};
 use crate::isa::PredId;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 
@@ -179,8 +179,8 @@ pub fn record_window(
     Window::Recorded(total)
 }
 
-/// Runs the window's steps into the stages: private instructions in bursts, visible ones in
-/// round-robin key order. None when a thread faulted.
+/// Runs the window's steps into the stages, in the order the burst runs use
+/// ([`in_key_order`]). None when a thread faulted.
 fn run_window(
     interp: &Interpreter,
     machine: &mut Machine,
@@ -189,20 +189,16 @@ fn run_window(
     first: usize,
     rounds: u64,
 ) -> Option<()> {
-    let k = stages.len();
-    let mut ready = vec![false; k];
-    for i in 0..k {
-        ready[i] = burst(interp, machine, &mut stages[i], &mut counts[i], rounds)?;
-    }
-    while let Some(i) = (0..k).filter(|&i| ready[i]).min_by_key(|&i| (counts[i], (i + k - first) % k)) {
+    in_key_order(first, counts, |i, visible, count| {
         let stage = &mut stages[i];
-        stage.begin_step();
-        let info = interp.step(machine, ThreadId(stage.thread), stage).ok()?;
-        stage.end_step(info.pc.0, info.chen);
-        counts[i] += 1;
-        ready[i] = burst(interp, machine, stage, &mut counts[i], rounds)?;
-    }
-    Some(())
+        if visible {
+            stage.begin_step();
+            let info = interp.step(machine, ThreadId(stage.thread), stage).ok()?;
+            stage.end_step(info.pc.0, info.chen);
+            *count += 1;
+        }
+        burst(interp, machine, stage, count, rounds)
+    })
 }
 
 /// Runs the stage's thread's private instructions; true when it then waits at a visible one
@@ -215,6 +211,6 @@ fn burst(
     rounds: u64,
 ) -> Option<bool> {
     let tid = ThreadId(stage.thread);
-    *count += interp.run_local_recorded(machine, tid, rounds.saturating_sub(*count), stage).ok()?;
+    *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stage).ok()?.0;
     Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
 }
