@@ -146,8 +146,10 @@ pub struct Session {
     /// Whether `continue` at the frontier records in burst windows ([`crate::trace::record_window`])
     /// when nothing can stop it; tests turn it off to compare with recording step by step.
     pub window_recording: bool,
-    /// Staging buffers of the burst windows, kept between windows.
-    stages: Vec<Stage>,
+    /// Staging buffers: of single steps, and of the burst windows' threads (kept between
+    /// steps and windows).
+    stage: Stage,
+    window_stages: Vec<Stage>,
     /// Step by step until this time (after a window that could not run).
     windows_from: u64,
     /// Steps recorded in burst windows (the rest were recorded one at a time).
@@ -184,7 +186,8 @@ impl Session {
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
             window_recording: true,
-            stages: Vec::new(),
+            stage: Stage::default(),
+            window_stages: Vec::new(),
             windows_from: 0,
             window_steps: 0,
         }

@@ -4,11 +4,10 @@
 use std::sync::atomic::Ordering;
 
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
-use crate::exec::{Fault, FaultKind, Pick};
 use crate::isa::InstIdx;
 use crate::machine::ThreadId;
 use crate::machine::ThreadStatus;
-use crate::trace::{record_window, EntryKind, StepRecord, Window};
+use crate::trace::{record_step, record_window, EntryKind, Single, StepRecord, Window};
 
 /// How often long movements look at the interrupt flag.
 const INTERRUPT_CHECK: u64 = 1 << 14;
@@ -40,40 +39,30 @@ impl Session {
             self.end = Some(EndState::RecordLimit(bytes));
             return None;
         }
-        self.recorder.begin_step(&self.machine);
-        let tid = match self.sched.pick(&mut self.machine, &mut self.recorder) {
-            Ok(Pick::Step(tid)) => tid,
-            Ok(Pick::Finished) => {
-                self.recorder.cancel_step();
+        let single = record_step(
+            &self.interp,
+            &mut self.machine,
+            &mut self.sched,
+            &mut self.recorder,
+            &mut self.stage,
+        );
+        match single {
+            Single::Recorded(fault) => {
+                if let Some(fault) = fault {
+                    self.end = Some(EndState::Fault(fault));
+                }
+                self.now += 1;
+                self.recorder.steps.last().copied()
+            }
+            Single::Finished => {
                 self.end = Some(EndState::Finished);
-                return None;
+                None
             }
-            Err(fault) => {
-                self.recorder.cancel_step();
+            Single::Stopped(fault) => {
                 self.end = Some(EndState::Fault(fault));
-                return None;
+                None
             }
-        };
-        if self.sched.step_limit != 0 && self.sched.steps >= self.sched.step_limit {
-            self.recorder.cancel_step();
-            let pc = self.machine.thread(tid).control.pc;
-            let kind = FaultKind::StepLimit(self.sched.step_limit);
-            self.end = Some(EndState::Fault(Fault { kind, thread: tid, pc }));
-            return None;
         }
-        self.recorder.executing(tid);
-        let (pc, chen) = match self.interp.step(&mut self.machine, tid, &mut self.recorder) {
-            Ok(info) => (info.pc.0, info.chen),
-            Err(fault) => {
-                let pc = fault.pc.0;
-                self.end = Some(EndState::Fault(fault));
-                (pc, 0)
-            }
-        };
-        self.recorder.end_step(tid, pc, chen);
-        self.sched.steps += 1;
-        self.now += 1;
-        self.recorder.steps.last().copied()
     }
 
     /// One step forward; None at the end of the run.
@@ -418,7 +407,7 @@ impl Session {
                 &mut self.sched,
                 &mut self.recorder,
                 rounds,
-                &mut self.stages,
+                &mut self.window_stages,
             );
             match window {
                 Window::Recorded(n) => {

@@ -11,7 +11,7 @@ mod window;
 pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind};
 pub use recorder::{Checkpoint, Recorder, StepRecord, WriteHit};
-pub use window::{record_window, Stage, Window};
+pub use window::{record_step, record_window, Single, Stage, Window};
 
 /// A global step index (one step = one instruction of one thread).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

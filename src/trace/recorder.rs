@@ -4,7 +4,6 @@
 use super::index::WriteIndex;
 use super::log::{self, EntryKind};
 use super::window::{Item, Stage};
-use crate::exec::Observer;
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
 
@@ -73,18 +72,10 @@ pub struct Recorder {
     grf_size: u32,
     /// Bytes the checkpoints hold beyond what they share.
     checkpoint_bytes: u64,
-    open_start: u64,
-    last_read: Option<usize>,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
     pub last_step: Vec<u64>,
-    /// Whether the open step's thread is executing (after `executing`, so control changes
-    /// logged now are its own), and whether such a change was logged.
-    executing: bool,
-    own_control: bool,
-    /// The executing step's thread (its writes are logged without a thread field).
-    step_thread: u32,
 }
 
 impl Recorder {
@@ -100,13 +91,8 @@ impl Recorder {
             interval: 4096,
             grf_size: grf_size.max(1),
             checkpoint_bytes: 0,
-            open_start: 0,
-            last_read: None,
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
-            executing: false,
-            own_control: false,
-            step_thread: 0,
         };
         r.checkpoint(machine);
         r
@@ -119,14 +105,6 @@ impl Recorder {
 
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
-    }
-
-    /// Call before the scheduler picks the next thread: writes until `end_step` belong to
-    /// step `len()`. Takes a checkpoint first when one is due.
-    pub fn begin_step(&mut self, machine: &Machine) {
-        self.checkpoint_if_due(machine);
-        self.open_start = self.log.len() as u64;
-        self.last_read = None;
     }
 
     /// Steps until the next checkpoint is due (0: due now).
@@ -143,29 +121,15 @@ impl Recorder {
         }
     }
 
-    /// Call after the scheduler picked the step's thread and before it executes: control
-    /// changes logged from here on are the step's own (a barrier release before it is not).
-    pub fn executing(&mut self, thread: ThreadId) {
-        self.executing = true;
-        self.step_thread = thread.0;
-        self.own_control = false;
-    }
-
-    /// Closes the step opened by `begin_step`.
-    pub fn end_step(&mut self, thread: ThreadId, pc: u32, chen: u32) {
-        self.executing = false;
-        self.close_step(thread, pc, chen, self.own_control);
-    }
-
-    /// Appends step `c` of a burst window's `stage` (its log bytes, index entries and record)
-    /// as the next step; `control` is how many of the stage's control-table changes earlier
-    /// steps took, and moves past this step's.
+    /// Appends step `c` of `stage` (its log bytes, index entries and record) as the next step:
+    /// every step is recorded this way, single steps from a stage of one. `control` is how
+    /// many of the stage's control-table changes earlier steps took, and moves past this
+    /// step's.
     pub(super) fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
         let staged = stage.steps[c];
         let (log_start, item_start) =
             c.checked_sub(1).map_or((0, 0), |p| (stage.steps[p].log_end, stage.steps[p].item_end));
         let base = self.log.len();
-        self.open_start = base as u64;
         self.log.extend_from_slice(&stage.log[log_start as usize..staged.log_end as usize]);
         // Control entries were staged with the stage's own numbering: give them the table's.
         while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < staged.log_end) {
@@ -185,29 +149,19 @@ impl Recorder {
                 Item::Mem { space, addr, len } => self.index.add_mem(step, space, addr, len),
             }
         }
-        self.close_step(ThreadId(stage.thread), staged.pc, staged.chen, staged.own_control);
-    }
-
-    /// Pushes the record of the step whose log starts at `open_start`.
-    fn close_step(&mut self, thread: ThreadId, pc: u32, chen: u32, own_control: bool) {
-        let step = self.len();
-        if let Some(first) = self.first_step.get_mut(thread.0 as usize) {
+        let thread = stage.thread;
+        if let Some(first) = self.first_step.get_mut(thread as usize) {
             if *first == u64::MAX {
                 *first = step;
             }
-            self.last_step[thread.0 as usize] = step;
+            self.last_step[thread as usize] = step;
         }
-        let flag = if own_control { 0 } else { FALLS_THROUGH };
+        let flag = if staged.own_control { 0 } else { FALLS_THROUGH };
         if step.is_multiple_of(LOG_BLOCK) {
-            self.log_bases.push(self.open_start);
+            self.log_bases.push(base as u64);
         }
-        let off = self.open_start - self.log_base();
-        self.steps.push(StepRecord { thread: thread.0, pc, chen, log: off.min(MAX_BLOCK_LOG) as u32 | flag });
-    }
-
-    /// Drops writes logged since `begin_step` when no step followed (nothing to run).
-    pub fn cancel_step(&mut self) {
-        self.log.truncate(self.open_start as usize);
+        let off = (base as u64 - self.log_base()).min(MAX_BLOCK_LOG) as u32;
+        self.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: off | flag });
     }
 
     fn checkpoint(&mut self, machine: &Machine) {
@@ -223,11 +177,6 @@ impl Recorder {
             self.checkpoint_bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
         }
         self.checkpoints.push(Checkpoint { time: self.len(), machine: machine.clone() });
-    }
-
-    /// `None` for a write of the executing step's own thread, else the writer.
-    fn other(&self, thread: ThreadId) -> Option<u32> {
-        (!self.executing || thread.0 != self.step_thread).then_some(thread.0)
     }
 
     /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
@@ -500,46 +449,5 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: &[u8]) {
                 }
             }
         }
-    }
-}
-
-impl Observer for Recorder {
-    const ACTIVE: bool = true;
-
-    fn mem_read(&mut self, thread: ThreadId, space: MemSpace, addr: u64, len: u64) {
-        log::push_read(&mut self.log, &mut self.last_read, thread.0, space, addr, len as u32);
-    }
-
-    fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
-        let who = self.other(thread);
-        log::push_grf(&mut self.log, who, offset, old, new);
-        self.index.add_grf(self.len(), thread.0, offset, new.len() as u32, self.grf_size);
-    }
-
-    fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
-        let who = self.other(thread);
-        log::push_pred(&mut self.log, who, pred.0, old, new);
-        self.index.add_pred(self.len(), thread.0, pred.0);
-    }
-
-    fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32) {
-        log::push_addr(&mut self.log, thread.0, slot, old, new);
-    }
-
-    fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
-        log::push_mem(&mut self.log, thread.0, space, addr, old, new);
-        self.index.add_mem(self.len(), space, addr, new.len() as u64);
-    }
-
-    fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
-        // A step changes only its own thread's control state.
-        self.own_control |= self.executing;
-        if pc_only(old, new) {
-            log::push_pc(&mut self.log, thread.0, old.pc.0, new.pc.0);
-            return;
-        }
-        let index = self.controls.len() as u32;
-        self.controls.push((old.clone(), new.clone()));
-        log::push_control(&mut self.log, thread.0, index);
     }
 }

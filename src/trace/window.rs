@@ -1,6 +1,7 @@
-//! Recording in burst windows: a stretch of a work-group's phase is run a thread at a time,
-//! each thread's steps staged apart, then appended to the recording in the round-robin
-//! scheduler's order. The recording is the one stepping one instruction at a time would make
+//! How steps reach the recording: each is encoded into a [`Stage`] and appended from there.
+//! A single step ([`record_step`]) is a stage of one. A burst window ([`record_window`]) runs a
+//! stretch of a work-group's phase a thread at a time, each thread's steps staged apart, then
+//! appended in the round-robin scheduler's order. The recording is the one stepping one instruction at a time would make
 //! (same steps, log bytes, indexes); it costs less because each thread runs its private
 //! instructions in one burst, with one thread borrow and no scheduler pick per step.
 //!
@@ -15,7 +16,7 @@
 
 use super::log;
 use super::recorder::{pc_only, Recorder};
-use crate::exec::{in_key_order, Interpreter, Observer, Scheduler, StepHooks};
+use crate::exec::{in_key_order, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepHooks};
 use crate::isa::PredId;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 
@@ -38,7 +39,9 @@ pub(super) enum Item {
     Mem { space: MemSpace, addr: u64, len: u64 },
 }
 
-/// One thread's steps of a window, in its own order, encoded as the recorder encodes them.
+/// One thread's steps, in its own order, encoded for the log: the steps of a window, or one
+/// single step (with the barrier releases the scheduler made before it). The one encoder of
+/// the recording: [`Recorder::append_staged`] copies what it staged.
 #[derive(Clone, Debug, Default)]
 pub struct Stage {
     pub(super) thread: u32,
@@ -49,6 +52,10 @@ pub struct Stage {
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
     last_read: Option<usize>,
+    /// Whether a step of `thread` is executing (between `begin_step` and `end_step`): its
+    /// writes carry no thread field and its control changes are its own (a barrier release
+    /// logged before it is not), and whether it logged such a change.
+    executing: bool,
     own_control: bool,
 }
 
@@ -59,11 +66,12 @@ impl Stage {
         self.steps.clear();
         self.items.clear();
         self.controls.clear();
+        self.executing = false;
     }
 
-    /// The writer field of an entry: none for the stage's own thread.
+    /// The writer field of an entry: none for the executing step's own thread.
     fn other(&self, thread: ThreadId) -> Option<u32> {
-        (thread.0 != self.thread).then_some(thread.0)
+        (!self.executing || thread.0 != self.thread).then_some(thread.0)
     }
 }
 
@@ -96,7 +104,8 @@ impl Observer for Stage {
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
-        self.own_control = true;
+        // A step changes only its own thread's control state.
+        self.own_control |= self.executing;
         if pc_only(old, new) {
             log::push_pc(&mut self.log, thread.0, old.pc.0, new.pc.0);
             return;
@@ -109,13 +118,59 @@ impl Observer for Stage {
 impl StepHooks for Stage {
     fn begin_step(&mut self) {
         self.last_read = None;
+        self.executing = true;
         self.own_control = false;
     }
 
     fn end_step(&mut self, pc: u32, chen: u32) {
+        self.executing = false;
         let (log_end, item_end) = (self.log.len() as u32, self.items.len() as u32);
         self.steps.push(StagedStep { pc, chen, own_control: self.own_control, log_end, item_end });
     }
+}
+
+/// What [`record_step`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Single {
+    /// The step was recorded; it raised this fault, if any (the run ends after it).
+    Recorded(Option<Fault>),
+    /// Every thread has finished: nothing was recorded.
+    Finished,
+    /// The run stops before another step (a deadlock at a barrier, the step limit): nothing
+    /// was recorded.
+    Stopped(Fault),
+}
+
+/// Records the round-robin scheduler's next step (and the barrier release it may need first).
+pub fn record_step(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    rec: &mut Recorder,
+    stage: &mut Stage,
+) -> Single {
+    rec.checkpoint_if_due(machine);
+    // No step executes yet: what the scheduler logs names its thread.
+    stage.reset(u32::MAX);
+    let tid = match sched.pick(machine, stage) {
+        Ok(Pick::Step(tid)) => tid,
+        Ok(Pick::Finished) => return Single::Finished,
+        Err(fault) => return Single::Stopped(fault),
+    };
+    if sched.step_limit != 0 && sched.steps >= sched.step_limit {
+        let pc = machine.thread(tid).control.pc;
+        return Single::Stopped(Fault { kind: FaultKind::StepLimit(sched.step_limit), thread: tid, pc });
+    }
+    stage.thread = tid.0;
+    stage.begin_step();
+    let (pc, chen, fault) = match interp.step(machine, tid, stage) {
+        Ok(info) => (info.pc.0, info.chen, None),
+        Err(fault) => (fault.pc.0, 0, Some(fault)),
+    };
+    stage.end_step(pc, chen);
+    sched.steps += 1;
+    rec.append_staged(stage, 0, &mut 0);
+    Single::Recorded(fault)
 }
 
 /// What [`record_window`] did.
