@@ -116,24 +116,10 @@ impl Ranges {
         false
     }
 
-    /// Adds all of `other`; both normalized, and so is the result (one linear merge).
+    /// Adds all of `other`; the result is normalized.
     pub fn union(&mut self, other: &Ranges) {
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.0.len() + other.0.len());
-        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&&x), Some(&&y)) if x <= y => a.next().copied(),
-                (Some(_), Some(_)) | (None, Some(_)) => b.next().copied(),
-                (Some(_), None) => a.next().copied(),
-                (None, None) => break,
-            };
-            let Some((s, e)) = next else { break };
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
-        self.0 = merged;
+        self.0.extend_from_slice(&other.0);
+        self.normalize();
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {

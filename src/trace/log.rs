@@ -140,10 +140,7 @@ fn pack_nonzero(x: u64) -> u64 {
 
 /// The XOR of `old` and `new` eight bytes at a time, and the unpaired tails.
 #[inline(always)]
-fn xor_words<'a>(
-    old: &'a [u8],
-    new: &'a [u8],
-) -> (impl Iterator<Item = u64> + Clone + 'a, (&'a [u8], &'a [u8])) {
+fn xor_words<'a>(old: &'a [u8], new: &'a [u8]) -> (impl Iterator<Item = u64> + 'a, (&'a [u8], &'a [u8])) {
     let (a, b) = (old.chunks_exact(8), new.chunks_exact(8));
     let tails = (a.remainder(), b.remainder());
     let word = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
@@ -166,7 +163,7 @@ fn nonzero_map(x: u64) -> u8 {
 }
 
 /// Longest payload that may take the sparse form (a SIMD32 qword write); longer ones are
-/// bulk loads, where the count pass would rarely pay.
+/// bulk loads, rarely sparse, kept dense without trying.
 const MAX_SPARSE: usize = 256;
 
 /// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
