@@ -88,7 +88,7 @@ impl Recorder {
             controls: Vec::new(),
             index: WriteIndex::default(),
             checkpoints: Vec::new(),
-            interval: 4096,
+            interval: 2048,
             grf_size: grf_size.max(1),
             checkpoint_bytes: 0,
             first_step: vec![u64::MAX; machine.threads.len()],
