@@ -347,12 +347,12 @@ impl Session {
                 // One element: the region's element at the focused lane.
                 let (lo, hi) = ranges.get(self.lane as usize).copied().unwrap_or(ranges[0]);
                 let current = self.machine.thread(ThreadId(*thread)).grf[lo as usize..hi as usize].to_vec();
-                (self.recorder.grf_writes(*thread, lo, hi - lo, self.now, &current, limit), lo as u64)
+                (self.recorder.trace.grf_writes(*thread, lo, hi - lo, self.now, &current, limit), lo as u64)
             }
             WatchTarget::Memory { space, addr, len } => {
                 let mut current = vec![0u8; *len as usize];
                 self.read_memory(*space, *addr, &mut current)?;
-                (self.recorder.mem_writes(*space, *addr, *len, self.now, &current, limit), *addr)
+                (self.recorder.trace.mem_writes(*space, *addr, *len, self.now, &current, limit), *addr)
             }
         };
         // Memory writers' lanes come from their address registers as they were at the writing
@@ -532,7 +532,7 @@ impl Session {
     /// `state` is the machine just before that step.
     fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64, state: &Machine) -> Vec<u32> {
         let inst = self.program.inst(InstIdx(pc));
-        let chen = self.recorder.steps[step as usize].chen;
+        let chen = self.recorder.trace.steps[step as usize].chen;
         match (target, inst.operands.first()) {
             (WatchTarget::Register { .. }, Some(Operand::Direct(d))) => {
                 let size = d.ty.size() as u64;
@@ -555,7 +555,7 @@ impl Session {
         match target {
             WatchTarget::Memory { .. } => self.lanes_at(step, target, state),
             WatchTarget::Register { ranges, .. } => {
-                let rec = self.recorder.steps[step as usize];
+                let rec = self.recorder.trace.steps[step as usize];
                 let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0) as u64;
                 self.writer_lanes(step, rec.pc, target, lo, state)
             }
@@ -564,7 +564,7 @@ impl Session {
 
     fn lanes_at(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
         let WatchTarget::Memory { addr, len, .. } = target else { return Vec::new() };
-        let rec = self.recorder.steps[step as usize];
+        let rec = self.recorder.trace.steps[step as usize];
         let inst = self.program.inst(InstIdx(rec.pc));
         let thread = state.thread(ThreadId(rec.thread));
         let (base, width, per_lane) = match (&inst.op, &inst.sub, inst.operands.first()) {

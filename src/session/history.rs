@@ -27,14 +27,14 @@ impl Session {
         let floor = self.now.saturating_sub(scan_limit);
         while step > floor && out.len() < n {
             step -= 1;
-            let rec = self.recorder.steps[step as usize];
+            let rec = self.recorder.trace.steps[step as usize];
             if rec.thread != thread.0 {
                 continue;
             }
             let after = em;
-            for e in self.recorder.entries(step) {
+            for e in self.recorder.trace.entries(step) {
                 if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
-                    if let Some((old, _)) = self.recorder.control_change(*index) {
+                    if let Some((old, _)) = self.recorder.trace.control_change(*index) {
                         em = old.em;
                     }
                 }

@@ -5,6 +5,7 @@
 pub mod command;
 pub mod expr;
 pub mod format;
+mod frontier;
 mod handlers;
 mod history;
 mod motion;
@@ -21,7 +22,7 @@ use crate::isa::{InstIdx, UnitId};
 use crate::launch::raw::{Launch, Output};
 use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
-use crate::trace::{Recorder, Stage};
+use crate::trace::{Batch, Recorder};
 
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
 pub use expr::{Condition, RegionRef};
@@ -146,10 +147,13 @@ pub struct Session {
     /// Whether `continue` at the frontier records in burst windows ([`crate::trace::record_window`])
     /// when nothing can stop it; tests turn it off to compare with recording step by step.
     pub window_recording: bool,
-    /// Staging buffers: of single steps, and of the burst windows' threads (kept between
-    /// steps and windows).
-    stage: Stage,
-    window_stages: Vec<Stage>,
+    /// Whether burst windows are appended to the trace on a second core while the next one
+    /// runs (the default where the machine has two); tests turn it off to compare.
+    pub two_cores: bool,
+    /// Staging buffers: of single steps, and of burst windows (kept between steps and
+    /// windows, so their memory is reused).
+    batch: Batch,
+    spare_batches: Vec<Batch>,
     /// Step by step until this time (after a window that could not run).
     windows_from: u64,
     /// Steps recorded in burst windows (the rest were recorded one at a time).
@@ -186,8 +190,9 @@ impl Session {
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
             window_recording: true,
-            stage: Stage::default(),
-            window_stages: Vec::new(),
+            two_cores: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            batch: Batch::default(),
+            spare_batches: Vec::new(),
             windows_from: 0,
             window_steps: 0,
         }

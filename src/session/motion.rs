@@ -3,18 +3,12 @@
 
 use std::sync::atomic::Ordering;
 
+use super::frontier::INTERRUPT_CHECK;
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::isa::InstIdx;
 use crate::machine::ThreadId;
 use crate::machine::ThreadStatus;
-use crate::trace::{record_step, record_window, EntryKind, Single, StepRecord, Window};
-
-/// How often long movements look at the interrupt flag.
-const INTERRUPT_CHECK: u64 = 1 << 14;
-
-/// Recording budget left free for one burst window: its steps write a few KiB each at most,
-/// and a window holds a few thousand.
-const WINDOW_RESERVE: u64 = 64 << 20;
+use crate::trace::{record_step, EntryKind, Recorder, Single, StepRecord};
 
 impl Session {
     /// The end state as a stop reason.
@@ -34,25 +28,23 @@ impl Session {
         let bytes = self.recorder.recorded_bytes();
         if bytes > self.record_limit
             || self.recorder.len() >= crate::trace::MAX_STEPS
-            || self.recorder.block_full()
+            || self.recorder.trace.block_full()
         {
             self.end = Some(EndState::RecordLimit(bytes));
             return None;
         }
-        let single = record_step(
-            &self.interp,
-            &mut self.machine,
-            &mut self.sched,
-            &mut self.recorder,
-            &mut self.stage,
-        );
+        let Recorder { trace, checkpoints } = &mut self.recorder;
+        let time = trace.len();
+        let single =
+            record_step(&self.interp, &mut self.machine, &mut self.sched, checkpoints, time, &mut self.batch);
         match single {
             Single::Recorded(fault) => {
+                trace.append_batch(&self.batch);
                 if let Some(fault) = fault {
                     self.end = Some(EndState::Fault(fault));
                 }
                 self.now += 1;
-                self.recorder.steps.last().copied()
+                self.recorder.trace.steps.last().copied()
             }
             Single::Finished => {
                 self.end = Some(EndState::Finished);
@@ -68,8 +60,8 @@ impl Session {
     /// One step forward; None at the end of the run.
     pub fn forward(&mut self) -> Option<StepRecord> {
         if self.now < self.recorder.len() {
-            let rec = self.recorder.steps[self.now as usize];
-            self.recorder.redo(&mut self.machine, self.now);
+            let rec = self.recorder.trace.steps[self.now as usize];
+            self.recorder.trace.redo(&mut self.machine, self.now);
             self.now += 1;
             return Some(rec);
         }
@@ -82,8 +74,8 @@ impl Session {
             return None;
         }
         self.now -= 1;
-        self.recorder.undo(&mut self.machine, self.now);
-        Some(self.recorder.steps[self.now as usize])
+        self.recorder.trace.undo(&mut self.machine, self.now);
+        Some(self.recorder.trace.steps[self.now as usize])
     }
 
     /// Moves to recorded time `target` (executing forward if it lies past the frontier).
@@ -124,7 +116,7 @@ impl Session {
     /// the run has ended, it has a recorded step ahead).
     fn focus_has_future(&self) -> bool {
         let t = self.focus.0 as usize;
-        let last = self.recorder.last_step.get(t).copied().unwrap_or(u64::MAX);
+        let last = self.recorder.trace.last_step.get(t).copied().unwrap_or(u64::MAX);
         let status = self.machine.thread(self.focus).control.status;
         let alive = !matches!(status, ThreadStatus::Done | ThreadStatus::Faulted);
         let recorded_ahead = last != u64::MAX && last >= self.now;
@@ -159,7 +151,7 @@ impl Session {
 
     /// Steps back until the focused thread has un-executed `n` instructions.
     pub fn reverse_step_focused(&mut self, n: u64) -> StopReason {
-        let first = self.recorder.first_step.get(self.focus.0 as usize).copied().unwrap_or(u64::MAX);
+        let first = self.recorder.trace.first_step.get(self.focus.0 as usize).copied().unwrap_or(u64::MAX);
         if first == u64::MAX || first >= self.now {
             return StopReason::Start;
         }
@@ -254,8 +246,8 @@ impl Session {
         if self.watchpoints.iter().all(|w| !w.enabled) {
             return None;
         }
-        let rec = self.recorder.steps[step as usize];
-        let entries = self.recorder.entries(step);
+        let rec = self.recorder.trace.steps[step as usize];
+        let entries = self.recorder.trace.entries(step);
         for wp in self.watchpoints.iter().filter(|w| w.enabled) {
             for e in &entries {
                 let (access, xor, at) = match (&wp.target, &e.kind) {
@@ -290,7 +282,7 @@ impl Session {
                 let lanes = if after {
                     // Forward stops are just after the step: its inputs are one undo away.
                     let mut before = self.machine.clone();
-                    self.recorder.undo(&mut before, step);
+                    self.recorder.trace.undo(&mut before, step);
                     self.lanes_touching(step, &wp.target, &before)
                 } else {
                     self.lanes_touching(step, &wp.target, &self.machine)
@@ -374,73 +366,19 @@ impl Session {
         }
     }
 
-    /// At the frontier, with no breakpoint or watchpoint that could stop a `continue`,
-    /// records burst windows for as long as they can run (the recording is the one single
-    /// steps make). Returns a stop only when interrupted; otherwise the caller goes on step by
-    /// step, and calls again.
-    fn record_windows(&mut self, count: &mut u64) -> Option<StopReason> {
-        let stoppers =
-            self.breakpoints.iter().any(|b| b.enabled) || self.watchpoints.iter().any(|w| w.enabled);
-        if !self.window_recording || stoppers {
-            return None;
-        }
-        while self.now == self.recorder.len() && self.end.is_none() && self.now >= self.windows_from {
-            let group = self.sched.groups.get(self.sched.current_group).map_or(1, |g| g.len() as u64).max(1);
-            // The window ends where the next checkpoint is due (at most a round later), so
-            // checkpoints stay `interval` steps apart and seeks replay no more than that.
-            self.recorder.checkpoint_if_due(&self.machine);
-            let rounds = (self.recorder.steps_to_checkpoint() / group).max(1);
-            let most = rounds * group;
-            // Budget, step limit and the index's step range are checked step by step: near
-            // any of them, go on that way.
-            let limit = self.sched.step_limit;
-            if self.recorder.recorded_bytes().saturating_add(WINDOW_RESERVE) > self.record_limit
-                || self.recorder.len() + most >= crate::trace::MAX_STEPS
-                || (limit != 0 && self.sched.steps + most >= limit)
-            {
-                self.windows_from = self.now + most;
-                return None;
-            }
-            let window = record_window(
-                &self.interp,
-                &mut self.machine,
-                &mut self.sched,
-                &mut self.recorder,
-                rounds,
-                &mut self.window_stages,
-            );
-            match window {
-                Window::Recorded(n) => {
-                    self.now += n;
-                    self.window_steps += n;
-                    let before = *count;
-                    *count += n;
-                    if before / INTERRUPT_CHECK != *count / INTERRUPT_CHECK && self.poll_interrupt() {
-                        return Some(StopReason::Interrupted);
-                    }
-                }
-                // One step releases the barrier or starts the next group.
-                Window::Boundary => self.windows_from = self.now + 1,
-                // A fault lies within the window's steps: those go one by one.
-                Window::Failed => self.windows_from = self.now + most,
-            }
-        }
-        None
-    }
-
     /// Checks a breakpoint on the step just executed; on a hit, steps back so the stop is
     /// before the instruction runs.
     fn breakpoint_hit_before(&mut self, rec: &StepRecord, step: u64) -> Option<u32> {
         if !self.breakpoints.iter().any(|b| b.enabled && b.pcs.contains(&InstIdx(rec.pc))) {
             return None;
         }
-        self.recorder.undo(&mut self.machine, step);
+        self.recorder.trace.undo(&mut self.machine, step);
         self.now = step;
         let hit = self.breakpoint_hit(rec);
         match hit {
             Some(_) => self.focus = ThreadId(rec.thread),
             None => {
-                self.recorder.redo(&mut self.machine, step);
+                self.recorder.trace.redo(&mut self.machine, step);
                 self.now = step + 1;
             }
         }

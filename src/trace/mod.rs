@@ -10,8 +10,8 @@ mod window;
 
 pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind};
-pub use recorder::{Checkpoint, Recorder, StepRecord, WriteHit};
-pub use window::{record_step, record_window, Single, Stage, Window};
+pub use recorder::{Checkpoint, Checkpoints, Recorder, StepRecord, Trace, WriteHit};
+pub use window::{record_step, record_window, Batch, Single, Stage, Window};
 
 /// A global step index (one step = one instruction of one thread).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -1,9 +1,9 @@
-//! The recorder: an [`Observer`] that appends every write of a step to the delta log, keeps
-//! checkpoints, and moves a machine to any recorded time by undoing or redoing deltas.
+//! The recorder: the trace (step records, delta log, indexes) that staged steps are appended
+//! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
 use super::index::WriteIndex;
 use super::log::{self, EntryKind};
-use super::window::{Item, Stage};
+use super::window::{Batch, Item, Stage};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
 
@@ -58,46 +58,166 @@ pub struct WriteHit {
     pub first_written: u64,
 }
 
+/// The recorded steps, their log and indexes: everything a recording holds except its
+/// checkpoints. Plain data (`Send`), so a second core can append one window's steps while
+/// the first core runs the next (the checkpoints share the live machine's `Rc`s and stay
+/// with it).
 #[derive(Clone, Debug)]
-pub struct Recorder {
+pub struct Trace {
     pub steps: Vec<StepRecord>,
     log: Vec<u8>,
     /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
     log_bases: Vec<u64>,
     controls: Vec<(Control, Control)>,
     pub index: WriteIndex,
-    pub checkpoints: Vec<Checkpoint>,
-    /// Steps between checkpoints.
-    pub interval: u64,
     grf_size: u32,
-    /// Bytes the checkpoints hold beyond what they share.
-    checkpoint_bytes: u64,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
     pub last_step: Vec<u64>,
 }
 
+/// Full machines at recorded times, `interval` steps apart.
+#[derive(Clone, Debug)]
+pub struct Checkpoints {
+    pub list: Vec<Checkpoint>,
+    /// Steps between checkpoints.
+    pub interval: u64,
+    /// Bytes the checkpoints hold beyond what they share.
+    bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    pub trace: Trace,
+    pub checkpoints: Checkpoints,
+}
+
 impl Recorder {
     /// A recorder whose time 0 is `machine`.
     pub fn new(machine: &Machine, grf_size: u32) -> Recorder {
-        let mut r = Recorder {
+        let trace = Trace {
             steps: Vec::new(),
             log: Vec::new(),
             log_bases: Vec::new(),
             controls: Vec::new(),
             index: WriteIndex::default(),
-            checkpoints: Vec::new(),
-            interval: 2048,
             grf_size: grf_size.max(1),
-            checkpoint_bytes: 0,
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
         };
-        r.checkpoint(machine);
-        r
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 2048, bytes: 0 };
+        checkpoints.take(machine, 0);
+        Recorder { trace, checkpoints }
     }
 
+    /// Number of recorded steps (the latest recorded time).
+    pub fn len(&self) -> u64 {
+        self.trace.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.trace.is_empty()
+    }
+
+    /// Steps until the next checkpoint is due (0: due now).
+    pub fn steps_to_checkpoint(&self) -> u64 {
+        self.checkpoints.due_in(self.len())
+    }
+
+    /// Takes a checkpoint of `machine`, the state at time `len()`, when one is due.
+    pub fn checkpoint_if_due(&mut self, machine: &Machine) {
+        self.checkpoints.take_if_due(machine, self.trace.len());
+    }
+
+    /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
+    pub fn recorded_bytes(&self) -> u64 {
+        self.trace.bytes() + self.checkpoints.bytes
+    }
+
+    /// Sets `machine` to recorded time `time` from the checkpoint before it, whatever state
+    /// it is in.
+    pub fn restore(&self, machine: &mut Machine, time: u64) {
+        let time = time.min(self.len());
+        let list = &self.checkpoints.list;
+        let ck = &list[list.partition_point(|c| c.time <= time).saturating_sub(1)];
+        *machine = ck.machine.clone();
+        for step in ck.time..time {
+            self.trace.apply(machine, step, true);
+        }
+    }
+
+    /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`).
+    pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
+        let target = target.min(self.len());
+        let list = &self.checkpoints.list;
+        let ck = list.partition_point(|c| c.time <= target).saturating_sub(1);
+        let ck_time = list.get(ck).map_or(0, |c| c.time);
+        let mut time = now;
+        let from_checkpoint =
+            if target >= now { target - ck_time < target - now } else { target - ck_time < now - target };
+        if from_checkpoint {
+            if let Some(c) = list.get(ck) {
+                *machine = c.machine.clone();
+                time = c.time;
+            }
+        }
+        while time < target {
+            self.trace.apply(machine, time, true);
+            time += 1;
+        }
+        while time > target {
+            time -= 1;
+            self.trace.apply(machine, time, false);
+        }
+    }
+}
+
+impl Checkpoints {
+    /// Steps from `time` until the next checkpoint is due (0: due now).
+    pub fn due_in(&self, time: u64) -> u64 {
+        let last = self.list.last().map_or(0, |c| c.time);
+        (last + self.interval.max(1)).saturating_sub(time)
+    }
+
+    /// Takes a checkpoint of `machine`, the state at `time`, when one is due.
+    pub fn take_if_due(&mut self, machine: &Machine, time: u64) {
+        // A subtraction, not a remainder: a division per step showed up in profiles.
+        if self.due_in(time) == 0 {
+            self.take(machine, time);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Bytes the checkpoints hold beyond what they share.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    fn take(&mut self, machine: &Machine, time: u64) {
+        if let Some(prev) = self.list.last() {
+            let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
+            let threads: u64 =
+                copied.iter().map(|t| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64).sum();
+            let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
+            // The table: one pointer per chunk, and the chunks of pointers that were copied.
+            let table = 8 * (machine.threads.len().div_ceil(64) + 64 * chunks) as u64;
+            self.bytes += threads + pages + table;
+        } else {
+            self.bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
+        }
+        self.list.push(Checkpoint { time, machine: machine.clone() });
+    }
+}
+
+impl Trace {
     /// Number of recorded steps (the latest recorded time).
     pub fn len(&self) -> u64 {
         self.steps.len() as u64
@@ -107,17 +227,29 @@ impl Recorder {
         self.steps.is_empty()
     }
 
-    /// Steps until the next checkpoint is due (0: due now).
-    pub fn steps_to_checkpoint(&self) -> u64 {
-        let last = self.checkpoints.last().map_or(0, |c| c.time);
-        (last + self.interval.max(1)).saturating_sub(self.len())
+    /// Bytes held: log, step records, control table, indexes.
+    pub fn bytes(&self) -> u64 {
+        self.log.len() as u64
+            + self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
+            + self.log_bases.len() as u64 * 8
+            + self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64
+            // 4-byte steps in lists that grow by doubling: about 1.5x their length held.
+            + self.index.entries * 6
     }
 
-    /// Takes a checkpoint of `machine`, the state at time `len()`, when one is due.
-    pub fn checkpoint_if_due(&mut self, machine: &Machine) {
-        // A subtraction, not a remainder: a division per step showed up in profiles.
-        if self.steps_to_checkpoint() == 0 {
-            self.checkpoint(machine);
+    /// Appends a batch's steps in the round-robin order its stages ran in: round by round,
+    /// from the stage at `first`.
+    pub fn append_batch(&mut self, batch: &Batch) {
+        let k = batch.counts.len();
+        let mut controls = vec![0usize; k];
+        let rounds = batch.counts.iter().copied().max().unwrap_or(0);
+        for c in 0..rounds {
+            for p in 0..k {
+                let i = (batch.first + p) % k;
+                if c < batch.counts[i] {
+                    self.append_staged(&batch.stages[i], c as usize, &mut controls[i]);
+                }
+            }
         }
     }
 
@@ -125,7 +257,7 @@ impl Recorder {
     /// every step is recorded this way, single steps from a stage of one. `control` is how
     /// many of the stage's control-table changes earlier steps took, and moves past this
     /// step's.
-    pub(super) fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
+    fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
         let staged = stage.steps[c];
         let (log_start, item_start) =
             c.checked_sub(1).map_or((0, 0), |p| (stage.steps[p].log_end, stage.steps[p].item_end));
@@ -162,32 +294,6 @@ impl Recorder {
         }
         let off = (base as u64 - self.log_base()).min(MAX_BLOCK_LOG) as u32;
         self.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: off | flag });
-    }
-
-    fn checkpoint(&mut self, machine: &Machine) {
-        if let Some(prev) = self.checkpoints.last() {
-            let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
-            let threads: u64 =
-                copied.iter().map(|t| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64).sum();
-            let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
-            // The table: one pointer per chunk, and the chunks of pointers that were copied.
-            let table = 8 * (machine.threads.len().div_ceil(64) + 64 * chunks) as u64;
-            self.checkpoint_bytes += threads + pages + table;
-        } else {
-            self.checkpoint_bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
-        }
-        self.checkpoints.push(Checkpoint { time: self.len(), machine: machine.clone() });
-    }
-
-    /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
-    pub fn recorded_bytes(&self) -> u64 {
-        self.log.len() as u64
-            + self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
-            + self.log_bases.len() as u64 * 8
-            + self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64
-            // 4-byte steps in lists that grow by doubling: about 1.5x their length held.
-            + self.index.entries * 6
-            + self.checkpoint_bytes
     }
 
     /// Whether the log of the current block of steps is full ([`MAX_BLOCK_LOG`]): the
@@ -262,30 +368,6 @@ impl Recorder {
     /// Undoes step `step` (time step + 1 → step).
     pub fn undo(&self, machine: &mut Machine, step: u64) {
         self.apply(machine, step, false);
-    }
-
-    /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`).
-    pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
-        let target = target.min(self.len());
-        let ck = self.checkpoints.partition_point(|c| c.time <= target).saturating_sub(1);
-        let ck_time = self.checkpoints.get(ck).map_or(0, |c| c.time);
-        let mut time = now;
-        let from_checkpoint =
-            if target >= now { target - ck_time < target - now } else { target - ck_time < now - target };
-        if from_checkpoint {
-            if let Some(c) = self.checkpoints.get(ck) {
-                *machine = c.machine.clone();
-                time = c.time;
-            }
-        }
-        while time < target {
-            self.apply(machine, time, true);
-            time += 1;
-        }
-        while time > target {
-            time -= 1;
-            self.apply(machine, time, false);
-        }
     }
 
     /// The log entries of one step (for `trace` output and watchpoints).

@@ -15,7 +15,7 @@
 //! round.
 
 use super::log;
-use super::recorder::{pc_only, Recorder};
+use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{in_key_order, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepHooks};
 use crate::isa::PredId;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
@@ -129,29 +129,72 @@ impl StepHooks for Stage {
     }
 }
 
+/// Staged steps of one or more threads, appended together by [`Trace::append_batch`]: step
+/// `c` of every stage, from the stage at `first` round-robin, then step `c + 1`. Plain data,
+/// so it can cross to the core that appends.
+///
+/// [`Trace::append_batch`]: super::recorder::Trace::append_batch
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// Reused buffers: the first `counts.len()` are this batch's.
+    pub(super) stages: Vec<Stage>,
+    /// Steps staged per stage.
+    pub(super) counts: Vec<u64>,
+    pub(super) first: usize,
+}
+
+impl Batch {
+    /// Steps in the batch.
+    pub fn steps(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// About the bytes appending the batch adds to a trace (for the recording budget while
+    /// batches wait to be appended): its log bytes, 16-byte step records, and index entries.
+    pub fn bytes_estimate(&self) -> u64 {
+        let stages = &self.stages[..self.counts.len()];
+        let staged: usize = stages.iter().map(|s| s.log.len() + 8 * s.items.len()).sum();
+        staged as u64 + 16 * self.steps()
+    }
+
+    /// Readies `k` stages for threads `start..start + k`.
+    fn reset(&mut self, start: u32, k: usize, first: usize) {
+        self.stages.resize_with(k.max(self.stages.len()), Stage::default);
+        for (i, stage) in self.stages[..k].iter_mut().enumerate() {
+            stage.reset(start + i as u32);
+        }
+        self.counts.clear();
+        self.counts.resize(k, 0);
+        self.first = first;
+    }
+}
+
 /// What [`record_step`] did.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Single {
-    /// The step was recorded; it raised this fault, if any (the run ends after it).
+    /// The step was staged in the batch; it raised this fault, if any (the run ends after it).
     Recorded(Option<Fault>),
-    /// Every thread has finished: nothing was recorded.
+    /// Every thread has finished: nothing was staged.
     Finished,
     /// The run stops before another step (a deadlock at a barrier, the step limit): nothing
-    /// was recorded.
+    /// was staged.
     Stopped(Fault),
 }
 
-/// Records the round-robin scheduler's next step (and the barrier release it may need first).
+/// Stages the round-robin scheduler's next step (and the barrier release it may need first)
+/// as a batch of one. `time` is the recorded time before it (for the checkpoint).
 pub fn record_step(
     interp: &Interpreter,
     machine: &mut Machine,
     sched: &mut Scheduler,
-    rec: &mut Recorder,
-    stage: &mut Stage,
+    checkpoints: &mut Checkpoints,
+    time: u64,
+    batch: &mut Batch,
 ) -> Single {
-    rec.checkpoint_if_due(machine);
+    checkpoints.take_if_due(machine, time);
     // No step executes yet: what the scheduler logs names its thread.
-    stage.reset(u32::MAX);
+    batch.reset(u32::MAX, 1, 0);
+    let stage = &mut batch.stages[0];
     let tid = match sched.pick(machine, stage) {
         Ok(Pick::Step(tid)) => tid,
         Ok(Pick::Finished) => return Single::Finished,
@@ -169,71 +212,57 @@ pub fn record_step(
     };
     stage.end_step(pc, chen);
     sched.steps += 1;
-    rec.append_staged(stage, 0, &mut 0);
+    batch.counts[0] = 1;
     Single::Recorded(fault)
 }
 
 /// What [`record_window`] did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Window {
-    /// This many steps were recorded.
+    /// This many steps were staged in the batch.
     Recorded(u64),
     /// No thread of the current group can run: a barrier release, the next group or the
     /// end of the run comes next, which stepping handles. Nothing changed.
     Boundary,
-    /// A thread faulted inside the window. Nothing changed: stepping reaches the fault.
+    /// A thread faulted inside the window. The scheduler is unchanged and nothing was
+    /// staged, but the machine is left partway: the caller restores it from the recording
+    /// ([`Recorder::restore`]), then steps to the fault. (Restoring costs a replay from a
+    /// checkpoint once per run; a copy of the machine kept per window would cost a copy of
+    /// each thread it runs.)
+    ///
+    /// [`Recorder::restore`]: super::recorder::Recorder::restore
     Failed,
 }
 
-/// Records up to `rounds` round-robin rounds of the current group's phase: `machine`,
-/// `sched` and `rec` move on exactly as that many single recorded steps would move them.
-/// `stages` holds reusable buffers.
+/// Stages up to `rounds` round-robin rounds of the current group's phase: `machine` and
+/// `sched` move on exactly as that many single steps would move them, and appending the
+/// batch records what those steps would record. `time` is the recorded time before it.
 pub fn record_window(
     interp: &Interpreter,
     machine: &mut Machine,
     sched: &mut Scheduler,
-    rec: &mut Recorder,
+    checkpoints: &mut Checkpoints,
+    time: u64,
     rounds: u64,
-    stages: &mut Vec<Stage>,
+    batch: &mut Batch,
 ) -> Window {
     let Some(range) = sched.groups.get(sched.current_group).cloned() else { return Window::Boundary };
     if !range.clone().any(|t| machine.threads[t as usize].is_runnable()) {
         return Window::Boundary;
     }
-    rec.checkpoint_if_due(machine);
-    // Kept to give back on a fault (shares everything; each thread the window runs is
-    // copied on its first write, as after a checkpoint).
-    let start = machine.clone();
+    checkpoints.take_if_due(machine, time);
     let k = range.len();
     let first = (sched.cursor_in(&range) - range.start) as usize;
-    stages.resize_with(k.max(stages.len()), Stage::default);
-    for (i, stage) in stages[..k].iter_mut().enumerate() {
-        stage.reset(range.start + i as u32);
-    }
-    let stages = &mut stages[..k];
-    let mut counts = vec![0u64; k];
-    let ran = run_window(interp, machine, stages, &mut counts, first, rounds);
-    if ran.is_none() {
-        *machine = start;
+    batch.reset(range.start, k, first);
+    let Batch { stages, counts, .. } = batch;
+    if run_window(interp, machine, &mut stages[..k], counts, first, rounds).is_none() {
         return Window::Failed;
     }
-    sched.cursor_after(&range, first as u32, &counts);
-    let total: u64 = counts.iter().sum();
+    sched.cursor_after(&range, first as u32, counts);
+    let total = batch.steps();
     sched.steps += total;
-    // Round by round, in the rotation that starts at `first`.
-    let mut controls = vec![0usize; k];
-    let rounds_run = counts.iter().copied().max().unwrap_or(0);
-    for c in 0..rounds_run {
-        for p in 0..k {
-            let i = (first + p) % k;
-            if c < counts[i] {
-                rec.append_staged(&stages[i], c as usize, &mut controls[i]);
-            }
-        }
-    }
     Window::Recorded(total)
 }
-
 /// Runs the window's steps into the stages, in the order the burst runs use
 /// ([`in_key_order`]). None when a thread faulted.
 fn run_window(

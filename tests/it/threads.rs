@@ -89,7 +89,7 @@ fn watch_catches_every_write(path: &str, target: &str) {
     }
     let mut expected = Vec::new();
     for step in 0..s.total_steps() {
-        let writes = s.recorder.entries(step).into_iter().any(|e| match e.kind {
+        let writes = s.recorder.trace.entries(step).into_iter().any(|e| match e.kind {
             vdb::trace::EntryKind::Mem { space: sp, addr: a, xor } => {
                 sp == space && a < addr + len && addr < a + xor.len() as u64
             }

@@ -38,7 +38,7 @@ fn time_travel_launches() -> Vec<std::path::PathBuf> {
 fn forward_then_backward_gives_the_same_hash_at_every_step() {
     for path in time_travel_launches() {
         let mut s = session(&path);
-        s.recorder.interval = 7; // many checkpoints, to exercise replay from them
+        s.recorder.checkpoints.interval = 7; // many checkpoints, to exercise replay from them
         let mut hashes = vec![s.machine.state_hash()];
         while s.forward().is_some() {
             hashes.push(s.machine.state_hash());
@@ -129,7 +129,7 @@ fn last_write_and_history_agree_with_a_scan_of_the_trace() {
     let (lo, hi) = (r.offset + 20, r.offset + 24);
     let mut expected = Vec::new();
     for step in 0..s.total_steps() {
-        for e in s.recorder.entries(step) {
+        for e in s.recorder.trace.entries(step) {
             if let vdb::trace::EntryKind::Grf { offset, xor } = e.kind {
                 if offset < hi && lo < offset + xor.len() as u32 {
                     expected.push(step);
@@ -156,7 +156,7 @@ fn packed_writes_log_exactly_their_enabled_lanes() {
         let mut s = session(&path);
         while s.forward().is_some() {}
         for step in 0..s.total_steps() {
-            let rec = s.recorder.steps[step as usize];
+            let rec = s.recorder.trace.steps[step as usize];
             let inst = &s.program.insts[rec.pc as usize];
             let Some(Operand::Direct(d)) = inst.operands.first() else { continue };
             // `sel` writes under the execution mask alone, not its channel enables.
@@ -166,7 +166,7 @@ fn packed_writes_log_exactly_their_enabled_lanes() {
             let n = inst.exec.size;
             let (lo, hi) = (d.base, d.base + 4 * n);
             let mut logged = 0u32;
-            for e in s.recorder.entries(step) {
+            for e in s.recorder.trace.entries(step) {
                 let vdb::trace::EntryKind::Grf { offset, xor } = e.kind else { continue };
                 if e.thread != rec.thread || offset + xor.len() as u32 <= lo || offset >= hi {
                     continue;
@@ -337,40 +337,59 @@ fn burst_windows_record_what_single_steps_record() {
         let name = path.display().to_string();
         let mut single = session(&path);
         single.window_recording = false;
-        let mut windows = session(&path);
         // Several windows per group, and checkpoints inside groups.
-        windows.recorder.interval = 64;
-        single.recorder.interval = 64;
+        single.recorder.checkpoints.interval = 64;
         let stop = single.run_to_end();
-        assert_eq!(windows.run_to_end(), stop, "{name}: stop");
-        assert_eq!(windows.end, single.end, "{name}: end");
-        if path == faulting {
-            assert!(matches!(stop, StopReason::Fault { .. }), "{name}: {stop:?}");
-            assert!(windows.window_steps > 0, "{name}: no window ran before the fault");
-        }
-        let (a, b) = (&single.recorder, &windows.recorder);
-        let differ = (0..a.steps.len().max(b.steps.len())).find(|&i| a.steps.get(i) != b.steps.get(i));
-        assert_eq!(differ, None, "{name}: step records differ first at this step");
-        for step in 0..a.len() {
-            assert_eq!(a.entries(step), b.entries(step), "{name}: entries of step {step}");
-            for e in a.entries(step) {
-                if let vdb::trace::EntryKind::Control { index } = e.kind {
-                    assert_eq!(a.control_change(index), b.control_change(index), "{name}: step {step}");
+        assert_eq!(single.window_steps, 0);
+        let final_state = single.machine.state_hash();
+        // Appended on this core, and on a second core while the next window runs.
+        let mut window_checkpoints = None;
+        for two_cores in [false, true] {
+            let name = format!("{name} (two cores: {two_cores})");
+            let mut windows = session(&path);
+            windows.two_cores = two_cores;
+            windows.recorder.checkpoints.interval = 64;
+            assert_eq!(windows.run_to_end(), stop, "{name}: stop");
+            assert_eq!(windows.end, single.end, "{name}: end");
+            if path == faulting {
+                assert!(matches!(stop, StopReason::Fault { .. }), "{name}: {stop:?}");
+                assert!(windows.window_steps > 0, "{name}: no window ran before the fault");
+            }
+            let (a, b) = (&single.recorder.trace, &windows.recorder.trace);
+            let differ = (0..a.steps.len().max(b.steps.len())).find(|&i| a.steps.get(i) != b.steps.get(i));
+            assert_eq!(differ, None, "{name}: step records differ first at this step");
+            for step in 0..a.len() {
+                assert_eq!(a.entries(step), b.entries(step), "{name}: entries of step {step}");
+                for e in a.entries(step) {
+                    if let vdb::trace::EntryKind::Control { index } = e.kind {
+                        assert_eq!(a.control_change(index), b.control_change(index), "{name}: step {step}");
+                    }
                 }
             }
-        }
-        assert!(a.index == b.index, "{name}: write index");
-        assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step), "{name}: thread spans");
-        assert_eq!(windows.machine.state_hash(), single.machine.state_hash(), "{name}: final state");
-        windowed_steps += windows.window_steps;
-        assert_eq!(single.window_steps, 0);
-        let n = a.len() + 1;
-        for k in 0..8u64 {
-            let target = (k * 7919 + 13) % n;
-            single.goto(target);
-            windows.goto(target);
-            assert_eq!(windows.machine.state_hash(), single.machine.state_hash(), "{name}: goto {target}");
+            assert!(a.index == b.index, "{name}: write index");
+            assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step), "{name}: thread spans");
+            assert_eq!(a.bytes(), b.bytes(), "{name}: trace bytes");
+            // Windows end where a checkpoint is due (at most a round later), on either core.
+            let times: Vec<u64> = windows.recorder.checkpoints.list.iter().map(|c| c.time).collect();
+            assert_eq!(
+                *window_checkpoints.get_or_insert_with(|| times.clone()),
+                times,
+                "{name}: checkpoints"
+            );
+            assert_eq!(windows.machine.state_hash(), final_state, "{name}: final state");
+            windowed_steps += windows.window_steps;
+            let n = a.len() + 1;
+            for k in 0..8u64 {
+                let target = (k * 7919 + 13) % n;
+                single.goto(target);
+                windows.goto(target);
+                assert_eq!(
+                    windows.machine.state_hash(),
+                    single.machine.state_hash(),
+                    "{name}: goto {target}"
+                );
+            }
         }
     }
-    assert!(windowed_steps > 100_000, "only {windowed_steps} steps recorded in windows");
+    assert!(windowed_steps > 200_000, "only {windowed_steps} steps recorded in windows");
 }

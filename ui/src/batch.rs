@@ -108,11 +108,11 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
 
 /// One step with each write's old and new bytes (the session stands at time `step`).
 fn step_json(session: &Session, step: u64) -> Value {
-    let rec = session.recorder.steps[step as usize];
+    let rec = session.recorder.trace.steps[step as usize];
     let thread = session.machine.thread(ThreadId(rec.thread));
     let inst = session.program.inst(InstIdx(rec.pc));
     let mut writes = Vec::new();
-    for e in session.recorder.entries(step) {
+    for e in session.recorder.trace.entries(step) {
         let t = session.machine.thread(ThreadId(e.thread));
         let w = match e.kind {
             EntryKind::Grf { offset, xor } => {
@@ -142,7 +142,7 @@ fn step_json(session: &Session, step: u64) -> Value {
                 json!({"kind": space, "addr": format!("{addr:#x}"), "old": hex(&old), "new": hex(&new)})
             }
             EntryKind::Pc { old, new } => json!({"kind": "pc", "thread": e.thread, "old": old, "new": new}),
-            EntryKind::Control { index } => match session.recorder.control_change(index) {
+            EntryKind::Control { index } => match session.recorder.trace.control_change(index) {
                 Some((old, new)) => json!({"kind": "control", "thread": e.thread,
                     "old": {"pc": old.pc.0, "em": old.em, "call_mask": old.call_mask, "status": format!("{:?}", old.status)},
                     "new": {"pc": new.pc.0, "em": new.em, "call_mask": new.call_mask, "status": format!("{:?}", new.status)}}),

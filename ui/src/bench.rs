@@ -58,13 +58,13 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
             let thread = (lcg(&mut seed) % threads) as u32;
             let offset = (lcg(&mut seed) % (grf / 4)) as u32 * 4;
             let cur = s.machine.thread(ThreadId(thread)).grf[offset as usize..offset as usize + 4].to_vec();
-            s.recorder.grf_writes(thread, offset, 4, s.now, &cur, 1)
+            s.recorder.trace.grf_writes(thread, offset, 4, s.now, &cur, 1)
         } else {
             let Some(region) = s.machine.svm.regions().last().cloned() else { continue };
             let addr = region.start + (lcg(&mut seed) % region.len.max(4)) / 4 * 4;
             let mut cur = [0u8; 4];
             let _ = s.machine.svm.read(addr, &mut cur);
-            s.recorder.mem_writes(MemSpace::Svm, addr, 4, s.now, &cur, 1)
+            s.recorder.trace.mem_writes(MemSpace::Svm, addr, 4, s.now, &cur, 1)
         };
         writes.push(t.elapsed().as_secs_f64() * 1e6);
         found += hits.len();
@@ -120,7 +120,7 @@ pub fn bench_render(launch: &Path, frames: usize) -> u8 {
             // Land on a random step, focused on the thread that runs there.
             let at = lcg(&mut seed) % total.max(1);
             app.session.goto(at);
-            app.session.focus = ThreadId(app.session.recorder.steps[at as usize].thread);
+            app.session.focus = ThreadId(app.session.recorder.trace.steps[at as usize].thread);
         }
         let action = actions[i % actions.len()];
         let t = Instant::now();

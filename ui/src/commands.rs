@@ -117,7 +117,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
             eprintln!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
         }
         let steps = session.total_steps();
-        let lane_ops = session.recorder.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
+        let lane_ops = session.recorder.trace.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
         let recorded = session.recorder.recorded_bytes();
         (session.program.clone(), session.machine, session.outputs, steps, lane_ops, fault, Some(recorded))
     } else {

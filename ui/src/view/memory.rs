@@ -93,7 +93,7 @@ fn last_writer(app: &App) -> String {
     if s.machine.svm.read(app.mem_cursor, &mut cur).is_err() {
         return "cursor byte: unmapped".into();
     }
-    let hits = s.recorder.mem_writes(MemSpace::Svm, app.mem_cursor, 1, s.now, &cur, 1);
+    let hits = s.recorder.trace.mem_writes(MemSpace::Svm, app.mem_cursor, 1, s.now, &cur, 1);
     match hits.first() {
         None => "cursor byte: not written yet".into(),
         Some(h) => {
