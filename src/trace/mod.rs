@@ -10,7 +10,7 @@ mod window;
 
 pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind};
-pub use recorder::{Checkpoint, Checkpoints, Recorder, StepRecord, Trace, WriteHit};
+pub use recorder::{Checkpoint, Checkpoints, RecordedBytes, Recorder, StepRecord, Trace, WriteHit};
 pub use window::{record_step, record_window, Batch, Single, Stage, Window};
 
 /// A global step index (one step = one instruction of one thread).

@@ -38,6 +38,21 @@ impl StepRecord {
     }
 }
 
+/// What a recording holds, in bytes, by part.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RecordedBytes {
+    /// The delta log.
+    pub log: u64,
+    /// Step records (and the log's block offsets).
+    pub steps: u64,
+    /// The control table (thread control states before and after changes beyond the pc).
+    pub controls: u64,
+    /// The write index.
+    pub index: u64,
+    /// What checkpoints hold beyond what they share.
+    pub checkpoints: u64,
+}
+
 /// A full machine at a recorded time (sharing unchanged threads and pages with the live one).
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
@@ -135,6 +150,11 @@ impl Recorder {
         self.trace.bytes() + self.checkpoints.bytes
     }
 
+    /// [`Recorder::recorded_bytes`] by part.
+    pub fn recorded_bytes_by_part(&self) -> RecordedBytes {
+        RecordedBytes { checkpoints: self.checkpoints.bytes, ..self.trace.bytes_by_part() }
+    }
+
     /// Sets `machine` to recorded time `time` from the checkpoint before it, whatever state
     /// it is in.
     pub fn restore(&self, machine: &mut Machine, time: u64) {
@@ -229,12 +249,21 @@ impl Trace {
 
     /// Bytes held: log, step records, control table, indexes.
     pub fn bytes(&self) -> u64 {
-        self.log.len() as u64
-            + self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
-            + self.log_bases.len() as u64 * 8
-            + self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64
+        let b = self.bytes_by_part();
+        b.log + b.steps + b.controls + b.index
+    }
+
+    /// [`Trace::bytes`] by part (checkpoints are not the trace's: 0 here).
+    pub fn bytes_by_part(&self) -> RecordedBytes {
+        RecordedBytes {
+            log: self.log.len() as u64,
+            steps: self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
+                + self.log_bases.len() as u64 * 8,
+            controls: self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64,
             // 4-byte steps in lists that grow by doubling: about 1.5x their length held.
-            + self.index.entries * 6
+            index: self.index.entries * 6,
+            checkpoints: 0,
+        }
     }
 
     /// Appends a batch's steps in the round-robin order its stages ran in: round by round,

@@ -118,7 +118,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
         }
         let steps = session.total_steps();
         let lane_ops = session.recorder.trace.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
-        let recorded = session.recorder.recorded_bytes();
+        let recorded = session.recorder.recorded_bytes_by_part();
         (session.program.clone(), session.machine, session.outputs, steps, lane_ops, fault, Some(recorded))
     } else {
         let mut launch = launch;
@@ -176,8 +176,10 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
             "threads": threads, "instructions": steps, "steps": steps, "lane_ops": lane_ops,
             "wall_ms": wall_ms, "peak_rss": peak_rss(),
         });
-        if let Some(bytes) = recorded {
+        if let Some(parts) = recorded {
+            let bytes = parts.log + parts.steps + parts.controls + parts.index + parts.checkpoints;
             line["recorded_bytes"] = serde_json::json!(bytes);
+            line["recorded"] = serde_json::json!(parts);
             line["bytes_per_step"] = serde_json::json!(bytes as f64 / steps.max(1) as f64);
         }
         say!("{line}");

@@ -52,6 +52,29 @@ fn run_writes_outputs_and_stats() {
     assert_eq!(got, want);
 }
 
+/// `--record --stats` records the whole run (on two cores where there are two) and breaks
+/// the recording's bytes down by part; the outputs are those of the plain run.
+#[test]
+fn run_record_stats_break_the_recording_down() {
+    let collatz = root().join("sample-kernels/opencl/collatz");
+    let dir = scratch("record_stats");
+    let d = dir.to_string_lossy().to_string();
+    let launch = collatz.join("skl.launch.json").to_string_lossy().to_string();
+    let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--record", "--stats"]);
+    assert_eq!(code, 0, "{err}");
+    let got = std::fs::read(dir.join("out/steps.bin")).expect("output");
+    assert_eq!(got, std::fs::read(collatz.join("expected/steps.bin")).expect("expected"));
+    let stats: serde_json::Value = serde_json::from_str(out.lines().last().expect("stats")).expect("json");
+    let parts = stats["recorded"].as_object().expect("recorded parts");
+    let sum: u64 = parts.values().map(|v| v.as_u64().expect("bytes")).sum();
+    assert_eq!(Some(sum), stats["recorded_bytes"].as_u64(), "{stats}");
+    for part in ["log", "steps", "index", "checkpoints", "controls"] {
+        assert!(parts[part].as_u64().expect(part) > 0, "{part}: {stats}");
+    }
+    // 16-byte step records, one per step.
+    assert!(parts["steps"].as_u64() >= stats["steps"].as_u64().map(|n| n * 16), "{stats}");
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write");
