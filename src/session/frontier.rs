@@ -1,12 +1,13 @@
 //! Recording at the frontier in burst windows, on two cores: this core runs the machine and
-//! stages each window's steps ([`record_window`]) while a second core appends the previous
-//! window's batch to the trace ([`Trace::append_batch`]). The trace then is the one stepping
-//! one instruction at a time would make: same batches, appended in the same order.
+//! stages each window's steps ([`record_window`]) while a second core appends earlier batches
+//! to the trace ([`Trace::append_batch`]), in the order they were staged. The trace then is
+//! the one stepping one instruction at a time would make.
 //!
 //! Checkpoints stay on this core (they share the live machine's `Rc`s); everything the trace
-//! holds is plain data. The steps between windows — barrier releases, group starts, the steps
-//! of a window in which a thread faults — are staged one at a time on this core and reach the
-//! trace through the same queue, so the queue only drains when the recording stops.
+//! holds is plain data. The steps between windows (barrier releases, group starts) are staged
+//! one at a time on this core and go through the same queue, so the queue drains only when
+//! windows stop: at the end, an interrupt, a window in which a thread faults, or near the
+//! recording budget or the step limit.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -84,7 +85,10 @@ impl Sink<'_> {
         match self {
             Sink::Here(trace) => trace.bytes(),
             Sink::Queue { sent, appended, bytes, .. } => {
-                bytes.load(Ordering::Relaxed) + sent.saturating_sub(appended.load(Ordering::Relaxed))
+                // `appended` first: a bundle appended after it is then counted twice at worst
+                // (in `bytes` and as not yet appended), never missed.
+                let appended = appended.load(Ordering::Acquire);
+                bytes.load(Ordering::Relaxed) + sent.saturating_sub(appended)
             }
         }
     }
@@ -146,8 +150,9 @@ impl Session {
                         trace.append_batch(batch);
                         estimate += batch.bytes_estimate();
                     }
+                    // Released after `bytes`: whoever sees this bundle appended sees its bytes.
                     bytes.store(trace.bytes(), Ordering::Relaxed);
-                    appended.fetch_add(estimate, Ordering::Relaxed);
+                    appended.fetch_add(estimate, Ordering::Release);
                     // The receiver outlives the scope.
                     let _ = back_to.send(bundle);
                 }

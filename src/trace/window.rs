@@ -1,9 +1,11 @@
-//! How steps reach the recording: each is encoded into a [`Stage`] and appended from there.
-//! A single step ([`record_step`]) is a stage of one. A burst window ([`record_window`]) runs a
-//! stretch of a work-group's phase a thread at a time, each thread's steps staged apart, then
-//! appended in the round-robin scheduler's order. The recording is the one stepping one instruction at a time would make
+//! How steps reach the recording: each is encoded into a [`Stage`], and a [`Batch`] of stages
+//! is appended to the trace. A single step ([`record_step`]) is a batch of one stage of one
+//! step. A burst window ([`record_window`]) runs a stretch of a work-group's phase a thread at
+//! a time, each thread's steps staged apart, and the batch is appended in the round-robin
+//! scheduler's order. The recording is the one stepping one instruction at a time would make
 //! (same steps, log bytes, indexes); it costs less because each thread runs its private
-//! instructions in one burst, with one thread borrow and no scheduler pick per step.
+//! instructions in one burst, with one thread borrow and no scheduler pick per step. Staging
+//! and appending are apart so that they can run on two cores.
 //!
 //! Why the order can be rebuilt: inside a phase (from a group's start or a barrier release
 //! until every live thread waits or has finished), the round-robin scheduler runs step `c`
