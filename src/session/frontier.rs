@@ -12,8 +12,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
-use super::{EndState, Session, StopReason};
-use crate::trace::{record_step, record_window, Batch, Recorder, Single, Trace, Window};
+use super::{Session, StopReason};
+use crate::trace::{record_step, record_window, Batch, Trace, Window};
 
 /// How often long movements look at the interrupt flag.
 pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
@@ -94,6 +94,15 @@ impl Sink<'_> {
     }
 }
 
+/// Why recording windows paused.
+enum Pause {
+    /// The run ended, or the budget or a limit is near: the caller goes on step by step.
+    Stepwise,
+    Interrupted,
+    /// A thread faulted inside a window, which left the machine partway through it.
+    Faulted,
+}
+
 impl Session {
     /// At the frontier, with no breakpoint or watchpoint that could stop a `continue`,
     /// records burst windows for as long as they can run. Returns a stop only when
@@ -110,188 +119,139 @@ impl Session {
         {
             return None;
         }
-        let mut restore = false;
-        let stop = self.record_frontier(count, &mut restore);
-        if restore {
-            self.recorder.restore(&mut self.machine, self.now);
-        }
-        stop
-    }
-
-    fn record_frontier(&mut self, count: &mut u64, restore: &mut bool) -> Option<StopReason> {
-        let Recorder { trace, checkpoints } = &mut self.recorder;
-        let mut run = Frontier {
-            session_now: &mut self.now,
-            interp: &self.interp,
-            machine: &mut self.machine,
-            sched: &mut self.sched,
-            checkpoints,
-            end: &mut self.end,
-            windows_from: &mut self.windows_from,
-            window_steps: &mut self.window_steps,
-            spare: &mut self.spare_batches,
-            restore,
-            record_limit: self.record_limit,
-            progress: &mut self.progress,
-            interrupt: &self.interrupt,
-        };
-        if !self.two_cores {
-            return run.go(&mut Sink::Here(trace), count);
-        }
-        let (bytes, appended) = (AtomicU64::new(trace.bytes()), AtomicU64::new(0));
-        let (back_to, back) = mpsc::channel::<Vec<Batch>>();
-        let stop = std::thread::scope(|scope| {
-            let (to, bundles) = mpsc::sync_channel::<Vec<Batch>>(IN_FLIGHT);
-            let (bytes, appended) = (&bytes, &appended);
-            scope.spawn(move || {
-                for bundle in bundles {
-                    let mut estimate = 0;
-                    for batch in &bundle {
-                        trace.append_batch(batch);
-                        estimate += batch.bytes_estimate();
+        // The trace is with the appending core until windows pause; the checkpoints and
+        // everything else stay here.
+        let mut trace = std::mem::take(&mut self.recorder.trace);
+        let pause = if self.two_cores {
+            let (bytes, appended) = (AtomicU64::new(trace.bytes()), AtomicU64::new(0));
+            let (back_to, back) = mpsc::channel::<Vec<Batch>>();
+            let pause = std::thread::scope(|scope| {
+                let (to, bundles) = mpsc::sync_channel::<Vec<Batch>>(IN_FLIGHT);
+                let (trace, bytes, appended) = (&mut trace, &bytes, &appended);
+                scope.spawn(move || {
+                    for bundle in bundles {
+                        let mut estimate = 0;
+                        for batch in &bundle {
+                            trace.append_batch(batch);
+                            estimate += batch.bytes_estimate();
+                        }
+                        // Released after `bytes`: whoever sees this bundle appended sees its
+                        // bytes.
+                        bytes.store(trace.bytes(), Ordering::Relaxed);
+                        appended.fetch_add(estimate, Ordering::Release);
+                        // The receiver outlives the scope.
+                        let _ = back_to.send(bundle);
                     }
-                    // Released after `bytes`: whoever sees this bundle appended sees its bytes.
-                    bytes.store(trace.bytes(), Ordering::Relaxed);
-                    appended.fetch_add(estimate, Ordering::Release);
-                    // The receiver outlives the scope.
-                    let _ = back_to.send(bundle);
-                }
+                });
+                let mut sink = Sink::Queue {
+                    to,
+                    back: &back,
+                    bundle: Vec::new(),
+                    bundle_steps: 0,
+                    sent: 0,
+                    appended,
+                    bytes,
+                };
+                let pause = self.record_frontier(&mut sink, count);
+                sink.flush(&mut self.spare_batches);
+                pause
             });
-            let mut sink = Sink::Queue {
-                to,
-                back: &back,
-                bundle: Vec::new(),
-                bundle_steps: 0,
-                sent: 0,
-                appended,
-                bytes,
-            };
-            let stop = run.go(&mut sink, count);
-            sink.flush(run.spare);
-            stop
-        });
-        for mut done in back.try_iter() {
-            run.spare.append(&mut done);
+            for mut done in back.try_iter() {
+                self.spare_batches.append(&mut done);
+            }
+            pause
+        } else {
+            self.record_frontier(&mut Sink::Here(&mut trace), count)
+        };
+        self.recorder.trace = trace;
+        match pause {
+            Pause::Stepwise => None,
+            Pause::Interrupted => Some(StopReason::Interrupted),
+            Pause::Faulted => {
+                self.recorder.restore(&mut self.machine, self.now);
+                None
+            }
         }
-        stop
     }
-}
 
-/// The parts of a session that recording at the frontier moves on.
-struct Frontier<'a> {
-    session_now: &'a mut u64,
-    interp: &'a crate::exec::Interpreter,
-    machine: &'a mut crate::machine::Machine,
-    sched: &'a mut crate::exec::Scheduler,
-    checkpoints: &'a mut crate::trace::Checkpoints,
-    end: &'a mut Option<EndState>,
-    windows_from: &'a mut u64,
-    window_steps: &'a mut u64,
-    spare: &'a mut Vec<Batch>,
-    /// Set when a window faulted: the machine is partway through it.
-    restore: &'a mut bool,
-    record_limit: u64,
-    progress: &'a mut Option<Box<dyn FnMut(u64, u64) -> bool>>,
-    interrupt: &'a std::sync::atomic::AtomicBool,
-}
-
-impl Frontier<'_> {
-    fn go(&mut self, sink: &mut Sink, count: &mut u64) -> Option<StopReason> {
-        let mut time = *self.session_now;
-        let mut stop = None;
+    /// Runs windows, and the single steps between them, into `sink`.
+    fn record_frontier(&mut self, sink: &mut Sink, count: &mut u64) -> Pause {
         while self.end.is_none() {
-            let mut batch = self.spare.pop().unwrap_or_default();
+            let time = self.now;
+            let mut batch = self.spare_batches.pop().unwrap_or_default();
             let mut staged = None;
-            if time >= *self.windows_from {
-                let sched = &*self.sched;
-                let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
+            if time >= self.windows_from {
+                let checkpoints = &mut self.recorder.checkpoints;
+                let group =
+                    self.sched.groups.get(self.sched.current_group).map_or(1, |g| g.len() as u64).max(1);
                 // The window ends where the next checkpoint is due (at most a round later),
                 // so checkpoints stay `interval` steps apart and seeks replay no more.
-                self.checkpoints.take_if_due(self.machine, time);
-                let rounds = (self.checkpoints.due_in(time) / group).max(1);
+                checkpoints.take_if_due(&self.machine, time);
+                let rounds = (checkpoints.due_in(time) / group).max(1);
                 let most = rounds * group;
                 // Budget, step limit and the index's step range are checked step by step:
                 // near any of them, the caller goes on that way.
-                let bytes = sink.trace_bytes() + self.checkpoints.bytes();
-                let limit = sched.step_limit;
+                let bytes = sink.trace_bytes() + checkpoints.bytes();
+                let limit = self.sched.step_limit;
                 if bytes.saturating_add(WINDOW_RESERVE) > self.record_limit
                     || time + most >= crate::trace::MAX_STEPS
-                    || (limit != 0 && sched.steps + most >= limit)
+                    || (limit != 0 && self.sched.steps + most >= limit)
                 {
-                    *self.windows_from = time + most;
-                    self.spare.push(batch);
-                    break;
+                    self.windows_from = time + most;
+                    self.spare_batches.push(batch);
+                    return Pause::Stepwise;
                 }
-                let window = record_window(
-                    self.interp,
-                    self.machine,
-                    self.sched,
-                    self.checkpoints,
+                match record_window(
+                    &self.interp,
+                    &mut self.machine,
+                    &mut self.sched,
+                    checkpoints,
                     time,
                     rounds,
                     &mut batch,
-                );
-                match window {
+                ) {
                     Window::Recorded(n) => {
-                        *self.window_steps += n;
+                        self.window_steps += n;
                         staged = Some(n);
                     }
                     // One step releases the barrier or starts the next group.
-                    Window::Boundary => *self.windows_from = time + 1,
+                    Window::Boundary => self.windows_from = time + 1,
                     // A fault lies within the window's steps: once the machine is restored,
                     // those go one by one.
                     Window::Failed => {
-                        *self.windows_from = time + most;
-                        *self.restore = true;
-                        self.spare.push(batch);
-                        break;
+                        self.windows_from = time + most;
+                        self.spare_batches.push(batch);
+                        return Pause::Faulted;
                     }
                 }
             }
             let n = match staged {
                 Some(n) => n,
-                None => match record_step(
-                    self.interp,
-                    self.machine,
-                    self.sched,
-                    self.checkpoints,
-                    time,
-                    &mut batch,
-                ) {
-                    Single::Recorded(fault) => {
-                        if let Some(fault) = fault {
-                            *self.end = Some(EndState::Fault(fault));
-                        }
-                        1
-                    }
-                    Single::Finished => {
-                        *self.end = Some(EndState::Finished);
-                        self.spare.push(batch);
+                None => {
+                    let checkpoints = &mut self.recorder.checkpoints;
+                    let single = record_step(
+                        &self.interp,
+                        &mut self.machine,
+                        &mut self.sched,
+                        checkpoints,
+                        time,
+                        &mut batch,
+                    );
+                    if !self.single_ends(single) {
+                        self.spare_batches.push(batch);
                         break;
                     }
-                    Single::Stopped(fault) => {
-                        *self.end = Some(EndState::Fault(fault));
-                        self.spare.push(batch);
-                        break;
-                    }
-                },
+                    1
+                }
             };
-            time += n;
-            sink.deliver(batch, self.spare);
+            self.now += n;
+            sink.deliver(batch, &mut self.spare_batches);
             let before = *count;
             *count += n;
-            if before / INTERRUPT_CHECK != *count / INTERRUPT_CHECK && self.poll_interrupt(time) {
-                stop = Some(StopReason::Interrupted);
-                break;
+            if before / INTERRUPT_CHECK != *count / INTERRUPT_CHECK && self.poll_interrupt() {
+                return Pause::Interrupted;
             }
         }
-        *self.session_now = time;
-        stop
-    }
-
-    /// Reports progress and asks whether to stop (as [`Session::poll_interrupt`] does).
-    fn poll_interrupt(&mut self, time: u64) -> bool {
-        let asked = self.progress.as_mut().is_some_and(|report| report(time, time));
-        asked || self.interrupt.swap(false, Ordering::Relaxed)
+        Pause::Stepwise
     }
 }

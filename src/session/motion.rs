@@ -8,7 +8,7 @@ use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::isa::InstIdx;
 use crate::machine::ThreadId;
 use crate::machine::ThreadStatus;
-use crate::trace::{record_step, EntryKind, Recorder, Single, StepRecord};
+use crate::trace::{record_step, EntryKind, Single, StepRecord};
 
 impl Session {
     /// The end state as a stop reason.
@@ -33,26 +33,34 @@ impl Session {
             self.end = Some(EndState::RecordLimit(bytes));
             return None;
         }
-        let Recorder { trace, checkpoints } = &mut self.recorder;
-        let time = trace.len();
+        let (checkpoints, time) = (&mut self.recorder.checkpoints, self.recorder.trace.len());
         let single =
             record_step(&self.interp, &mut self.machine, &mut self.sched, checkpoints, time, &mut self.batch);
+        if !self.single_ends(single) {
+            return None;
+        }
+        self.recorder.trace.append_batch(&self.batch);
+        self.now += 1;
+        self.recorder.trace.steps.last().copied()
+    }
+
+    /// Sets the end state a single step staged by [`record_step`] leads to; true when it
+    /// staged the step (which may have faulted).
+    pub(super) fn single_ends(&mut self, single: Single) -> bool {
         match single {
             Single::Recorded(fault) => {
-                trace.append_batch(&self.batch);
                 if let Some(fault) = fault {
                     self.end = Some(EndState::Fault(fault));
                 }
-                self.now += 1;
-                self.recorder.trace.steps.last().copied()
+                true
             }
             Single::Finished => {
                 self.end = Some(EndState::Finished);
-                None
+                false
             }
             Single::Stopped(fault) => {
                 self.end = Some(EndState::Fault(fault));
-                None
+                false
             }
         }
     }
@@ -103,8 +111,9 @@ impl Session {
     }
 
     /// Reports progress and asks whether to stop.
-    fn poll_interrupt(&mut self) -> bool {
-        let (now, total) = (self.now, self.total_steps());
+    pub(super) fn poll_interrupt(&mut self) -> bool {
+        // While windows record, the trace is with the appending core: the frontier is `now`.
+        let (now, total) = (self.now, self.total_steps().max(self.now));
         let asked = match self.progress.as_mut() {
             Some(report) => report(now, total),
             None => false,

@@ -53,6 +53,12 @@ pub struct RecordedBytes {
     pub checkpoints: u64,
 }
 
+impl RecordedBytes {
+    pub fn total(&self) -> u64 {
+        self.log + self.steps + self.controls + self.index + self.checkpoints
+    }
+}
+
 /// A full machine at a recorded time (sharing unchanged threads and pages with the live one).
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
@@ -77,7 +83,7 @@ pub struct WriteHit {
 /// checkpoints. Plain data (`Send`), so a second core can append one window's steps while
 /// the first core runs the next (the checkpoints share the live machine's `Rc`s and stay
 /// with it).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Trace {
     pub steps: Vec<StepRecord>,
     log: Vec<u8>,
@@ -135,19 +141,9 @@ impl Recorder {
         self.trace.is_empty()
     }
 
-    /// Steps until the next checkpoint is due (0: due now).
-    pub fn steps_to_checkpoint(&self) -> u64 {
-        self.checkpoints.due_in(self.len())
-    }
-
-    /// Takes a checkpoint of `machine`, the state at time `len()`, when one is due.
-    pub fn checkpoint_if_due(&mut self, machine: &Machine) {
-        self.checkpoints.take_if_due(machine, self.trace.len());
-    }
-
     /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
     pub fn recorded_bytes(&self) -> u64 {
-        self.trace.bytes() + self.checkpoints.bytes
+        self.recorded_bytes_by_part().total()
     }
 
     /// [`Recorder::recorded_bytes`] by part.
@@ -249,8 +245,7 @@ impl Trace {
 
     /// Bytes held: log, step records, control table, indexes.
     pub fn bytes(&self) -> u64 {
-        let b = self.bytes_by_part();
-        b.log + b.steps + b.controls + b.index
+        self.bytes_by_part().total()
     }
 
     /// [`Trace::bytes`] by part (checkpoints are not the trace's: 0 here).

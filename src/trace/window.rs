@@ -43,7 +43,9 @@ pub(super) enum Item {
 
 /// One thread's steps, in its own order, encoded for the log: the steps of a window, or one
 /// single step (with the barrier releases the scheduler made before it). The one encoder of
-/// the recording: [`Recorder::append_staged`] copies what it staged.
+/// the recording: [`Trace::append_batch`] copies what it staged.
+///
+/// [`Trace::append_batch`]: super::recorder::Trace::append_batch
 #[derive(Clone, Debug, Default)]
 pub struct Stage {
     pub(super) thread: u32,
@@ -156,7 +158,7 @@ impl Batch {
     pub fn bytes_estimate(&self) -> u64 {
         let stages = &self.stages[..self.counts.len()];
         let staged: usize = stages.iter().map(|s| s.log.len() + 8 * s.items.len()).sum();
-        staged as u64 + 16 * self.steps()
+        staged as u64 + std::mem::size_of::<super::StepRecord>() as u64 * self.steps()
     }
 
     /// Readies `k` stages for threads `start..start + k`.

@@ -177,7 +177,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
             "wall_ms": wall_ms, "peak_rss": peak_rss(),
         });
         if let Some(parts) = recorded {
-            let bytes = parts.log + parts.steps + parts.controls + parts.index + parts.checkpoints;
+            let bytes = parts.total();
             line["recorded_bytes"] = serde_json::json!(bytes);
             line["recorded"] = serde_json::json!(parts);
             line["bytes_per_step"] = serde_json::json!(bytes as f64 / steps.max(1) as f64);
