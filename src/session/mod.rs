@@ -148,7 +148,8 @@ pub struct Session {
     /// when nothing can stop it; tests turn it off to compare with recording step by step.
     pub window_recording: bool,
     /// Whether burst windows are appended to the trace on a second core while the next one
-    /// runs (the default where the machine has two); tests turn it off to compare.
+    /// runs. Off by default: front ends turn it on where the machine has two cores (the
+    /// engine reads no system files).
     pub two_cores: bool,
     /// Staging buffers: of single steps, and of burst windows (kept between steps and
     /// windows, so their memory is reused).
@@ -190,7 +191,7 @@ impl Session {
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
             window_recording: true,
-            two_cores: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            two_cores: false,
             batch: Batch::default(),
             spare_batches: Vec::new(),
             windows_from: 0,

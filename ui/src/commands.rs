@@ -20,6 +20,11 @@ fn read_source(path: &Path) -> Result<SourceFile, String> {
     Ok(SourceFile { path: path.display().to_string(), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
+/// Cores this process may use (at most 8: more would not pay for a run's start states).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
 /// Loads a launch file into a new session (errors printed; the exit code returned).
 pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
     let loaded = if launch_path.extension().is_some_and(|e| e == "visaasm" || e == "isaasm") {
@@ -31,6 +36,7 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
         Ok(l) => {
             let mut session = vdb::session::Session::new(l);
             session.record_limit = half_of_memory();
+            session.two_cores = cores() > 1;
             Ok(session)
         }
         Err(e) => {
@@ -108,6 +114,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
         let mut session = vdb::session::Session::new(launch);
+        session.two_cores = jobs.get() > 1;
         let stop = session.run_to_end();
         let fault = match &session.end {
             Some(vdb::session::EndState::Fault(f)) => Some(f.clone()),

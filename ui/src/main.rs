@@ -117,8 +117,9 @@ fn main() -> ExitCode {
     let code = match command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
         Command::Run { launch, out, stats, record, jobs } => {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-            let jobs = jobs.or(std::num::NonZeroUsize::new(cores)).unwrap_or(std::num::NonZeroUsize::MIN);
+            let jobs = jobs
+                .or(std::num::NonZeroUsize::new(commands::cores()))
+                .unwrap_or(std::num::NonZeroUsize::MIN);
             commands::run(&launch, out.as_deref(), stats, record, jobs)
         }
         Command::Batch { launch, script, json, record_limit } => {
