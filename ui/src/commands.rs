@@ -115,6 +115,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
         let mut session = vdb::session::Session::new(launch);
         session.two_cores = jobs.get() > 1;
+        session.record_limit = half_of_memory();
         let stop = session.run_to_end();
         let fault = match &session.end {
             Some(vdb::session::EndState::Fault(f)) => Some(f.clone()),
