@@ -21,6 +21,9 @@
 
 use std::borrow::Cow;
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 use crate::machine::MemSpace;
 
 /// A decoded log entry (borrowing its XOR bytes from the log).
@@ -85,45 +88,63 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
 /// Appends `old XOR new` for `len` bytes (the slices have equal length): as is, or — when
 /// shorter — as a bitmap of the non-zero bytes followed by those bytes. Most writes change
 /// few bytes (small integers, unchanged lanes), and the log's size is what recording time and
-/// memory are made of. One pass writes the sparse form straight into the log, a word at a
-/// time (each word's packed bytes in one 8-byte store); when that is not shorter, the dense
-/// form overwrites it.
+/// memory are made of.
 fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
     let len = new.len();
-    let start = out.len();
-    if len <= MAX_SPARSE {
-        let map_len = len.div_ceil(8);
-        // Room for the sparse form, and 8 bytes of slack for the last word's store.
-        out.resize(start + 2 + map_len + len + 8, 0);
-        let (maps, data) = out[start + 2..].split_at_mut(map_len);
-        let (words, (tail_old, tail_new)) = xor_words(old, new);
-        let mut packed = 0;
-        for (map, x) in maps.iter_mut().zip(words) {
-            *map = nonzero_map(x);
-            data[packed..packed + 8].copy_from_slice(&pack_nonzero(x).to_le_bytes());
-            packed += map.count_ones() as usize;
-        }
-        if !tail_old.is_empty() {
-            let mut map = 0u8;
-            for (i, (a, b)) in tail_old.iter().zip(tail_new).enumerate() {
-                data[packed] = a ^ b;
-                packed += (a != b) as usize;
-                map |= ((a != b) as u8) << i;
-            }
-            maps[map_len - 1] = map;
-        }
-        if map_len + packed < len {
-            out[start..start + 2].copy_from_slice(&(len as u16 | SPARSE).to_le_bytes());
-            out.truncate(start + 2 + map_len + packed);
-            return;
-        }
+    if len <= MAX_SPARSE && put_sparse(out, old, new) {
+        return;
     }
     // Dense: also every long payload (rare big loads, where the sparse pass would rarely pay).
+    let start = out.len();
     out.resize(start + 2 + len, 0);
     out[start..start + 2].copy_from_slice(&(len as u16).to_le_bytes());
     for ((x, a), b) in out[start + 2..].iter_mut().zip(old).zip(new) {
         *x = a ^ b;
     }
+}
+
+/// Appends the sparse form of `old XOR new` when it is shorter than the dense form, and
+/// returns whether it did (`out` is unchanged if not).
+fn put_sparse(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        return avx512::put_sparse(out, old, new);
+    }
+    put_sparse_portable(out, old, new)
+}
+
+/// [`put_sparse`] a word at a time: each word's packed bytes go out in one 8-byte store,
+/// straight into the log, which is cut back to the dense form's start when that is shorter.
+fn put_sparse_portable(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+    let len = new.len();
+    let start = out.len();
+    let map_len = len.div_ceil(8);
+    // Room for the sparse form, and 8 bytes of slack for the last word's store.
+    out.resize(start + 2 + map_len + len + 8, 0);
+    let (maps, data) = out[start + 2..].split_at_mut(map_len);
+    let (words, (tail_old, tail_new)) = xor_words(old, new);
+    let mut packed = 0;
+    for (map, x) in maps.iter_mut().zip(words) {
+        *map = nonzero_map(x);
+        data[packed..packed + 8].copy_from_slice(&pack_nonzero(x).to_le_bytes());
+        packed += map.count_ones() as usize;
+    }
+    if !tail_old.is_empty() {
+        let mut map = 0u8;
+        for (i, (a, b)) in tail_old.iter().zip(tail_new).enumerate() {
+            data[packed] = a ^ b;
+            packed += (a != b) as usize;
+            map |= ((a != b) as u8) << i;
+        }
+        maps[map_len - 1] = map;
+    }
+    if map_len + packed < len {
+        out[start..start + 2].copy_from_slice(&(len as u16 | SPARSE).to_le_bytes());
+        out.truncate(start + 2 + map_len + packed);
+        return true;
+    }
+    out.truncate(start);
+    false
 }
 
 /// The non-zero bytes of `x` moved down to its low bytes, in order (no branch per byte).
@@ -352,6 +373,45 @@ pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The vector encoder's bytes are the portable one's, at every length and density (on a
+    /// CPU without AVX-512 VBMI2 only the portable encoder runs, and this checks nothing).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn vector_and_portable_encoders_write_the_same_bytes() {
+        if !avx512::available() {
+            return;
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut compared = 0;
+        for len in 1..=MAX_SPARSE {
+            for density in [0u64, 1, 3, 8, 20, 40, 64] {
+                let old: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let new: Vec<u8> = old
+                    .iter()
+                    .map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b })
+                    .collect();
+                // A non-empty log with spare capacity: the encoders append at its end.
+                let prefix: Vec<u8> = (0..(next() % 5) as u8).collect();
+                let (mut simd, mut portable) = (prefix.clone(), prefix.clone());
+                let wrote = avx512::put_sparse(&mut simd, &old, &new);
+                assert_eq!(
+                    wrote,
+                    put_sparse_portable(&mut portable, &old, &new),
+                    "len {len} density {density}"
+                );
+                assert_eq!(simd, portable, "len {len} density {density}");
+                compared += wrote as usize;
+            }
+        }
+        assert!(compared > MAX_SPARSE, "sparse forms compared: {compared}");
+    }
 
     #[test]
     fn sparse_payloads_round_trip_and_are_smaller() {
