@@ -1,5 +1,6 @@
-//! Indexes from a location to the steps that wrote it, so "who wrote this" needs no replay.
-//! Step lists are appended in increasing order; a lookup is a binary search.
+//! Indexes from a location to the steps that wrote it, so "who wrote this" needs no replay:
+//! for registers and predicates, per-thread bitsets of what each segment of steps wrote; for
+//! memory, step lists per 64-byte line, appended in increasing order.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -33,16 +34,40 @@ type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 /// Granularity of the memory index: one key per 64-byte line.
 pub const MEM_LINE: u64 = 64;
 
+/// Steps per segment of the register index: a thread's register and predicate writes are
+/// kept as one bitset per aligned segment of steps it wrote in, not as a list of steps per
+/// register. Appending a write is then a few bit operations on the end of one vector (step
+/// lists per register cost the appending core cache misses and reallocations, and 6.5 bytes
+/// a step on the Collatz launch). A query scans the segments' step records for the thread's
+/// steps, newest first, and the caller checks their entries.
+pub const SEGMENT: u64 = 1024;
+
+/// Most bitset words per segment for registers (512 registers); higher registers share the
+/// last bit (a superset: queries check entries anyway).
+const MAX_REG_WORDS: usize = 8;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ThreadSegments {
+    /// Segments the thread wrote registers or predicates in, increasing.
+    segments: Vec<u32>,
+    /// Per segment: the register bitset's words, then one word of predicates (bit 63 also
+    /// stands for every predicate above 63).
+    bits: Vec<u64>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WriteIndex {
-    /// thread → GRF register number → steps (dense: no hashing on the hot path).
-    grf: Vec<Vec<Vec<Step32>>>,
-    /// (thread, predicate) → steps.
-    pred: FastMap<(u32, u32), Vec<Step32>>,
+    /// Per thread: where it wrote registers and predicates.
+    threads: Vec<ThreadSegments>,
+    /// Register bitset words per segment.
+    reg_words: usize,
+    /// log2 of the GRF register size when it is a power of two (a shift, not a division).
+    reg_shift: u32,
+    reg_size: u32,
     /// (space, line number) → steps.
     mem: FastMap<(MemSpace, u64), Vec<Step32>>,
-    /// Entries stored (for the memory estimate).
-    pub entries: u64,
+    /// Memory index entries stored (for the memory estimate).
+    mem_entries: u64,
 }
 
 /// A step number in an index list: 4 bytes, half of a u64 (the index is a fifth of the
@@ -69,54 +94,101 @@ fn newest_first(list: Option<&Vec<Step32>>, before: u64) -> impl Iterator<Item =
 }
 
 impl WriteIndex {
-    pub fn add_grf(&mut self, step: u64, thread: u32, offset: u32, len: u32, grf_size: u32) {
-        // GRF sizes are powers of two: a shift, not two divisions per write.
-        let reg = |byte: u32| match grf_size.is_power_of_two() {
-            true => byte >> grf_size.trailing_zeros(),
-            false => byte / grf_size,
-        };
-        let (first, last) = (reg(offset), reg(offset + len.max(1) - 1));
-        if self.grf.len() <= thread as usize {
-            self.grf.resize_with(thread as usize + 1, Vec::new);
+    /// An index for threads of up to `grf_bytes` GRF bytes in registers of `reg_size` bytes.
+    pub fn new(grf_bytes: u32, reg_size: u32) -> WriteIndex {
+        let reg_size = reg_size.max(1);
+        let regs = grf_bytes.div_ceil(reg_size).max(1) as usize;
+        WriteIndex {
+            reg_words: regs.div_ceil(64).min(MAX_REG_WORDS),
+            reg_shift: reg_size.trailing_zeros(),
+            reg_size,
+            ..WriteIndex::default()
         }
-        let regs = &mut self.grf[thread as usize];
-        if regs.len() <= last as usize {
-            regs.resize_with(last as usize + 1, Vec::new);
+    }
+
+    fn reg(&self, byte: u32) -> usize {
+        let reg = if self.reg_size.is_power_of_two() { byte >> self.reg_shift } else { byte / self.reg_size };
+        (reg as usize).min(64 * self.reg_words - 1)
+    }
+
+    /// The bitset words of `thread`'s segment holding `step`, added when it has none yet.
+    fn segment_bits(&mut self, step: u64, thread: u32) -> &mut [u64] {
+        let words = self.reg_words + 1;
+        if self.threads.len() <= thread as usize {
+            self.threads.resize_with(thread as usize + 1, ThreadSegments::default);
         }
+        let t = &mut self.threads[thread as usize];
+        let segment = (step / SEGMENT).min(u32::MAX as u64) as u32;
+        if t.segments.last() != Some(&segment) {
+            t.segments.push(segment);
+            t.bits.resize(t.bits.len() + words, 0);
+        }
+        let at = t.bits.len() - words;
+        &mut t.bits[at..]
+    }
+
+    pub fn add_grf(&mut self, step: u64, thread: u32, offset: u32, len: u32) {
+        let (first, last) = (self.reg(offset), self.reg(offset + len.max(1) - 1));
+        let bits = self.segment_bits(step, thread);
         for reg in first..=last {
-            self.entries += push(&mut regs[reg as usize], step) as u64;
+            bits[reg / 64] |= 1 << (reg % 64);
         }
     }
 
     pub fn add_pred(&mut self, step: u64, thread: u32, pred: u32) {
-        self.entries += push(self.pred.entry((thread, pred)).or_default(), step) as u64;
+        let words = self.reg_words;
+        self.segment_bits(step, thread)[words] |= 1 << pred.min(63);
     }
 
     pub fn add_mem(&mut self, step: u64, space: MemSpace, addr: u64, len: u64) {
         let first = addr / MEM_LINE;
         let last = (addr + len.max(1) - 1) / MEM_LINE;
         for line in first..=last {
-            self.entries += push(self.mem.entry((space, line)).or_default(), step) as u64;
+            self.mem_entries += push(self.mem.entry((space, line)).or_default(), step) as u64;
         }
     }
 
-    /// Steps before `before` that wrote any GRF register overlapping the range, newest first.
-    pub fn grf_steps(&self, thread: u32, offset: u32, len: u32, grf_size: u32, before: u64) -> Vec<u64> {
-        let first = offset / grf_size;
-        let last = (offset + len.max(1) - 1) / grf_size;
-        let regs = self.grf.get(thread as usize);
-        let mut steps: Vec<u64> = (first..=last)
-            .flat_map(|reg| newest_first(regs.and_then(|r| r.get(reg as usize)), before))
-            .collect();
-        steps.sort_unstable_by(|a, b| b.cmp(a));
-        steps.dedup();
-        steps
+    /// Segments before the one holding step `before` or holding it, newest first, in which
+    /// `thread` wrote a GRF register overlapping `[offset, offset+len)`: the steps that wrote
+    /// the range are among the thread's steps in them.
+    pub fn grf_segments(
+        &self,
+        thread: u32,
+        offset: u32,
+        len: u32,
+        before: u64,
+    ) -> impl Iterator<Item = u64> + '_ {
+        let (first, last) = (self.reg(offset), self.reg(offset + len.max(1) - 1));
+        self.segments(thread, before, move |bits| {
+            (first..=last).any(|reg| bits[reg / 64] >> (reg % 64) & 1 != 0)
+        })
     }
 
-    pub fn pred_steps(&self, thread: u32, pred: u32, before: u64) -> Vec<u64> {
-        newest_first(self.pred.get(&(thread, pred)), before).collect()
+    /// [`WriteIndex::grf_segments`] for a predicate.
+    pub fn pred_segments(&self, thread: u32, pred: u32, before: u64) -> impl Iterator<Item = u64> + '_ {
+        let words = self.reg_words;
+        self.segments(thread, before, move |bits| bits[words] >> pred.min(63) & 1 != 0)
     }
 
+    fn segments<'a, F: Fn(&[u64]) -> bool + 'a>(
+        &'a self,
+        thread: u32,
+        before: u64,
+        hit: F,
+    ) -> impl Iterator<Item = u64> + 'a {
+        let words = self.reg_words + 1;
+        let t = self.threads.get(thread as usize);
+        let segments = t.map_or(&[][..], |t| &t.segments[..]);
+        let bits = t.map_or(&[][..], |t| &t.bits[..]);
+        // Segments that start before `before`.
+        let end = segments.partition_point(|&s| (s as u64) * SEGMENT < before);
+        (0..end)
+            .rev()
+            .filter(move |&i| hit(&bits[i * words..(i + 1) * words]))
+            .map(move |i| segments[i] as u64)
+    }
+
+    /// Steps before `before` that wrote memory overlapping the range, newest first.
     pub fn mem_steps(&self, space: MemSpace, addr: u64, len: u64, before: u64) -> Vec<u64> {
         let first = addr / MEM_LINE;
         let last = (addr + len.max(1) - 1) / MEM_LINE;
@@ -127,12 +199,10 @@ impl WriteIndex {
         steps
     }
 
-    /// Drops every step ≥ `from` (after truncating the recording).
-    pub fn truncate(&mut self, from: u64) {
-        let grf = self.grf.iter_mut().flat_map(|regs| regs.iter_mut());
-        for list in grf.chain(self.pred.values_mut()).chain(self.mem.values_mut()) {
-            let keep = list.partition_point(|&s| (s as u64) < from);
-            list.truncate(keep);
-        }
+    /// Bytes the index holds: segment numbers and bitsets; memory step lists (4-byte steps in
+    /// lists that grow by doubling: about 1.5 times their length).
+    pub fn bytes(&self) -> u64 {
+        let threads: usize = self.threads.iter().map(|t| 4 * t.segments.len() + 8 * t.bits.len()).sum();
+        threads as u64 + self.mem_entries * 6
     }
 }

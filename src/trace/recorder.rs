@@ -1,7 +1,7 @@
 //! The recorder: the trace (step records, delta log, indexes) that staged steps are appended
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
-use super::index::WriteIndex;
+use super::index::{WriteIndex, SEGMENT};
 use super::log::{self, EntryKind};
 use super::window::{Batch, Item, Stage};
 use crate::isa::{InstIdx, PredId};
@@ -91,7 +91,6 @@ pub struct Trace {
     log_bases: Vec<u64>,
     controls: Vec<(Control, Control)>,
     pub index: WriteIndex,
-    grf_size: u32,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
@@ -122,8 +121,10 @@ impl Recorder {
             log: Vec::new(),
             log_bases: Vec::new(),
             controls: Vec::new(),
-            index: WriteIndex::default(),
-            grf_size: grf_size.max(1),
+            index: WriteIndex::new(
+                machine.threads.iter().map(|t| t.grf.len() as u32).max().unwrap_or(0),
+                grf_size,
+            ),
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
         };
@@ -255,8 +256,7 @@ impl Trace {
             steps: self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
                 + self.log_bases.len() as u64 * 8,
             controls: self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64,
-            // 4-byte steps in lists that grow by doubling: about 1.5x their length held.
-            index: self.index.entries * 6,
+            index: self.index.bytes(),
             checkpoints: 0,
         }
     }
@@ -298,9 +298,7 @@ impl Trace {
         let step = self.len();
         for item in &stage.items[item_start as usize..staged.item_end as usize] {
             match *item {
-                Item::Grf { thread, offset, len } => {
-                    self.index.add_grf(step, thread, offset, len, self.grf_size)
-                }
+                Item::Grf { thread, offset, len } => self.index.add_grf(step, thread, offset, len),
                 Item::Pred { thread, pred } => self.index.add_pred(step, thread, pred),
                 Item::Mem { space, addr, len } => self.index.add_mem(step, space, addr, len),
             }
@@ -414,9 +412,9 @@ impl Trace {
         current: &[u8],
         limit: usize,
     ) -> Vec<WriteHit> {
-        let steps = self.index.grf_steps(thread, offset, len, self.grf_size, now);
+        let segments = self.index.grf_segments(thread, offset, len, now);
         self.walk(
-            steps,
+            self.steps_in(thread, segments, now),
             current,
             limit,
             |kind, t| match kind {
@@ -459,7 +457,8 @@ impl Trace {
         current: u32,
         limit: usize,
     ) -> Vec<WriteHit> {
-        let steps = self.index.pred_steps(thread, pred.0, now);
+        let segments = self.index.pred_segments(thread, pred.0, now);
+        let steps = self.steps_in(thread, segments, now);
         let mut value = current;
         let mut hits = Vec::new();
         for step in steps {
@@ -487,8 +486,30 @@ impl Trace {
         hits
     }
 
+    /// `thread`'s steps before `before` in `segments` (of [`SEGMENT`] steps, newest first),
+    /// newest first: the candidates a segment index gives.
+    fn steps_in<'a>(
+        &'a self,
+        thread: u32,
+        segments: impl Iterator<Item = u64> + 'a,
+        before: u64,
+    ) -> impl Iterator<Item = u64> + 'a {
+        let before = before.min(self.len());
+        segments.flat_map(move |segment| {
+            let range = (segment * SEGMENT).min(before)..((segment + 1) * SEGMENT).min(before);
+            range.rev().filter(move |&step| self.steps[step as usize].thread == thread)
+        })
+    }
+
     /// Walks candidate steps newest first, un-XORing the queried range as it goes.
-    fn walk<F>(&self, steps: Vec<u64>, current: &[u8], limit: usize, pick: F, base: u64) -> Vec<WriteHit>
+    fn walk<F>(
+        &self,
+        steps: impl IntoIterator<Item = u64>,
+        current: &[u8],
+        limit: usize,
+        pick: F,
+        base: u64,
+    ) -> Vec<WriteHit>
     where
         F: for<'e> Fn(&'e EntryKind<'_>, u32) -> Option<(u64, &'e [u8])>,
     {
