@@ -111,7 +111,8 @@ impl Observer for Stage {
         // A step changes only its own thread's control state.
         self.own_control |= self.executing;
         if pc_only(old, new) {
-            log::push_pc(&mut self.log, thread.0, old.pc.0, new.pc.0);
+            let who = self.other(thread);
+            log::push_pc(&mut self.log, who, old.pc.0, new.pc.0);
             return;
         }
         self.controls.push((self.log.len() as u32, (old.clone(), new.clone())));

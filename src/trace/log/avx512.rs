@@ -12,7 +12,7 @@ use std::arch::x86_64::{
 };
 use std::sync::OnceLock;
 
-use super::{MAX_SPARSE, SPARSE};
+use super::{Header, MAX_SPARSE};
 
 /// Whether this CPU has the instructions [`put_sparse`] uses (checked once).
 pub fn available() -> bool {
@@ -28,21 +28,21 @@ pub fn available() -> bool {
 /// Appends the sparse form of `old XOR new` (length header, byte map, non-zero bytes) when it
 /// is shorter than the dense form, and returns whether it did (`out` is unchanged if not).
 /// Takes payloads of at most [`MAX_SPARSE`] bytes; the slices have equal length.
-pub fn put_sparse(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+pub fn put_sparse(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> bool {
     assert!(available() && old.len() == new.len() && new.len() <= MAX_SPARSE);
     // SAFETY: the CPU has the features `encode` is compiled for (checked just above).
-    unsafe { encode(out, old, new) }
+    unsafe { encode(out, header, old, new) }
 }
 
 const CHUNKS: usize = MAX_SPARSE / 64;
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-unsafe fn encode(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+unsafe fn encode(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> bool {
     let len = new.len();
     if len <= 64 {
         // One vector: the common case (a SIMD16 dword or SIMD8 qword write), kept apart so
         // that it stays in registers.
-        return encode_one(out, old, new);
+        return encode_one(out, header, old, new);
     }
     let map_len = len.div_ceil(8);
     let chunks = len.div_ceil(64);
@@ -70,18 +70,19 @@ unsafe fn encode(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
     let start = out.len();
     // Whole 8-byte map words and whole 64-byte vector stores: room for what spills past the
     // end (overwritten by the next part, or beyond the length set at the end).
-    out.reserve(2 + map_len + packed + 8 + 64);
+    let h = header.len();
+    out.reserve(h + map_len + packed + 8 + 64);
     let head = out.as_mut_ptr().wrapping_add(start);
     // SAFETY: every store below ends within the reserved capacity: the header at 0..2, map
-    // word `c` at 2 + 8c..2 + 8c + 8 ≤ 2 + map_len + 7, and the vector at `at` ≤
-    // 2 + map_len + packed, 64 bytes long. Only the first 2 + map_len + packed bytes, all
+    // word `c` at h + 8c..h + 8c + 8 ≤ h + map_len + 7, and the vector at `at` ≤
+    // h + map_len + packed, 64 bytes long. Only the first h + map_len + packed bytes, all
     // written, become the vector's length.
     unsafe {
-        head.cast::<[u8; 2]>().write_unaligned((len as u16 | SPARSE).to_le_bytes());
+        head.cast::<[u8; 2]>().write_unaligned(header.bytes(len, true));
         for (c, map) in maps.iter().enumerate().take(chunks) {
-            head.add(2 + 8 * c).cast::<[u8; 8]>().write_unaligned(map.to_le_bytes());
+            head.add(h + 8 * c).cast::<[u8; 8]>().write_unaligned(map.to_le_bytes());
         }
-        let mut at = 2 + map_len;
+        let mut at = h + map_len;
         for c in 0..chunks {
             _mm512_storeu_si512(head.add(at).cast(), _mm512_maskz_compress_epi8(maps[c], xors[c]));
             at += maps[c].count_ones() as usize;
@@ -93,7 +94,7 @@ unsafe fn encode(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
 
 /// [`encode`] of at most 64 bytes.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-fn encode_one(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+fn encode_one(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> bool {
     let len = new.len();
     let map_len = len.div_ceil(8);
     let lanes = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
@@ -110,16 +111,17 @@ fn encode_one(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
         return false;
     }
     let start = out.len();
+    let h = header.len();
     out.reserve(2 + 8 + 64);
     let head = out.as_mut_ptr().wrapping_add(start);
-    // SAFETY: the stores end within the reserved capacity (header 0..2, map word 2..10, vector
-    // 2 + map_len..2 + map_len + 64); the length set covers only bytes written (header, the
-    // map's first `map_len` bytes, the vector's first `packed`).
+    // SAFETY: the stores end within the reserved capacity (header 0..2, map word h..h + 8,
+    // vector h + map_len..h + map_len + 64); the length set covers only bytes written (the
+    // header's first h, the map's first `map_len`, the vector's first `packed`).
     unsafe {
-        head.cast::<[u8; 2]>().write_unaligned((len as u16 | SPARSE).to_le_bytes());
-        head.add(2).cast::<[u8; 8]>().write_unaligned(map.to_le_bytes());
-        _mm512_storeu_si512(head.add(2 + map_len).cast(), _mm512_maskz_compress_epi8(map, x));
-        out.set_len(start + 2 + map_len + packed);
+        head.cast::<[u8; 2]>().write_unaligned(header.bytes(len, true));
+        head.add(h).cast::<[u8; 8]>().write_unaligned(map.to_le_bytes());
+        _mm512_storeu_si512(head.add(h + map_len).cast(), _mm512_maskz_compress_epi8(map, x));
+        out.set_len(start + h + map_len + packed);
     }
     true
 }

@@ -14,10 +14,15 @@
 //! | 8 SLM read | thread u32, group u32, addr u64, len u32 |
 //! | 9 GRF of the step's own thread | offset u32, len u16, xor\[len\] |
 //! | 10 predicate of the step's own thread | pred u32, xor u32 |
+//! | 11 GRF of the step's own thread, compact | offset u16, len u8, xor\[len\] |
+//! | 12 pc of the step's own thread | old pc u32, new pc u32 |
 //!
-//! Every GRF and predicate write comes from the step's own thread, so tags 9 and 10 are what
-//! the recorder writes (4 bytes fewer per entry); 0 and 1 remain for writes on behalf of
-//! another thread.
+//! Every GRF and predicate write comes from the step's own thread, so tags 9 to 12 are what
+//! the recorder writes (no thread field); 0, 1 and 6 remain for changes on behalf of another
+//! thread (a barrier release moves the released thread). Tag 11 takes writes of at most 127 bytes below GRF offset 64 Ki: most writes.
+//!
+//! An XOR payload is a length header (u16, or u8 in tag 11) whose top bit marks the sparse
+//! form: a bitmap of the non-zero bytes, then those bytes.
 
 use std::borrow::Cow;
 
@@ -85,43 +90,70 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
+/// The length header of an XOR payload: two bytes (length, [`SPARSE`] flag), or one for the
+/// short payloads of compact entries (length below 128, [`SPARSE_SHORT`] flag).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Header {
+    Long,
+    Short,
+}
+
+impl Header {
+    fn len(self) -> usize {
+        match self {
+            Header::Long => 2,
+            Header::Short => 1,
+        }
+    }
+
+    /// The header's bytes (only the first [`Header::len`] count).
+    fn bytes(self, len: usize, sparse: bool) -> [u8; 2] {
+        match self {
+            Header::Long => (len as u16 | if sparse { SPARSE } else { 0 }).to_le_bytes(),
+            Header::Short => [len as u8 | if sparse { SPARSE_SHORT } else { 0 }, 0],
+        }
+    }
+}
+
 /// Appends `old XOR new` for `len` bytes (the slices have equal length): as is, or — when
 /// shorter — as a bitmap of the non-zero bytes followed by those bytes. Most writes change
 /// few bytes (small integers, unchanged lanes), and the log's size is what recording time and
 /// memory are made of.
-fn put_xor(out: &mut Vec<u8>, old: &[u8], new: &[u8]) {
+fn put_xor(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) {
     let len = new.len();
-    if len <= MAX_SPARSE && put_sparse(out, old, new) {
+    if len <= MAX_SPARSE && put_sparse(out, header, old, new) {
         return;
     }
     // Dense: also every long payload (rare big loads, where the sparse pass would rarely pay).
     let start = out.len();
-    out.resize(start + 2 + len, 0);
-    out[start..start + 2].copy_from_slice(&(len as u16).to_le_bytes());
-    for ((x, a), b) in out[start + 2..].iter_mut().zip(old).zip(new) {
+    let h = header.len();
+    out.resize(start + h + len, 0);
+    out[start..start + h].copy_from_slice(&header.bytes(len, false)[..h]);
+    for ((x, a), b) in out[start + h..].iter_mut().zip(old).zip(new) {
         *x = a ^ b;
     }
 }
 
 /// Appends the sparse form of `old XOR new` when it is shorter than the dense form, and
 /// returns whether it did (`out` is unchanged if not).
-fn put_sparse(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+fn put_sparse(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if avx512::available() {
-        return avx512::put_sparse(out, old, new);
+        return avx512::put_sparse(out, header, old, new);
     }
-    put_sparse_portable(out, old, new)
+    put_sparse_portable(out, header, old, new)
 }
 
 /// [`put_sparse`] a word at a time: each word's packed bytes go out in one 8-byte store,
 /// straight into the log, which is cut back to the dense form's start when that is shorter.
-fn put_sparse_portable(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
+fn put_sparse_portable(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> bool {
     let len = new.len();
     let start = out.len();
     let map_len = len.div_ceil(8);
+    let h = header.len();
     // Room for the sparse form, and 8 bytes of slack for the last word's store.
-    out.resize(start + 2 + map_len + len + 8, 0);
-    let (maps, data) = out[start + 2..].split_at_mut(map_len);
+    out.resize(start + h + map_len + len + 8, 0);
+    let (maps, data) = out[start + h..].split_at_mut(map_len);
     let (words, (tail_old, tail_new)) = xor_words(old, new);
     let mut packed = 0;
     for (map, x) in maps.iter_mut().zip(words) {
@@ -139,8 +171,8 @@ fn put_sparse_portable(out: &mut Vec<u8>, old: &[u8], new: &[u8]) -> bool {
         maps[map_len - 1] = map;
     }
     if map_len + packed < len {
-        out[start..start + 2].copy_from_slice(&(len as u16 | SPARSE).to_le_bytes());
-        out.truncate(start + 2 + map_len + packed);
+        out[start..start + h].copy_from_slice(&header.bytes(len, true)[..h]);
+        out.truncate(start + h + map_len + packed);
         return true;
     }
     out.truncate(start);
@@ -189,16 +221,30 @@ const MAX_SPARSE: usize = 256;
 
 /// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
 const SPARSE: u16 = 0x8000;
+/// Length flag of a sparse payload with a one-byte header.
+const SPARSE_SHORT: u8 = 0x80;
+/// Longest payload of a compact GRF entry (one-byte header).
+const MAX_SHORT: usize = 0x7f;
 /// Longest payload one entry holds.
 const MAX_ENTRY: usize = 0x7fff;
 
 /// Writes of the step's own thread take `None` (no thread field).
 pub fn push_grf(out: &mut Vec<u8>, thread: Option<u32>, offset: u32, old: &[u8], new: &[u8]) {
-    // Entries hold at most 64 KiB; longer writes (rare message loads) are split.
+    if thread.is_none() && new.len() <= MAX_SHORT {
+        if let Ok(offset) = u16::try_from(offset) {
+            // The common write (a few lanes of one region of the step's own thread): 4 bytes
+            // of header instead of 7.
+            out.push(11);
+            out.extend_from_slice(&offset.to_le_bytes());
+            put_xor(out, Header::Short, old, new);
+            return;
+        }
+    }
+    // Entries hold at most 32 KiB; longer writes (rare message loads) are split.
     for (i, (o, n)) in old.chunks(MAX_ENTRY).zip(new.chunks(MAX_ENTRY)).enumerate() {
         put_thread(out, 0, 9, thread);
         put_u32(out, offset + (i * MAX_ENTRY) as u32);
-        put_xor(out, o, n);
+        put_xor(out, Header::Long, o, n);
     }
 }
 
@@ -231,7 +277,7 @@ pub fn push_mem(out: &mut Vec<u8>, thread: u32, space: MemSpace, addr: u64, old:
             }
         }
         put_u64(out, at);
-        put_xor(out, o, n);
+        put_xor(out, Header::Long, o, n);
     }
 }
 
@@ -244,9 +290,9 @@ pub fn push_control(out: &mut Vec<u8>, thread: u32, index: u32) {
     put_u32(out, index);
 }
 
-pub fn push_pc(out: &mut Vec<u8>, thread: u32, old: u32, new: u32) {
-    out.push(6);
-    put_u32(out, thread);
+/// A move of the step's own thread takes `None` (no thread field).
+pub fn push_pc(out: &mut Vec<u8>, thread: Option<u32>, old: u32, new: u32) {
+    put_thread(out, 6, 12, thread);
     put_u32(out, old);
     put_u32(out, new);
 }
@@ -322,10 +368,18 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(self.take(8));
         u64::from_le_bytes(a)
     }
-    fn xor(&mut self) -> Cow<'a, [u8]> {
-        let head = self.u16();
-        let n = (head & !SPARSE) as usize;
-        if head & SPARSE == 0 {
+    fn xor(&mut self, header: Header) -> Cow<'a, [u8]> {
+        let (n, sparse) = match header {
+            Header::Long => {
+                let head = self.u16();
+                ((head & !SPARSE) as usize, head & SPARSE != 0)
+            }
+            Header::Short => {
+                let head = self.take(1)[0];
+                ((head & !SPARSE_SHORT) as usize, head & SPARSE_SHORT != 0)
+            }
+        };
+        if !sparse {
             return Cow::Borrowed(self.take(n));
         }
         let map = self.take(n.div_ceil(8));
@@ -347,18 +401,19 @@ pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
     let mut out = Vec::new();
     while r.at < bytes.len() {
         let tag = r.take(1)[0];
-        let thread = if matches!(tag, 9 | 10) { own } else { r.u32() };
+        let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
         let kind = match tag {
-            0 | 9 => EntryKind::Grf { offset: r.u32(), xor: r.xor() },
+            11 => EntryKind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
+            0 | 9 => EntryKind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
             1 | 10 => EntryKind::Pred { pred: r.u32(), xor: r.u32() },
             2 => EntryKind::Addr { slot: r.u32(), xor: r.u32() },
-            3 => EntryKind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor() },
+            3 => EntryKind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor(Header::Long) },
             4 => {
                 let group = r.u32();
-                EntryKind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor() }
+                EntryKind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor(Header::Long) }
             }
             5 => EntryKind::Control { index: r.u32() },
-            6 => EntryKind::Pc { old: r.u32(), new: r.u32() },
+            6 | 12 => EntryKind::Pc { old: r.u32(), new: r.u32() },
             7 => EntryKind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
             _ => {
                 let group = r.u32();
@@ -399,15 +454,15 @@ mod tests {
                     .collect();
                 // A non-empty log with spare capacity: the encoders append at its end.
                 let prefix: Vec<u8> = (0..(next() % 5) as u8).collect();
-                let (mut simd, mut portable) = (prefix.clone(), prefix.clone());
-                let wrote = avx512::put_sparse(&mut simd, &old, &new);
-                assert_eq!(
-                    wrote,
-                    put_sparse_portable(&mut portable, &old, &new),
-                    "len {len} density {density}"
-                );
-                assert_eq!(simd, portable, "len {len} density {density}");
-                compared += wrote as usize;
+                let headers = [Header::Long, Header::Short];
+                for header in headers.into_iter().filter(|&h| h == Header::Long || len <= MAX_SHORT) {
+                    let (mut simd, mut portable) = (prefix.clone(), prefix.clone());
+                    let wrote = avx512::put_sparse(&mut simd, header, &old, &new);
+                    let portable_wrote = put_sparse_portable(&mut portable, header, &old, &new);
+                    assert_eq!(wrote, portable_wrote, "len {len} density {density} {header:?}");
+                    assert_eq!(simd, portable, "len {len} density {density} {header:?}");
+                    compared += wrote as usize;
+                }
             }
         }
         assert!(compared > MAX_SPARSE, "sparse forms compared: {compared}");
@@ -421,7 +476,7 @@ mod tests {
         new[40] ^= 0x01;
         let mut log = Vec::new();
         push_grf(&mut log, None, 0, &old, &new);
-        assert!(log.len() < 1 + 4 + 2 + 16, "{} bytes", log.len());
+        assert!(log.len() < 1 + 2 + 1 + 16, "{} bytes", log.len());
         let e = decode(&log, 1);
         let EntryKind::Grf { xor, .. } = &e[0].kind else { panic!("grf") };
         let mut want = [0u8; 64];
@@ -446,17 +501,25 @@ mod tests {
                     .iter()
                     .map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b })
                     .collect();
-                let mut log = Vec::new();
-                push_grf(&mut log, None, 8, &old, &new);
                 let want: Vec<u8> = old.iter().zip(&new).map(|(a, b)| a ^ b).collect();
-                let entries = decode(&log, 2);
-                let EntryKind::Grf { xor, offset } = &entries[0].kind else { panic!("grf") };
-                assert_eq!((&xor[..], *offset), (&want[..], 8), "len {len} density {density}");
                 let changed = want.iter().filter(|&&x| x != 0).count();
                 let sparse = len.div_ceil(8) + changed;
-                let payload = log.len() - (1 + 4 + 2);
                 let smallest = if len <= MAX_SPARSE { sparse.min(len) } else { len };
-                assert_eq!(payload, smallest, "len {len} density {density}");
+                // The step's own thread (a compact entry below 128 bytes), another thread, and
+                // an offset beyond the compact entry's reach.
+                let own = if len <= MAX_SHORT { 1 + 2 + 1 } else { 1 + 4 + 2 };
+                for (thread, offset, header) in
+                    [(None, 8, own), (Some(3), 8, 1 + 4 + 4 + 2), (None, 0x1_0008, 1 + 4 + 2)]
+                {
+                    let mut log = Vec::new();
+                    push_grf(&mut log, thread, offset, &old, &new);
+                    let entries = decode(&log, 2);
+                    let EntryKind::Grf { xor, offset: at } = &entries[0].kind else { panic!("grf") };
+                    let what = format!("len {len} density {density} thread {thread:?} offset {offset}");
+                    let got = (&xor[..], *at, entries[0].thread);
+                    assert_eq!(got, (&want[..], offset, thread.unwrap_or(2)), "{what}");
+                    assert_eq!(log.len() - header, smallest, "{what}");
+                }
             }
         }
     }
@@ -472,8 +535,17 @@ mod tests {
         push_read(&mut log, &mut last, 1, MemSpace::Svm, 100, 4);
         push_read(&mut log, &mut last, 1, MemSpace::Svm, 104, 4);
         push_read(&mut log, &mut last, 1, MemSpace::Slm(2), 0, 4);
+        push_pc(&mut log, None, 5, 9);
+        push_pc(&mut log, Some(4), 1, 2);
+        push_grf(&mut log, None, 40, &[1, 2], &[3, 2]);
         let entries = decode(&log, 9);
-        assert_eq!(entries.len(), 6);
+        assert_eq!(entries.len(), 9);
+        assert_eq!(entries[6], Entry { thread: 9, kind: EntryKind::Pc { old: 5, new: 9 } });
+        assert_eq!(entries[7], Entry { thread: 4, kind: EntryKind::Pc { old: 1, new: 2 } });
+        assert_eq!(
+            entries[8],
+            Entry { thread: 9, kind: EntryKind::Grf { offset: 40, xor: Cow::Borrowed(&[2, 0]) } }
+        );
         assert_eq!(entries[4].kind, EntryKind::Read { space: MemSpace::Svm, addr: 100, len: 8 });
         assert_eq!(entries[5].kind, EntryKind::Read { space: MemSpace::Slm(2), addr: 0, len: 4 });
         assert_eq!(
