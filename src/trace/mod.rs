@@ -9,7 +9,7 @@ mod recorder;
 mod window;
 
 pub use index::{WriteIndex, MAX_STEPS};
-pub use log::{Entry, EntryKind};
+pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
 pub use recorder::{Checkpoint, Checkpoints, RecordedBytes, Recorder, StepRecord, Trace, WriteHit};
 pub use window::{record_step, record_window, Batch, Single, Stage, Window};
 

@@ -2,7 +2,7 @@
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
 use super::index::{WriteIndex, SEGMENT};
-use super::log::{self, EntryKind};
+use super::log::{self, EntryKind, Kind, Xor};
 use super::window::{Batch, Item, Stage};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
@@ -340,45 +340,65 @@ impl Trace {
         &self.log[self.log_start(step)..end]
     }
 
-    /// Applies step `step`'s deltas forward (time step → step+1) or backward.
+    /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
+    /// applied as the log stores them, nothing allocated: this is what goto and reverse steps
+    /// spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let rec = self.steps[step as usize];
-        let mut entries = log::decode(self.log_range(step), rec.thread);
-        if !forward {
-            entries.reverse();
-            if rec.falls_through() {
-                machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
-            }
+        let bytes = self.log_range(step);
+        if !forward && rec.falls_through() {
+            machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
         }
-        for e in entries {
+        // XOR entries commute, so they go in log order either way. Control and pc entries set
+        // a state: backward they go last to first, so that the first one's old state is what
+        // remains (a second pass over the few entries of one step, not a buffer).
+        let sets = || {
+            log::entries(bytes, rec.thread)
+                .filter(|e| matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }))
+        };
+        for e in log::entries(bytes, rec.thread) {
             match e.kind {
-                EntryKind::Grf { offset, ref xor } => {
+                Kind::Grf { offset, xor } => {
                     let t = machine.thread_mut(ThreadId(e.thread));
-                    for (b, x) in t.grf[offset as usize..].iter_mut().zip(xor.iter()) {
-                        *b ^= x;
+                    if let Some(bytes) = t.grf.get_mut(offset as usize..) {
+                        xor.apply(bytes);
                     }
                 }
-                EntryKind::Pred { pred, xor } => {
+                Kind::Pred { pred, xor } => {
                     machine.thread_mut(ThreadId(e.thread)).preds[pred as usize] ^= xor
                 }
-                EntryKind::Addr { slot, xor } => {
+                Kind::Addr { slot, xor } => {
                     machine.thread_mut(ThreadId(e.thread)).addrs[slot as usize] ^= xor
                 }
-                EntryKind::Mem { space, addr, ref xor } => xor_memory(machine, space, addr, xor),
-                EntryKind::Pc { old, new } => {
-                    machine.thread_mut(ThreadId(e.thread)).control.pc =
-                        InstIdx(if forward { new } else { old });
-                }
-                EntryKind::Read { .. } => {}
-                EntryKind::Control { index } => {
-                    let (old, new) = &self.controls[index as usize];
-                    machine.thread_mut(ThreadId(e.thread)).control =
-                        if forward { new.clone() } else { old.clone() };
+                Kind::Mem { space, addr, xor } => xor_memory(machine, space, addr, xor),
+                Kind::Read { .. } => {}
+                Kind::Control { .. } | Kind::Pc { .. } if forward => self.set_control(machine, &e, true),
+                Kind::Control { .. } | Kind::Pc { .. } => {}
+            }
+        }
+        if !forward {
+            for k in (0..sets().count()).rev() {
+                if let Some(e) = sets().nth(k) {
+                    self.set_control(machine, &e, false);
                 }
             }
         }
         if forward && rec.falls_through() {
             machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc + 1);
+        }
+    }
+
+    /// Sets a thread's control state (or pc) to what a control or pc entry holds after its
+    /// step (`forward`) or before it.
+    fn set_control(&self, machine: &mut Machine, e: &log::LogEntry<Xor<'_>>, forward: bool) {
+        let control = &mut machine.thread_mut(ThreadId(e.thread)).control;
+        match e.kind {
+            Kind::Pc { old, new } => control.pc = InstIdx(if forward { new } else { old }),
+            Kind::Control { index } => {
+                let (old, new) = &self.controls[index as usize];
+                *control = if forward { new.clone() } else { old.clone() };
+            }
+            _ => {}
         }
     }
 
@@ -559,12 +579,12 @@ pub(super) fn pc_only(old: &Control, new: &Control) -> bool {
         && old.stack == new.stack
 }
 
-fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: &[u8]) {
-    let mut bytes = vec![0u8; xor.len()];
+fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
     match space {
         MemSpace::Svm => {
+            let mut bytes = vec![0u8; xor.len()];
             if machine.svm.read(addr, &mut bytes).is_ok() {
-                bytes.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x);
+                xor.apply(&mut bytes);
                 let _ = machine.svm.write(addr, &bytes);
             }
         }
@@ -572,7 +592,7 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: &[u8]) {
             if let Some(slm) = machine.slms.get_mut(group as usize) {
                 let slm = crate::machine::Shared::make_mut(slm);
                 if let Some(range) = slm.bytes.get_mut(addr as usize..addr as usize + xor.len()) {
-                    range.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x);
+                    xor.apply(range);
                 }
             }
         }

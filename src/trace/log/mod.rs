@@ -31,18 +31,24 @@ mod avx512;
 
 use crate::machine::MemSpace;
 
-/// A decoded log entry (borrowing its XOR bytes from the log).
+/// A decoded log entry (borrowing its XOR bytes from the log). `X` is how an XOR payload is
+/// held: expanded (the default, for queries and output), or as stored ([`Xor`], for undo
+/// and redo, which need no copy).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry<'a> {
+pub struct LogEntry<X> {
     pub thread: u32,
-    pub kind: EntryKind<'a>,
+    pub kind: Kind<X>,
 }
 
+/// An entry with its payloads expanded.
+pub type Entry<'a> = LogEntry<Cow<'a, [u8]>>;
+pub type EntryKind<'a> = Kind<Cow<'a, [u8]>>;
+
 #[derive(Clone, Debug, PartialEq)]
-pub enum EntryKind<'a> {
+pub enum Kind<X> {
     Grf {
         offset: u32,
-        xor: Cow<'a, [u8]>,
+        xor: X,
     },
     Pred {
         pred: u32,
@@ -55,7 +61,7 @@ pub enum EntryKind<'a> {
     Mem {
         space: MemSpace,
         addr: u64,
-        xor: Cow<'a, [u8]>,
+        xor: X,
     },
     Control {
         index: u32,
@@ -71,6 +77,79 @@ pub enum EntryKind<'a> {
         addr: u64,
         len: u32,
     },
+}
+
+/// An XOR payload as the log stores it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Xor<'a> {
+    Dense(&'a [u8]),
+    /// `len` bytes, of which those whose bit is set in `map` are `data`, in order.
+    Sparse {
+        len: usize,
+        map: &'a [u8],
+        data: &'a [u8],
+    },
+}
+
+impl<'a> Xor<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            Xor::Dense(bytes) => bytes.len(),
+            Xor::Sparse { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// XORs the payload into the first [`Xor::len`] bytes of `bytes` (at most that many).
+    pub fn apply(&self, bytes: &mut [u8]) {
+        match *self {
+            Xor::Dense(xor) => bytes.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x),
+            Xor::Sparse { len, map, data } => {
+                let mut data = data.iter();
+                for (w, &m) in map.iter().enumerate() {
+                    let mut m = m;
+                    while m != 0 {
+                        let i = 8 * w + m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let x = data.next().copied().unwrap_or(0);
+                        if let Some(b) = bytes.get_mut(i).filter(|_| i < len) {
+                            *b ^= x;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The payload's bytes.
+    pub fn expand(self) -> Cow<'a, [u8]> {
+        match self {
+            Xor::Dense(bytes) => Cow::Borrowed(bytes),
+            Xor::Sparse { len, .. } => {
+                let mut out = vec![0u8; len];
+                self.apply(&mut out);
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
+impl<'a> LogEntry<Xor<'a>> {
+    fn expand(self) -> Entry<'a> {
+        let kind = match self.kind {
+            Kind::Grf { offset, xor } => Kind::Grf { offset, xor: xor.expand() },
+            Kind::Mem { space, addr, xor } => Kind::Mem { space, addr, xor: xor.expand() },
+            Kind::Pred { pred, xor } => Kind::Pred { pred, xor },
+            Kind::Addr { slot, xor } => Kind::Addr { slot, xor },
+            Kind::Control { index } => Kind::Control { index },
+            Kind::Pc { old, new } => Kind::Pc { old, new },
+            Kind::Read { space, addr, len } => Kind::Read { space, addr, len },
+        };
+        LogEntry { thread: self.thread, kind }
+    }
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -368,7 +447,7 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(self.take(8));
         u64::from_le_bytes(a)
     }
-    fn xor(&mut self, header: Header) -> Cow<'a, [u8]> {
+    fn xor(&mut self, header: Header) -> Xor<'a> {
         let (n, sparse) = match header {
             Header::Long => {
                 let head = self.u16();
@@ -380,49 +459,50 @@ impl<'a> Reader<'a> {
             }
         };
         if !sparse {
-            return Cow::Borrowed(self.take(n));
+            return Xor::Dense(self.take(n));
         }
         let map = self.take(n.div_ceil(8));
-        let mut out = vec![0u8; n];
-        for (i, o) in out.iter_mut().enumerate() {
-            if map[i / 8] >> (i % 8) & 1 != 0 {
-                *o = self.take(1)[0];
-            }
-        }
-        Cow::Owned(out)
+        let packed = map.iter().map(|m| m.count_ones() as usize).sum();
+        Xor::Sparse { len: n, map, data: self.take(packed) }
     }
 }
 
 /// Decodes the entries of one step's byte range; `own` is the step's thread (the writer of
-/// tags 9 and 10). The log is written only by this module, so a malformed range is a bug;
+/// tags 9 to 12). The log is written only by this module, so a malformed range is a bug;
 /// decoding stops at the range's end.
 pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
+    entries(bytes, own).map(LogEntry::expand).collect()
+}
+
+/// [`decode`] without expanding payloads or collecting (undo and redo, step by step).
+pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>> {
     let mut r = Reader { bytes, at: 0 };
-    let mut out = Vec::new();
-    while r.at < bytes.len() {
+    std::iter::from_fn(move || {
+        if r.at >= r.bytes.len() {
+            return None;
+        }
         let tag = r.take(1)[0];
         let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
         let kind = match tag {
-            11 => EntryKind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
-            0 | 9 => EntryKind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
-            1 | 10 => EntryKind::Pred { pred: r.u32(), xor: r.u32() },
-            2 => EntryKind::Addr { slot: r.u32(), xor: r.u32() },
-            3 => EntryKind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor(Header::Long) },
+            11 => Kind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
+            0 | 9 => Kind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
+            1 | 10 => Kind::Pred { pred: r.u32(), xor: r.u32() },
+            2 => Kind::Addr { slot: r.u32(), xor: r.u32() },
+            3 => Kind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor(Header::Long) },
             4 => {
                 let group = r.u32();
-                EntryKind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor(Header::Long) }
+                Kind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor(Header::Long) }
             }
-            5 => EntryKind::Control { index: r.u32() },
-            6 | 12 => EntryKind::Pc { old: r.u32(), new: r.u32() },
-            7 => EntryKind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
+            5 => Kind::Control { index: r.u32() },
+            6 | 12 => Kind::Pc { old: r.u32(), new: r.u32() },
+            7 => Kind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
             _ => {
                 let group = r.u32();
-                EntryKind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
+                Kind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
             }
         };
-        out.push(Entry { thread, kind });
-    }
-    out
+        Some(LogEntry { thread, kind })
+    })
 }
 
 #[cfg(test)]
