@@ -509,6 +509,24 @@ pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>
 mod tests {
     use super::*;
 
+    /// A small deterministic generator for payloads.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
+    /// Random old bytes of length `len`, and new ones with about `density` in 64 changed.
+    fn write(next: &mut impl FnMut() -> u64, len: usize, density: u64) -> (Vec<u8>, Vec<u8>) {
+        let old: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let new =
+            old.iter().map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b }).collect();
+        (old, new)
+    }
+
     /// The vector encoder's bytes are the portable one's, at every length and density (on a
     /// CPU without AVX-512 VBMI2 only the portable encoder runs, and this checks nothing).
     #[test]
@@ -517,21 +535,11 @@ mod tests {
         if !avx512::available() {
             return;
         }
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut compared = 0;
         for len in 1..=MAX_SPARSE {
             for density in [0u64, 1, 3, 8, 20, 40, 64] {
-                let old: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-                let new: Vec<u8> = old
-                    .iter()
-                    .map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b })
-                    .collect();
+                let (old, new) = write(&mut next, len, density);
                 // A non-empty log with spare capacity: the encoders append at its end.
                 let prefix: Vec<u8> = (0..(next() % 5) as u8).collect();
                 let headers = [Header::Long, Header::Short];
@@ -567,20 +575,10 @@ mod tests {
 
     #[test]
     fn xor_payloads_of_every_length_and_density_round_trip_at_their_smallest() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for len in [1usize, 3, 7, 8, 9, 31, 64, 100, 128, 256, 257, 600] {
             for density in [0u64, 1, 4, 16, 64] {
-                let old: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-                let new: Vec<u8> = old
-                    .iter()
-                    .map(|&b| if next() % 64 < density { b ^ (next() as u8 | 1) } else { b })
-                    .collect();
+                let (old, new) = write(&mut next, len, density);
                 let want: Vec<u8> = old.iter().zip(&new).map(|(a, b)| a ^ b).collect();
                 let changed = want.iter().filter(|&&x| x != 0).count();
                 let sparse = len.div_ceil(8) + changed;
