@@ -19,7 +19,8 @@
 //!
 //! Every GRF and predicate write comes from the step's own thread, so tags 9 to 12 are what
 //! the recorder writes (no thread field); 0, 1 and 6 remain for changes on behalf of another
-//! thread (a barrier release moves the released thread). Tag 11 takes writes of at most 127 bytes below GRF offset 64 Ki: most writes.
+//! thread (a barrier release moves the released thread). Tag 11 takes writes of at most 127
+//! bytes below GRF offset 64 Ki: most writes.
 //!
 //! An XOR payload is a length header (u16, or u8 in tag 11) whose top bit marks the sparse
 //! form: a bitmap of the non-zero bytes, then those bytes.
@@ -66,7 +67,7 @@ pub enum Kind<X> {
     Control {
         index: u32,
     },
-    /// Only the pc changed (the common case: 13 bytes instead of two control copies).
+    /// Only the pc changed (the common case: 9 bytes, not two copies of the control state).
     Pc {
         old: u32,
         new: u32,
