@@ -155,29 +155,27 @@ impl Recorder {
     /// Sets `machine` to recorded time `time` from the checkpoint before it, whatever state
     /// it is in.
     pub fn restore(&self, machine: &mut Machine, time: u64) {
-        let time = time.min(self.len());
-        let list = &self.checkpoints.list;
-        let ck = &list[list.partition_point(|c| c.time <= time).saturating_sub(1)];
+        let ck = self.checkpoint_before(time.min(self.len()));
         *machine = ck.machine.clone();
-        for step in ck.time..time {
-            self.trace.apply(machine, step, true);
-        }
+        self.seek(machine, ck.time, time);
+    }
+
+    /// The last checkpoint at or before recorded time `time` (there is one at time 0).
+    fn checkpoint_before(&self, time: u64) -> &Checkpoint {
+        let list = &self.checkpoints.list;
+        &list[list.partition_point(|c| c.time <= time).saturating_sub(1)]
     }
 
     /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`).
     pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
         let target = target.min(self.len());
-        let list = &self.checkpoints.list;
-        let ck = list.partition_point(|c| c.time <= target).saturating_sub(1);
-        let ck_time = list.get(ck).map_or(0, |c| c.time);
+        let ck = self.checkpoint_before(target);
         let mut time = now;
         let from_checkpoint =
-            if target >= now { target - ck_time < target - now } else { target - ck_time < now - target };
+            if target >= now { target - ck.time < target - now } else { target - ck.time < now - target };
         if from_checkpoint {
-            if let Some(c) = list.get(ck) {
-                *machine = c.machine.clone();
-                time = c.time;
-            }
+            *machine = ck.machine.clone();
+            time = ck.time;
         }
         while time < target {
             self.trace.apply(machine, time, true);
