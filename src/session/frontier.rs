@@ -201,15 +201,7 @@ impl Session {
                     self.spare_batches.push(batch);
                     return Pause::Stepwise;
                 }
-                match record_window(
-                    &self.interp,
-                    &mut self.machine,
-                    &mut self.sched,
-                    checkpoints,
-                    time,
-                    rounds,
-                    &mut batch,
-                ) {
+                match record_window(&self.interp, &mut self.machine, &mut self.sched, rounds, &mut batch) {
                     Window::Recorded(n) => {
                         self.window_steps += n;
                         staged = Some(n);

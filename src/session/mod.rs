@@ -151,9 +151,8 @@ pub struct Session {
     /// runs. Off by default: front ends turn it on where the machine has two cores (the
     /// engine reads no system files).
     pub two_cores: bool,
-    /// Staging buffers: of single steps, and of burst windows (kept between steps and
-    /// windows, so their memory is reused).
-    batch: Batch,
+    /// Staging buffers of single steps and burst windows, kept between them so that their
+    /// memory is reused.
     spare_batches: Vec<Batch>,
     /// Step by step until this time (after a window that could not run).
     windows_from: u64,
@@ -192,7 +191,6 @@ impl Session {
             progress: None,
             window_recording: true,
             two_cores: false,
-            batch: Batch::default(),
             spare_batches: Vec::new(),
             windows_from: 0,
             window_steps: 0,

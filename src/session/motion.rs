@@ -34,14 +34,17 @@ impl Session {
             return None;
         }
         let (checkpoints, time) = (&mut self.recorder.checkpoints, self.recorder.trace.len());
+        let mut batch = self.spare_batches.pop().unwrap_or_default();
         let single =
-            record_step(&self.interp, &mut self.machine, &mut self.sched, checkpoints, time, &mut self.batch);
-        if !self.single_ends(single) {
-            return None;
+            record_step(&self.interp, &mut self.machine, &mut self.sched, checkpoints, time, &mut batch);
+        let staged = self.single_ends(single);
+        if staged {
+            self.recorder.trace.append_batch(&batch);
+            self.now += 1;
         }
-        self.recorder.trace.append_batch(&self.batch);
-        self.now += 1;
-        self.recorder.trace.steps.last().copied()
+        self.spare_batches.push(batch);
+        let last = self.recorder.trace.steps.last().copied();
+        last.filter(|_| staged)
     }
 
     /// Sets the end state a single step staged by [`record_step`] leads to; true when it

@@ -243,13 +243,12 @@ pub enum Window {
 
 /// Stages up to `rounds` round-robin rounds of the current group's phase: `machine` and
 /// `sched` move on exactly as that many single steps would move them, and appending the
-/// batch records what those steps would record. `time` is the recorded time before it.
+/// batch records what those steps would record. The caller takes the checkpoint due before
+/// the window (it sizes the window so that the next one falls at its end).
 pub fn record_window(
     interp: &Interpreter,
     machine: &mut Machine,
     sched: &mut Scheduler,
-    checkpoints: &mut Checkpoints,
-    time: u64,
     rounds: u64,
     batch: &mut Batch,
 ) -> Window {
@@ -257,7 +256,6 @@ pub fn record_window(
     if !range.clone().any(|t| machine.threads[t as usize].is_runnable()) {
         return Window::Boundary;
     }
-    checkpoints.take_if_due(machine, time);
     let k = range.len();
     let first = (sched.cursor_in(&range) - range.start) as usize;
     batch.reset(range.start, k, first);
