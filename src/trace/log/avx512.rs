@@ -41,7 +41,8 @@ unsafe fn encode(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> b
     let len = new.len();
     if len <= 64 {
         // One vector: the common case (a SIMD16 dword or SIMD8 qword write), kept apart so
-        // that it stays in registers.
+        // that it stays in registers (through the loop below, the encoder took 11.6% of a
+        // Collatz recording's samples instead of 8.6%).
         return encode_one(out, header, old, new);
     }
     let map_len = len.div_ceil(8);
