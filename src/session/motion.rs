@@ -30,7 +30,7 @@ impl Session {
             || self.recorder.len() >= crate::trace::MAX_STEPS
             || self.recorder.trace.block_full()
         {
-            self.end = Some(EndState::RecordLimit(bytes));
+            self.mark_end(EndState::RecordLimit(bytes), self.now);
             return None;
         }
         let (checkpoints, time) = (&mut self.recorder.checkpoints, self.recorder.trace.len());
@@ -53,19 +53,27 @@ impl Session {
         match single {
             Single::Recorded(fault) => {
                 if let Some(fault) = fault {
-                    self.end = Some(EndState::Fault(fault));
+                    self.mark_end(EndState::Fault(fault), self.now + 1);
                 }
                 true
             }
             Single::Finished => {
-                self.end = Some(EndState::Finished);
+                self.mark_end(EndState::Finished, self.now);
                 false
             }
             Single::Stopped(fault) => {
-                self.end = Some(EndState::Fault(fault));
+                self.mark_end(EndState::Fault(fault), self.now);
                 false
             }
         }
+    }
+
+    /// Ends the recording at `time`, the live machine's time (a step may still wait to be
+    /// appended). The end state becomes a checkpoint, so that seeks near the end undo from it
+    /// instead of replaying from the checkpoint before.
+    fn mark_end(&mut self, end: EndState, time: u64) {
+        self.end = Some(end);
+        self.recorder.checkpoints.take_at_end(&self.machine, time);
     }
 
     /// One step forward; None at the end of the run.

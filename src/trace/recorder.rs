@@ -128,7 +128,7 @@ impl Recorder {
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
         };
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 2048, bytes: 0 };
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 4096, bytes: 0 };
         checkpoints.take(machine, 0);
         Recorder { trace, checkpoints }
     }
@@ -166,16 +166,22 @@ impl Recorder {
         &list[list.partition_point(|c| c.time <= time).saturating_sub(1)]
     }
 
-    /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`).
+    /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`),
+    /// from whichever is nearest: `now`, the checkpoint before `target` (redoing steps) or the
+    /// one after it (undoing them). A seek then replays at most half a checkpoint interval.
     pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
         let target = target.min(self.len());
-        let ck = self.checkpoint_before(target);
+        let list = &self.checkpoints.list;
+        let later = list.get(list.partition_point(|c| c.time < target)).filter(|c| c.time <= self.len());
+        let earlier = self.checkpoint_before(target);
         let mut time = now;
-        let from_checkpoint =
-            if target >= now { target - ck.time < target - now } else { target - ck.time < now - target };
-        if from_checkpoint {
-            *machine = ck.machine.clone();
-            time = ck.time;
+        let mut distance = now.abs_diff(target);
+        for ck in std::iter::once(earlier).chain(later) {
+            if ck.time.abs_diff(target) < distance {
+                distance = ck.time.abs_diff(target);
+                *machine = ck.machine.clone();
+                time = ck.time;
+            }
         }
         while time < target {
             self.trace.apply(machine, time, true);
@@ -199,6 +205,14 @@ impl Checkpoints {
     pub fn take_if_due(&mut self, machine: &Machine, time: u64) {
         // A subtraction, not a remainder: a division per step showed up in profiles.
         if self.due_in(time) == 0 {
+            self.take(machine, time);
+        }
+    }
+
+    /// Takes a checkpoint of the state the recording ended in, at `time`, unless there is
+    /// one there already.
+    pub fn take_at_end(&mut self, machine: &Machine, time: u64) {
+        if self.list.last().is_none_or(|c| c.time < time) {
             self.take(machine, time);
         }
     }

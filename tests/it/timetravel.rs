@@ -44,6 +44,10 @@ fn forward_then_backward_gives_the_same_hash_at_every_step() {
             hashes.push(s.machine.state_hash());
         }
         assert!(hashes.len() > 10, "{}: only {} steps", path.display(), hashes.len());
+        // The end is a checkpoint too: seeks near it undo from there.
+        let end = s.recorder.checkpoints.list.last().expect("checkpoints");
+        assert_eq!(end.time, s.recorder.len(), "{}", path.display());
+        assert_eq!(end.machine.state_hash(), *hashes.last().expect("a hash"), "{}", path.display());
         for t in (0..hashes.len() - 1).rev() {
             s.backward().expect("step back");
             assert_eq!(s.machine.state_hash(), hashes[t], "{} step {t} backward", path.display());
