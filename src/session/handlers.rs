@@ -532,7 +532,7 @@ impl Session {
     /// `state` is the machine just before that step.
     fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64, state: &Machine) -> Vec<u32> {
         let inst = self.program.inst(InstIdx(pc));
-        let chen = self.recorder.trace.steps[step as usize].chen;
+        let chen = self.recorder.trace.steps.at(step).chen;
         match (target, inst.operands.first()) {
             (WatchTarget::Register { .. }, Some(Operand::Direct(d))) => {
                 let size = d.ty.size() as u64;
@@ -555,7 +555,7 @@ impl Session {
         match target {
             WatchTarget::Memory { .. } => self.lanes_at(step, target, state),
             WatchTarget::Register { ranges, .. } => {
-                let rec = self.recorder.trace.steps[step as usize];
+                let rec = self.recorder.trace.steps.at(step);
                 let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0) as u64;
                 self.writer_lanes(step, rec.pc, target, lo, state)
             }
@@ -564,7 +564,7 @@ impl Session {
 
     fn lanes_at(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
         let WatchTarget::Memory { addr, len, .. } = target else { return Vec::new() };
-        let rec = self.recorder.trace.steps[step as usize];
+        let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
         let thread = state.thread(ThreadId(rec.thread));
         let (base, width, per_lane) = match (&inst.op, &inst.sub, inst.operands.first()) {

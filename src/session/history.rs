@@ -27,7 +27,7 @@ impl Session {
         let floor = self.now.saturating_sub(scan_limit);
         while step > floor && out.len() < n {
             step -= 1;
-            let rec = self.recorder.trace.steps[step as usize];
+            let rec = self.recorder.trace.steps.at(step);
             if rec.thread != thread.0 {
                 continue;
             }

@@ -43,7 +43,7 @@ impl Session {
             self.now += 1;
         }
         self.spare_batches.push(batch);
-        let last = self.recorder.trace.steps.last().copied();
+        let last = self.recorder.trace.steps.last();
         last.filter(|_| staged)
     }
 
@@ -79,7 +79,7 @@ impl Session {
     /// One step forward; None at the end of the run.
     pub fn forward(&mut self) -> Option<StepRecord> {
         if self.now < self.recorder.len() {
-            let rec = self.recorder.trace.steps[self.now as usize];
+            let rec = self.recorder.trace.steps.at(self.now);
             self.recorder.trace.redo(&mut self.machine, self.now);
             self.now += 1;
             return Some(rec);
@@ -94,7 +94,7 @@ impl Session {
         }
         self.now -= 1;
         self.recorder.trace.undo(&mut self.machine, self.now);
-        Some(self.recorder.trace.steps[self.now as usize])
+        Some(self.recorder.trace.steps.at(self.now))
     }
 
     /// Moves to recorded time `target` (executing forward if it lies past the frontier).
@@ -266,7 +266,7 @@ impl Session {
         if self.watchpoints.iter().all(|w| !w.enabled) {
             return None;
         }
-        let rec = self.recorder.trace.steps[step as usize];
+        let rec = self.recorder.trace.steps.at(step);
         let entries = self.recorder.trace.entries(step);
         for wp in self.watchpoints.iter().filter(|w| w.enabled) {
             for e in &entries {

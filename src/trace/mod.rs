@@ -6,11 +6,13 @@
 mod index;
 mod log;
 mod recorder;
+mod steps;
 mod window;
 
 pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
-pub use recorder::{Checkpoint, Checkpoints, RecordedBytes, Recorder, StepRecord, Trace, WriteHit};
+pub use recorder::{Checkpoint, Checkpoints, RecordedBytes, Recorder, Trace, WriteHit};
+pub use steps::{StepRecord, Steps};
 pub use window::{record_step, record_window, Batch, Single, Stage, Window};
 
 /// A global step index (one step = one instruction of one thread).

@@ -3,40 +3,16 @@
 
 use super::index::{WriteIndex, SEGMENT};
 use super::log::{self, EntryKind, Kind, Xor};
+use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Item, Stage};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
 
-/// One executed step: 16 bytes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct StepRecord {
-    pub thread: u32,
-    /// The instruction executed.
-    pub pc: u32,
-    /// Its channel enables (relative to its mask offset).
-    pub chen: u32,
-    /// Where its entries start in the log, from the start of its block of [`LOG_BLOCK`] steps
-    /// (bits 0–30), and [`FALLS_THROUGH`].
-    log: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<StepRecord>() == 16);
-
-/// Flag of [`StepRecord::log`]: the step only moved its thread's pc to the next instruction
-/// (nothing logged for it).
-const FALLS_THROUGH: u32 = 1 << 31;
 /// Steps per block of the log's base offsets (a step's own offset is relative to its block).
 const LOG_BLOCK: u64 = 4096;
 /// Most log bytes one block may take: far above what 4096 steps write (one instruction writes
 /// a few KiB at most); a recording that got there would stop, not wrap an offset.
 const MAX_BLOCK_LOG: u64 = 1 << 30;
-
-impl StepRecord {
-    /// Whether the step only moved its thread's pc to the next instruction.
-    pub fn falls_through(&self) -> bool {
-        self.log & FALLS_THROUGH != 0
-    }
-}
 
 /// What a recording holds, in bytes, by part.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -85,7 +61,7 @@ pub struct WriteHit {
 /// with it).
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
-    pub steps: Vec<StepRecord>,
+    pub steps: Steps,
     log: Vec<u8>,
     /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
     log_bases: Vec<u64>,
@@ -117,7 +93,7 @@ impl Recorder {
     /// A recorder whose time 0 is `machine`.
     pub fn new(machine: &Machine, grf_size: u32) -> Recorder {
         let trace = Trace {
-            steps: Vec::new(),
+            steps: Steps::default(),
             log: Vec::new(),
             log_bases: Vec::new(),
             controls: Vec::new(),
@@ -265,8 +241,7 @@ impl Trace {
     pub fn bytes_by_part(&self) -> RecordedBytes {
         RecordedBytes {
             log: self.log.len() as u64,
-            steps: self.steps.len() as u64 * std::mem::size_of::<StepRecord>() as u64
-                + self.log_bases.len() as u64 * 8,
+            steps: self.steps.bytes() + self.log_bases.len() as u64 * 8,
             controls: self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64,
             index: self.index.bytes(),
             checkpoints: 0,
@@ -343,8 +318,8 @@ impl Trace {
 
     /// Where step `step`'s entries start in the log.
     fn log_start(&self, step: u64) -> usize {
-        let rec = self.steps[step as usize];
-        (self.log_bases[(step / LOG_BLOCK) as usize] + (rec.log & !FALLS_THROUGH) as u64) as usize
+        let word = self.steps.log_word(step);
+        (self.log_bases[(step / LOG_BLOCK) as usize] + (word & !FALLS_THROUGH) as u64) as usize
     }
 
     fn log_range(&self, step: u64) -> &[u8] {
@@ -356,7 +331,7 @@ impl Trace {
     /// applied as the log stores them, nothing allocated: this is what goto and reverse steps
     /// spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
-        let rec = self.steps[step as usize];
+        let rec = self.steps.at(step);
         let bytes = self.log_range(step);
         if !forward && rec.falls_through() {
             machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
@@ -426,7 +401,7 @@ impl Trace {
 
     /// The log entries of one step (for `trace` output and watchpoints).
     pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
-        log::decode(self.log_range(step), self.steps[step as usize].thread)
+        log::decode(self.log_range(step), self.steps.thread(step))
     }
 
     pub fn control_change(&self, index: u32) -> Option<&(Control, Control)> {
@@ -498,7 +473,7 @@ impl Trace {
                 if let EntryKind::Pred { pred: p, xor } = e.kind {
                     if p == pred.0 && e.thread == thread {
                         let old = value ^ xor;
-                        let rec = self.steps[step as usize];
+                        let rec = self.steps.at(step);
                         hits.push(WriteHit {
                             step,
                             thread: rec.thread,
@@ -529,7 +504,7 @@ impl Trace {
         let before = before.min(self.len());
         segments.flat_map(move |segment| {
             let range = (segment * SEGMENT).min(before)..((segment + 1) * SEGMENT).min(before);
-            range.rev().filter(move |&step| self.steps[step as usize].thread == thread)
+            range.rev().filter(move |&step| self.steps.thread(step) == thread)
         })
     }
 
@@ -564,7 +539,7 @@ impl Trace {
                 }
             }
             if let Some(first_written) = first {
-                let rec = self.steps[step as usize];
+                let rec = self.steps.at(step);
                 hits.push(WriteHit {
                     step,
                     thread: rec.thread,

@@ -155,13 +155,13 @@ impl Batch {
     }
 
     /// About the bytes appending the batch adds to a trace (for the recording budget while
-    /// batches wait to be appended): its log bytes, 16-byte step records, and 8 bytes per
-    /// location written for the index (an upper bound: register and predicate writes mostly
+    /// batches wait to be appended): its log bytes, step records at their widest, and 8 bytes
+    /// per location written for the index (upper bounds: register and predicate writes mostly
     /// set bits already held).
     pub fn bytes_estimate(&self) -> u64 {
         let stages = &self.stages[..self.counts.len()];
         let staged: usize = stages.iter().map(|s| s.log.len() + 8 * s.items.len()).sum();
-        staged as u64 + std::mem::size_of::<super::StepRecord>() as u64 * self.steps()
+        staged as u64 + super::Steps::MAX_RECORD_BYTES * self.steps()
     }
 
     /// Readies `k` stages for threads `start..start + k`.

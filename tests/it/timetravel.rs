@@ -238,7 +238,7 @@ fn packed_writes_log_exactly_their_enabled_lanes() {
         let mut s = session(&path);
         while s.forward().is_some() {}
         for step in 0..s.total_steps() {
-            let rec = s.recorder.trace.steps[step as usize];
+            let rec = s.recorder.trace.steps.at(step);
             let inst = &s.program.insts[rec.pc as usize];
             let Some(Operand::Direct(d)) = inst.operands.first() else { continue };
             // `sel` writes under the execution mask alone, not its channel enables.
@@ -438,7 +438,7 @@ fn burst_windows_record_what_single_steps_record() {
                 assert!(windows.window_steps > 0, "{name}: no window ran before the fault");
             }
             let (a, b) = (&single.recorder.trace, &windows.recorder.trace);
-            let differ = (0..a.steps.len().max(b.steps.len())).find(|&i| a.steps.get(i) != b.steps.get(i));
+            let differ = (0..a.len().max(b.len())).find(|&i| a.steps.get(i) != b.steps.get(i));
             assert_eq!(differ, None, "{name}: step records differ first at this step");
             for step in 0..a.len() {
                 assert_eq!(a.entries(step), b.entries(step), "{name}: entries of step {step}");

@@ -108,7 +108,7 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
 
 /// One step with each write's old and new bytes (the session stands at time `step`).
 fn step_json(session: &Session, step: u64) -> Value {
-    let rec = session.recorder.trace.steps[step as usize];
+    let rec = session.recorder.trace.steps.at(step);
     let thread = session.machine.thread(ThreadId(rec.thread));
     let inst = session.program.inst(InstIdx(rec.pc));
     let mut writes = Vec::new();
