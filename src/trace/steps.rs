@@ -143,6 +143,14 @@ impl Steps {
         self.log.push(rec.log);
     }
 
+    /// Channel enables summed over every step (lane operations).
+    pub fn lane_ops(&self) -> u64 {
+        match &self.chen {
+            Column::Narrow(values) => values.iter().map(|v| u64::from(v.count_ones())).sum(),
+            Column::Wide(values) => values.iter().map(|v| u64::from(v.count_ones())).sum(),
+        }
+    }
+
     /// Bytes held (by the records themselves, not spare capacity).
     pub fn bytes(&self) -> u64 {
         self.thread.bytes() + self.pc.bytes() + self.chen.bytes() + 4 * self.log.len() as u64
@@ -183,6 +191,8 @@ mod tests {
         assert_eq!(steps.get(300), None);
         assert!(steps.at(3).falls_through() && !steps.at(4).falls_through());
         assert_eq!(steps.thread(150), 0x1_0000 + 150);
+        let ones: u64 = want.iter().map(|r| u64::from(r.chen.count_ones())).sum();
+        assert_eq!(steps.lane_ops(), ones);
         // Every column is wide by now: 16 bytes a record.
         assert_eq!(steps.bytes(), 300 * Steps::MAX_RECORD_BYTES);
     }
@@ -194,6 +204,7 @@ mod tests {
             steps.push(rec(i, 0xffff, 0xffff, i));
         }
         assert_eq!(steps.bytes(), 50 * 10);
+        assert_eq!(steps.lane_ops(), 50 * 16);
         let mut other = Steps { pc: Column::Wide(Vec::new()), ..Steps::default() };
         for i in 0..50u32 {
             other.push(rec(i, 0xffff, 0xffff, i));

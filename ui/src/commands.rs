@@ -125,9 +125,15 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
             eprintln!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
         }
         let steps = session.total_steps();
-        let lane_ops = session.recorder.trace.steps.iter().map(|s| s.chen.count_ones() as u64).sum();
+        let lane_ops = session.recorder.trace.steps.lane_ops();
         let recorded = session.recorder.recorded_bytes_by_part();
-        (session.program.clone(), session.machine, session.outputs, steps, lane_ops, fault, Some(recorded))
+        let (program, machine, outputs) =
+            (session.program.clone(), session.machine.clone(), session.outputs.clone());
+        // The recording is not looked at again and the process is about to exit: freeing
+        // it piece by piece (thousands of checkpoints, each sharing threads) would only
+        // delay the exit.
+        std::mem::forget(session);
+        (program, machine, outputs, steps, lane_ops, fault, Some(recorded))
     } else {
         let mut launch = launch;
         let interp = Interpreter::new(launch.program.clone());

@@ -75,6 +75,14 @@ fn run_record_stats_break_the_recording_down() {
     // thread, pc and channel enables, u32 log offset), and a log base per 4096 steps.
     let n = stats["steps"].as_u64().expect("steps");
     assert_eq!(parts["steps"].as_u64(), Some(10 * n + 8 * n.div_ceil(4096)), "{stats}");
+    // The recording counts what the plain run counts.
+    let (code, plain, err) = vdb(&["run", &launch, "--out", &d, "--stats"]);
+    assert_eq!(code, 0, "{err}");
+    let plain: serde_json::Value = serde_json::from_str(plain.lines().last().expect("stats")).expect("json");
+    for count in ["instructions", "lane_ops"] {
+        assert_eq!(stats[count], plain[count], "{count}");
+        assert!(plain[count].as_u64() > Some(0), "{count}");
+    }
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
