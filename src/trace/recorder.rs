@@ -254,9 +254,10 @@ impl Trace {
         let k = batch.counts.len();
         let mut controls = vec![0usize; k];
         let rounds = batch.counts.iter().copied().max().unwrap_or(0);
+        // The stages in round-robin order from `first` (no division per step).
+        let order = (batch.first..k).chain(0..batch.first.min(k));
         for c in 0..rounds {
-            for p in 0..k {
-                let i = (batch.first + p) % k;
+            for i in order.clone() {
                 if c < batch.counts[i] {
                     self.append_staged(&batch.stages[i], c as usize, &mut controls[i]);
                 }
