@@ -288,7 +288,10 @@ impl Trace {
             match *item {
                 Item::Grf { thread, offset, len } => self.index.add_grf(step, thread, offset, len),
                 Item::Pred { thread, pred } => self.index.add_pred(step, thread, pred),
-                Item::Mem { space, addr, len } => self.index.add_mem(step, space, addr, len),
+                Item::Mem(i) => {
+                    let (space, addr, len) = stage.mem[i as usize];
+                    self.index.add_mem(step, space, addr, len);
+                }
             }
         }
         let thread = stage.thread;

@@ -33,13 +33,24 @@ pub(super) struct StagedStep {
     pub item_end: u32,
 }
 
-/// A location a staged step wrote, for the write index.
+/// A location a staged step wrote, for the write index: 16 bytes (a memory write's range is
+/// kept apart in [`Stage::mem`], so that the common register write does not stage 24).
 #[derive(Copy, Clone, Debug)]
 pub(super) enum Item {
-    Grf { thread: u32, offset: u32, len: u32 },
-    Pred { thread: u32, pred: u32 },
-    Mem { space: MemSpace, addr: u64, len: u64 },
+    Grf {
+        thread: u32,
+        offset: u32,
+        len: u32,
+    },
+    Pred {
+        thread: u32,
+        pred: u32,
+    },
+    /// Index into the stage's `mem`.
+    Mem(u32),
 }
+
+const _: () = assert!(std::mem::size_of::<Item>() == 16);
 
 /// One thread's steps, in its own order, encoded for the log: the steps of a window, or one
 /// single step (with the barrier releases the scheduler made before it). The one encoder of
@@ -52,6 +63,8 @@ pub struct Stage {
     pub(super) log: Vec<u8>,
     pub(super) steps: Vec<StagedStep>,
     pub(super) items: Vec<Item>,
+    /// Memory writes' ranges: (space, address, length).
+    pub(super) mem: Vec<(MemSpace, u64, u64)>,
     /// Changes that go to the recorder's control table: where their entry starts in `log`
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
@@ -69,6 +82,7 @@ impl Stage {
         self.log.clear();
         self.steps.clear();
         self.items.clear();
+        self.mem.clear();
         self.controls.clear();
         self.executing = false;
     }
@@ -104,7 +118,8 @@ impl Observer for Stage {
 
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
         log::push_mem(&mut self.log, thread.0, space, addr, old, new);
-        self.items.push(Item::Mem { space, addr, len: new.len() as u64 });
+        self.items.push(Item::Mem(self.mem.len() as u32));
+        self.mem.push((space, addr, new.len() as u64));
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
