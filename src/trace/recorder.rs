@@ -4,7 +4,7 @@
 use super::index::{WriteIndex, SEGMENT};
 use super::log::{self, EntryKind, Kind, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
-use super::window::{Batch, Item, Stage};
+use super::window::{Batch, Location, Stage};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
 
@@ -272,11 +272,12 @@ impl Trace {
     fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
         let staged = stage.steps[c];
         let (log_start, item_start) =
-            c.checked_sub(1).map_or((0, 0), |p| (stage.steps[p].log_end, stage.steps[p].item_end));
+            c.checked_sub(1).map_or((0, 0), |p| (stage.steps[p].log_end(), stage.steps[p].item_end));
+        let log_end = staged.log_end();
         let base = self.log.len();
-        self.log.extend_from_slice(&stage.log[log_start as usize..staged.log_end as usize]);
+        self.log.extend_from_slice(&stage.log[log_start as usize..log_end as usize]);
         // Control entries were staged with the stage's own numbering: give them the table's.
-        while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < staged.log_end) {
+        while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < log_end) {
             let index = self.controls.len() as u32;
             self.controls.push(change.clone());
             let field = base + (at - log_start) as usize + log::CONTROL_INDEX_AT;
@@ -284,14 +285,11 @@ impl Trace {
             *control += 1;
         }
         let step = self.len();
-        for item in &stage.items[item_start as usize..staged.item_end as usize] {
-            match *item {
-                Item::Grf { thread, offset, len } => self.index.add_grf(step, thread, offset, len),
-                Item::Pred { thread, pred } => self.index.add_pred(step, thread, pred),
-                Item::Mem(i) => {
-                    let (space, addr, len) = stage.mem[i as usize];
-                    self.index.add_mem(step, space, addr, len);
-                }
+        for &item in &stage.items[item_start as usize..staged.item_end as usize] {
+            match stage.location(item) {
+                Location::Grf { thread, offset, len } => self.index.add_grf(step, thread, offset, len),
+                Location::Pred { thread, pred } => self.index.add_pred(step, thread, pred),
+                Location::Mem { space, addr, len } => self.index.add_mem(step, space, addr, len),
             }
         }
         let thread = stage.thread;
@@ -301,7 +299,7 @@ impl Trace {
             }
             self.last_step[thread as usize] = step;
         }
-        let flag = if staged.own_control { 0 } else { FALLS_THROUGH };
+        let flag = if staged.own_control() { 0 } else { FALLS_THROUGH };
         if step.is_multiple_of(LOG_BLOCK) {
             self.log_bases.push(base as u64);
         }
