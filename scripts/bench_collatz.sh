@@ -46,13 +46,17 @@ run_oclgrind() { oclgrind "$TMP/clrun" "${CLARGS[@]}" --zero "$((N * 4)):$TMP/oc
 run_pocl() { CLRUN_PLATFORM=Portable "$TMP/clrun" "${CLARGS[@]}" --zero "$((N * 4)):$TMP/pocl.bin" > /dev/null; }
 
 # Each tool runs RUNS times, the four interleaved so that a slow spell of the machine hits
-# them alike; the figures are the median and the fastest run of each.
+# them alike; the figures are the median and the fastest run of each, in wall time and in
+# CPU time (user + system, all threads: steadier than wall time on a shared machine).
 RUNS="${RUNS:-3}"
-declare -A TIMES
+declare -A TIMES CPU
+TIMEFORMAT='%3U %3S'
 for _ in $(seq "$RUNS"); do
   for tool in vdb rec oclgrind pocl; do
-    t0=$(ms); "run_$tool"; t1=$(ms)
+    t0=$(ms); { time "run_$tool" 2> "$TMP/stderr.txt"; } 2> "$TMP/time.txt"; t1=$(ms)
     TIMES[$tool]+="$(python3 -c "print(round($t1 - $t0, 1))") "
+    read -r user sys < <(tail -1 "$TMP/time.txt")
+    CPU[$tool]+="$(python3 -c "print(round(($user + $sys) * 1000, 1))") "
   done
 done
 cat "$TMP/vdb.stats" "$TMP/vdbrec.stats"
@@ -60,16 +64,19 @@ cat "$TMP/vdb.stats" "$TMP/vdbrec.stats"
 cmp "$TMP/vdb/out/steps.bin" "$TMP/pocl.bin" && cmp "$TMP/vdbrec/out/steps.bin" "$TMP/pocl.bin" \
   && cmp "$TMP/oclgrind.bin" "$TMP/pocl.bin" && echo "outputs: vdb, vdb --record, oclgrind and pocl agree"
 echo
-echo "work-items=$N device=$DEVICE runs=$RUNS (wall time of each whole process, ms: median, fastest)"
-python3 - "${TIMES[vdb]}" "${TIMES[rec]}" "${TIMES[oclgrind]}" "${TIMES[pocl]}" <<'PY'
+echo "work-items=$N device=$DEVICE runs=$RUNS (each whole process: median, fastest)"
+python3 - "${TIMES[vdb]}" "${TIMES[rec]}" "${TIMES[oclgrind]}" "${TIMES[pocl]}" \
+  "${CPU[vdb]}" "${CPU[rec]}" "${CPU[oclgrind]}" "${CPU[pocl]}" <<'PY'
 import statistics, sys
 names = ["vdb", "vdb_record", "oclgrind", "pocl"]
-runs = {n: [float(x) for x in a.split()] for n, a in zip(names, sys.argv[1:])}
-med = {n: statistics.median(v) for n, v in runs.items()}
-low = {n: min(v) for n, v in runs.items()}
-for n in names:
-    print("%-10s median %8.1f  fastest %8.1f  all %s" % (n, med[n], low[n], runs[n]))
-for n in ["vdb", "vdb_record"]:
-    print("speedup vs oclgrind: %-10s %.1fx (medians), %.1fx (fastest runs)"
-          % (n, med["oclgrind"] / med[n], low["oclgrind"] / low[n]))
+for what, args in (("wall", sys.argv[1:5]), ("cpu", sys.argv[5:9])):
+    runs = {n: [float(x) for x in a.split()] for n, a in zip(names, args)}
+    med = {n: statistics.median(v) for n, v in runs.items()}
+    low = {n: min(v) for n, v in runs.items()}
+    print("%s time, ms:" % what)
+    for n in names:
+        print("  %-10s median %8.1f  fastest %8.1f  all %s" % (n, med[n], low[n], runs[n]))
+    for n in ["vdb", "vdb_record"]:
+        print("  speedup vs oclgrind (%s): %-10s %.1fx (medians), %.1fx (fastest runs)"
+              % (what, n, med["oclgrind"] / med[n], low["oclgrind"] / low[n]))
 PY
