@@ -10,7 +10,7 @@ pub use memory::{Accesses, MemError, MemSpace, Ranges, Region as MemRegion, Slm,
 pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_WAITING,
 };
-pub use threads::Threads;
+pub use threads::{Threads, CHUNK as THREADS_PER_CHUNK};
 
 use std::rc::Rc;
 

@@ -7,7 +7,7 @@ use std::ops::Index;
 use super::{Shared, ThreadState};
 
 /// Threads per chunk.
-const CHUNK: usize = 64;
+pub const CHUNK: usize = 64;
 
 #[derive(Clone, Debug, Default)]
 pub struct Threads {

@@ -6,7 +6,7 @@ use super::log::{self, EntryKind, Kind, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Location, Stage};
 use crate::isa::{InstIdx, PredId};
-use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE};
+use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
 
 /// Steps per block of the log's base offsets (a step's own offset is relative to its block).
 const LOG_BLOCK: u64 = 4096;
@@ -213,7 +213,8 @@ impl Checkpoints {
                 copied.iter().map(|t| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64).sum();
             let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
             // The table: one pointer per chunk, and the chunks of pointers that were copied.
-            let table = 8 * (machine.threads.len().div_ceil(64) + 64 * chunks) as u64;
+            let table =
+                8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64;
             self.bytes += threads + pages + table;
         } else {
             self.bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
