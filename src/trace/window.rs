@@ -52,10 +52,10 @@ impl StagedStep {
 
 /// A location a staged step wrote, for the write index, in 8 bytes: a register range or a
 /// predicate of the stage's own thread (nearly every write), or an index into the stage's
-/// `other` list (memory, and registers or predicates of another thread).
+/// `rare` list (memory, and registers or predicates of another thread).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Item {
-    /// Register offset, predicate, or index into `other`.
+    /// Register offset, predicate, or index into `rare`.
     at: u32,
     /// What the item is (top two bits), and a register range's length.
     kind_len: u32,
@@ -63,7 +63,7 @@ pub(super) struct Item {
 
 const ITEM_GRF: u32 = 0;
 const ITEM_PRED: u32 = 1 << 30;
-const ITEM_OTHER: u32 = 2 << 30;
+const ITEM_RARE: u32 = 2 << 30;
 const ITEM_KIND: u32 = 3 << 30;
 
 /// A location an [`Item`] stands for.
@@ -86,7 +86,7 @@ pub struct Stage {
     pub(super) steps: Vec<StagedStep>,
     pub(super) items: Vec<Item>,
     /// Locations too rare to take a short item: memory ranges, and other threads' writes.
-    other: Vec<Location>,
+    rare: Vec<Location>,
     /// Changes that go to the recorder's control table: where their entry starts in `log`
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
@@ -104,7 +104,7 @@ impl Stage {
         self.log.clear();
         self.steps.clear();
         self.items.clear();
-        self.other.clear();
+        self.rare.clear();
         self.controls.clear();
         self.executing = false;
     }
@@ -114,9 +114,9 @@ impl Stage {
         (!self.executing || thread.0 != self.thread).then_some(thread.0)
     }
 
-    fn push_other(&mut self, location: Location) {
-        self.items.push(Item { at: self.other.len() as u32, kind_len: ITEM_OTHER });
-        self.other.push(location);
+    fn push_rare(&mut self, location: Location) {
+        self.items.push(Item { at: self.rare.len() as u32, kind_len: ITEM_RARE });
+        self.rare.push(location);
     }
 
     /// The location `item` stands for.
@@ -124,7 +124,7 @@ impl Stage {
         match item.kind_len & ITEM_KIND {
             ITEM_GRF => Location::Grf { thread: self.thread, offset: item.at, len: item.kind_len },
             ITEM_PRED => Location::Pred { thread: self.thread, pred: item.at },
-            _ => self.other[item.at as usize],
+            _ => self.rare[item.at as usize],
         }
     }
 }
@@ -143,7 +143,7 @@ impl Observer for Stage {
         if thread.0 == self.thread && len & ITEM_KIND == 0 {
             self.items.push(Item { at: offset, kind_len: ITEM_GRF | len });
         } else {
-            self.push_other(Location::Grf { thread: thread.0, offset, len });
+            self.push_rare(Location::Grf { thread: thread.0, offset, len });
         }
     }
 
@@ -153,7 +153,7 @@ impl Observer for Stage {
         if thread.0 == self.thread {
             self.items.push(Item { at: pred.0, kind_len: ITEM_PRED });
         } else {
-            self.push_other(Location::Pred { thread: thread.0, pred: pred.0 });
+            self.push_rare(Location::Pred { thread: thread.0, pred: pred.0 });
         }
     }
 
@@ -163,7 +163,7 @@ impl Observer for Stage {
 
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
         log::push_mem(&mut self.log, thread.0, space, addr, old, new);
-        self.push_other(Location::Mem { space, addr, len: new.len() as u64 });
+        self.push_rare(Location::Mem { space, addr, len: new.len() as u64 });
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
