@@ -33,17 +33,21 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
         raw::load(launch_path)
     };
     match loaded {
-        Ok(l) => {
-            let mut session = vdb::session::Session::new(l);
-            session.record_limit = half_of_memory();
-            session.two_cores = cores() > 1;
-            Ok(session)
-        }
+        Ok(l) => Ok(new_session(l, cores())),
         Err(e) => {
             eprintln!("error: {e}");
             Err(EXIT_BAD_LAUNCH)
         }
     }
+}
+
+/// A session on `launch` as every front end sets it up: the recording budget (half of
+/// memory), and recording on two cores when `cores` allows.
+fn new_session(launch: raw::Launch, cores: usize) -> vdb::session::Session {
+    let mut session = vdb::session::Session::new(launch);
+    session.record_limit = half_of_memory();
+    session.two_cores = cores > 1;
+    session
 }
 
 /// `vdb check`.
@@ -113,9 +117,7 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
     let threads = launch.machine.threads.len();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
-        let mut session = vdb::session::Session::new(launch);
-        session.two_cores = jobs.get() > 1;
-        session.record_limit = half_of_memory();
+        let mut session = new_session(launch, jobs.get());
         let stop = session.run_to_end();
         let fault = match &session.end {
             Some(vdb::session::EndState::Fault(f)) => Some(f.clone()),
