@@ -331,8 +331,8 @@ impl Trace {
     }
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
-    /// applied as the log stores them, nothing allocated: this is what goto and reverse steps
-    /// spend their time in.
+    /// applied as the log stores them, nothing allocated (but SVM writes over 256 bytes): this
+    /// is what goto and reverse steps spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let rec = self.steps.at(step);
         let bytes = self.log_range(step);
@@ -572,10 +572,20 @@ pub(super) fn pc_only(old: &Control, new: &Control) -> bool {
 fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
     match space {
         MemSpace::Svm => {
-            let mut bytes = vec![0u8; xor.len()];
-            if machine.svm.read(addr, &mut bytes).is_ok() {
-                xor.apply(&mut bytes);
-                let _ = machine.svm.write(addr, &bytes);
+            // SVM pages are copy-on-write behind `Svm::read`/`write`: the bytes go through a
+            // buffer, on the stack for every payload the sparse form takes (undo and redo
+            // allocate only for long block writes).
+            let (mut stack, mut heap) = ([0u8; 256], Vec::new());
+            let bytes = match stack.get_mut(..xor.len()) {
+                Some(bytes) => bytes,
+                None => {
+                    heap.resize(xor.len(), 0);
+                    &mut heap[..]
+                }
+            };
+            if machine.svm.read(addr, bytes).is_ok() {
+                xor.apply(bytes);
+                let _ = machine.svm.write(addr, bytes);
             }
         }
         MemSpace::Slm(group) => {
