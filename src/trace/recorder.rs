@@ -14,6 +14,11 @@ const LOG_BLOCK: u64 = 4096;
 /// a few KiB at most); a recording that got there would stop, not wrap an offset.
 const MAX_BLOCK_LOG: u64 = 1 << 30;
 
+/// Steps on either side of a seek's target whose threads the seek copies out of the
+/// checkpoints ([`Recorder::unshare_near`]): enough for the threads that round-robin steps
+/// visit next in a work-group of a few threads.
+const UNSHARE_AROUND: u64 = 8;
+
 /// What a recording holds, in bytes, by part.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RecordedBytes {
@@ -166,6 +171,30 @@ impl Recorder {
         while time > target {
             time -= 1;
             self.trace.apply(machine, time, false);
+        }
+        self.unshare_near(machine, target);
+    }
+
+    /// Copies out of the checkpoints what the steps next to `time` change (their threads,
+    /// and the SVM pages or SLM they write), so that the reverse or forward steps that
+    /// usually follow a seek do not pay for it: the first write to a thread or page that a
+    /// checkpoint shares copies it (a Collatz thread: 4.6–6 µs with its chunk of the thread
+    /// table; undoing its result store: 5 µs for the page and the map's path to it), which a
+    /// seek has the time for and a single step has not.
+    fn unshare_near(&self, machine: &mut Machine, time: u64) {
+        let around = time.saturating_sub(UNSHARE_AROUND)..(time + UNSHARE_AROUND).min(self.len());
+        for step in around {
+            let thread = self.trace.steps.thread(step);
+            if (thread as usize) < machine.threads.len() {
+                machine.thread_mut(ThreadId(thread));
+            }
+            for e in log::entries(self.trace.log_range(step), thread) {
+                if let Kind::Mem { space, addr, xor } = e.kind {
+                    // XOR with zeros: the bytes stay, the page or SLM becomes this machine's own.
+                    let zeros = vec![0u8; xor.len()];
+                    xor_memory(machine, space, addr, Xor::Dense(&zeros));
+                }
+            }
         }
     }
 }

@@ -46,6 +46,16 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         s.backward();
         backs.push(t.elapsed().as_secs_f64() * 1e6);
     }
+    // The first reverse step after landing at a random point: it may copy the thread it
+    // touches out of the checkpoint the seek started from.
+    let mut firsts = Vec::new();
+    for _ in 0..queries {
+        let target = 1 + lcg(&mut seed) % total.max(1);
+        s.goto(target);
+        let t = Instant::now();
+        s.backward();
+        firsts.push(t.elapsed().as_secs_f64() * 1e6);
+    }
     let mut writes = Vec::new();
     let threads = s.machine.threads.len() as u64;
     let grf = s.program.grf_bytes as u64;
@@ -73,7 +83,7 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         "steps": total, "threads": threads, "stop": format!("{stop:?}"),
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
         "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
-        "goto": stats(gotos), "reverse_step": stats(backs), "last_write": stats(writes), "last_write_found": found,
+        "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
     });
     say!("{line}");
     EXIT_OK
