@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Time travel on a large recording: records the 65,536-work-item Collatz launch (about ten
-# million steps), then times goto to random steps, single reverse steps and last-write
+# million steps), then times goto to random steps, single reverse steps (from the end, and
+# the first one after each of many gotos) and last-write
 # queries (vdb bench-record), and key presses with a full-screen render (vdb bench-render).
 # Prints one JSON line each. Needs cargo and python3.
 set -euo pipefail
