@@ -46,8 +46,8 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         s.backward();
         backs.push(t.elapsed().as_secs_f64() * 1e6);
     }
-    // The first reverse step after landing at a random point: it may copy the thread it
-    // touches out of the checkpoint the seek started from.
+    // The first reverse step after landing at a random point: the seek has copied out of its
+    // checkpoint what that step changes, so it should cost what any reverse step costs.
     let mut firsts = Vec::new();
     for _ in 0..queries {
         let target = 1 + lcg(&mut seed) % total.max(1);
