@@ -43,8 +43,11 @@ impl Session {
             self.now += 1;
         }
         self.spare_batches.push(batch);
-        let last = self.recorder.trace.steps.last();
-        last.filter(|_| staged)
+        if staged {
+            self.recorder.trace.steps.last()
+        } else {
+            None
+        }
     }
 
     /// Sets the end state a single step staged by [`record_step`] leads to; true when it

@@ -190,9 +190,10 @@ impl Recorder {
             }
             for e in log::entries(self.trace.log_range(step), thread) {
                 if let Kind::Mem { space, addr, xor } = e.kind {
-                    // XOR with zeros: the bytes stay, the page or SLM becomes this machine's own.
-                    let zeros = vec![0u8; xor.len()];
-                    xor_memory(machine, space, addr, Xor::Dense(&zeros));
+                    // The write path of undo and redo with a payload of zeros (a sparse one
+                    // with no byte set): the bytes stay, the page or SLM becomes this machine's.
+                    let zeros = Xor::Sparse { len: xor.len(), map: &[], data: &[] };
+                    xor_memory(machine, space, addr, zeros);
                 }
             }
         }
