@@ -2,9 +2,9 @@
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
 use super::index::{WriteIndex, SEGMENT};
-use super::log::{self, EntryKind, Kind, Xor};
+use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
-use super::window::{Batch, Location, Stage};
+use super::window::{Batch, Stage};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
 
@@ -302,11 +302,11 @@ impl Trace {
     /// step's.
     fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
         let staged = stage.steps[c];
-        let (log_start, item_start) =
-            c.checked_sub(1).map_or((0, 0), |p| (stage.steps[p].log_end(), stage.steps[p].item_end));
+        let log_start = c.checked_sub(1).map_or(0, |p| stage.steps[p].log_end());
         let log_end = staged.log_end();
+        let bytes = &stage.log[log_start as usize..log_end as usize];
         let base = self.log.len();
-        self.log.extend_from_slice(&stage.log[log_start as usize..log_end as usize]);
+        self.log.extend_from_slice(bytes);
         // Control entries were staged with the stage's own numbering: give them the table's.
         while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < log_end) {
             let index = self.controls.len() as u32;
@@ -316,14 +316,15 @@ impl Trace {
             *control += 1;
         }
         let step = self.len();
-        for &item in &stage.items[item_start as usize..staged.item_end as usize] {
-            match stage.location(item) {
-                Location::Grf { thread, offset, len } => self.index.add_grf(step, thread, offset, len),
-                Location::Pred { thread, pred } => self.index.add_pred(step, thread, pred),
-                Location::Mem { space, addr, len } => self.index.add_mem(step, space, addr, len),
-            }
-        }
         let thread = stage.thread;
+        // The index reads what the step wrote from its entries, as the log holds it all (the
+        // running core stages nothing more per write).
+        let index = &mut self.index;
+        log::for_each_write(bytes, thread, |w| match w {
+            Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
+            Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
+            Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
+        });
         if let Some(first) = self.first_step.get_mut(thread as usize) {
             if *first == u64::MAX {
                 *first = step;

@@ -23,8 +23,9 @@ use crate::isa::PredId;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 
 /// One staged step: its instruction, channel enables, whether it changed its own control
-/// state beyond moving to the next instruction, and where its log bytes and index items end.
-/// 16 bytes: everything staged crosses to the appending core, so staged bytes cost twice.
+/// state beyond moving to the next instruction, and where its log bytes end. 12 bytes:
+/// everything staged crosses to the appending core, so staged bytes cost twice. What it
+/// wrote, for the write index, the appending core reads from its log entries.
 #[derive(Copy, Clone, Debug)]
 pub(super) struct StagedStep {
     pub pc: u32,
@@ -32,10 +33,9 @@ pub(super) struct StagedStep {
     /// Where its log bytes end (bits 0–30: a stage holds one window's steps, a few MiB of log
     /// at most), and [`OWN_CONTROL`].
     log_end: u32,
-    pub item_end: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<StagedStep>() == 16);
+const _: () = assert!(std::mem::size_of::<StagedStep>() == 12);
 
 /// Flag of [`StagedStep::log_end`]: the step changed its own control state beyond the pc.
 const OWN_CONTROL: u32 = 1 << 31;
@@ -50,30 +50,6 @@ impl StagedStep {
     }
 }
 
-/// A location a staged step wrote, for the write index, in 8 bytes: a register range or a
-/// predicate of the stage's own thread (nearly every write), or an index into the stage's
-/// `rare` list (memory, and registers or predicates of another thread).
-#[derive(Copy, Clone, Debug)]
-pub(super) struct Item {
-    /// Register offset, predicate, or index into `rare`.
-    at: u32,
-    /// What the item is (top two bits), and a register range's length.
-    kind_len: u32,
-}
-
-const ITEM_GRF: u32 = 0;
-const ITEM_PRED: u32 = 1 << 30;
-const ITEM_RARE: u32 = 2 << 30;
-const ITEM_KIND: u32 = 3 << 30;
-
-/// A location an [`Item`] stands for.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) enum Location {
-    Grf { thread: u32, offset: u32, len: u32 },
-    Pred { thread: u32, pred: u32 },
-    Mem { space: MemSpace, addr: u64, len: u64 },
-}
-
 /// One thread's steps, in its own order, encoded for the log: the steps of a window, or one
 /// single step (with the barrier releases the scheduler made before it). The one encoder of
 /// the recording: [`Trace::append_batch`] copies what it staged.
@@ -84,9 +60,6 @@ pub struct Stage {
     pub(super) thread: u32,
     pub(super) log: Vec<u8>,
     pub(super) steps: Vec<StagedStep>,
-    pub(super) items: Vec<Item>,
-    /// Locations too rare to take a short item: memory ranges, and other threads' writes.
-    rare: Vec<Location>,
     /// Changes that go to the recorder's control table: where their entry starts in `log`
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
@@ -103,8 +76,6 @@ impl Stage {
         self.thread = thread;
         self.log.clear();
         self.steps.clear();
-        self.items.clear();
-        self.rare.clear();
         self.controls.clear();
         self.executing = false;
     }
@@ -112,20 +83,6 @@ impl Stage {
     /// The writer field of an entry: none for the executing step's own thread.
     fn other(&self, thread: ThreadId) -> Option<u32> {
         (!self.executing || thread.0 != self.thread).then_some(thread.0)
-    }
-
-    fn push_rare(&mut self, location: Location) {
-        self.items.push(Item { at: self.rare.len() as u32, kind_len: ITEM_RARE });
-        self.rare.push(location);
-    }
-
-    /// The location `item` stands for.
-    pub(super) fn location(&self, item: Item) -> Location {
-        match item.kind_len & ITEM_KIND {
-            ITEM_GRF => Location::Grf { thread: self.thread, offset: item.at, len: item.kind_len },
-            ITEM_PRED => Location::Pred { thread: self.thread, pred: item.at },
-            _ => self.rare[item.at as usize],
-        }
     }
 }
 
@@ -139,22 +96,11 @@ impl Observer for Stage {
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
         let who = self.other(thread);
         log::push_grf(&mut self.log, who, offset, old, new);
-        let len = new.len() as u32;
-        if thread.0 == self.thread && len & ITEM_KIND == 0 {
-            self.items.push(Item { at: offset, kind_len: ITEM_GRF | len });
-        } else {
-            self.push_rare(Location::Grf { thread: thread.0, offset, len });
-        }
     }
 
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
         let who = self.other(thread);
         log::push_pred(&mut self.log, who, pred.0, old, new);
-        if thread.0 == self.thread {
-            self.items.push(Item { at: pred.0, kind_len: ITEM_PRED });
-        } else {
-            self.push_rare(Location::Pred { thread: thread.0, pred: pred.0 });
-        }
     }
 
     fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32) {
@@ -163,7 +109,6 @@ impl Observer for Stage {
 
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
         log::push_mem(&mut self.log, thread.0, space, addr, old, new);
-        self.push_rare(Location::Mem { space, addr, len: new.len() as u64 });
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
@@ -188,9 +133,8 @@ impl StepHooks for Stage {
 
     fn end_step(&mut self, pc: u32, chen: u32) {
         self.executing = false;
-        let (log_end, item_end) = (self.log.len() as u32, self.items.len() as u32);
         let flag = if self.own_control { OWN_CONTROL } else { 0 };
-        self.steps.push(StagedStep { pc, chen, log_end: log_end | flag, item_end });
+        self.steps.push(StagedStep { pc, chen, log_end: self.log.len() as u32 | flag });
     }
 }
 
@@ -365,39 +309,4 @@ fn burst(
     let tid = ThreadId(stage.thread);
     *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stage).ok()?.0;
     Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every kind of write a stage can see comes back from its items as the location written:
-    /// the own thread's registers and predicates in short items, memory and other threads'
-    /// writes through the side list.
-    #[test]
-    fn staged_items_give_back_the_locations_written() {
-        let mut stage = Stage::default();
-        stage.reset(7);
-        stage.begin_step();
-        let (own, other) = (ThreadId(7), ThreadId(9));
-        stage.grf(own, 0x40, &[1; 64], &[2; 64]);
-        stage.pred(own, PredId(3), 0, 0xffff);
-        stage.mem(own, MemSpace::Slm(5), 0x1000, &[0; 12], &[1; 12]);
-        stage.grf(other, 0x80, &[0; 4], &[1; 4]);
-        stage.pred(other, PredId(2), 1, 0);
-        stage.end_step(11, 0xffff);
-        let got: Vec<Location> = stage.items.iter().map(|&item| stage.location(item)).collect();
-        let want = [
-            Location::Grf { thread: 7, offset: 0x40, len: 64 },
-            Location::Pred { thread: 7, pred: 3 },
-            Location::Mem { space: MemSpace::Slm(5), addr: 0x1000, len: 12 },
-            Location::Grf { thread: 9, offset: 0x80, len: 4 },
-            Location::Pred { thread: 9, pred: 2 },
-        ];
-        assert_eq!(got, want);
-        let step = stage.steps[0];
-        assert_eq!((step.pc, step.chen, step.item_end), (11, 0xffff, 5));
-        assert_eq!(step.log_end() as usize, stage.log.len());
-        assert!(!step.own_control());
-    }
 }

@@ -303,6 +303,8 @@ const MAX_SPARSE: usize = 256;
 const SPARSE: u16 = 0x8000;
 /// Length flag of a sparse payload with a one-byte header.
 const SPARSE_SHORT: u8 = 0x80;
+/// Tag of a compact GRF entry (the step's own thread, offset below 64 Ki, payload below 128).
+const OWN_GRF: u8 = 11;
 /// Longest payload of a compact GRF entry (one-byte header).
 const MAX_SHORT: usize = 0x7f;
 /// Longest payload one entry holds.
@@ -314,7 +316,7 @@ pub fn push_grf(out: &mut Vec<u8>, thread: Option<u32>, offset: u32, old: &[u8],
         if let Ok(offset) = u16::try_from(offset) {
             // The common write (a few lanes of one region of the step's own thread): 4 bytes
             // of header instead of 7.
-            out.push(11);
+            out.push(OWN_GRF);
             out.extend_from_slice(&offset.to_le_bytes());
             put_xor(out, Header::Short, old, new);
             return;
@@ -478,14 +480,58 @@ pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
 /// [`decode`] without expanding payloads or collecting (undo and redo, step by step).
 pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>> {
     let mut r = Reader { bytes, at: 0 };
-    std::iter::from_fn(move || {
-        if r.at >= r.bytes.len() {
-            return None;
+    std::iter::from_fn(move || (r.at < r.bytes.len()).then(|| read_entry(&mut r, own)))
+}
+
+/// A location an entry wrote (for the write index).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Written {
+    Grf { thread: u32, offset: u32, len: u32 },
+    Pred { thread: u32, pred: u32 },
+    Mem { space: MemSpace, addr: u64, len: u64 },
+}
+
+/// Calls `f` with each location a step's entries wrote, in log order. The compact GRF entry
+/// (nearly every entry) is measured from its header without decoding its payload: the
+/// appending core indexes every step this way.
+pub fn for_each_write(bytes: &[u8], own: u32, mut f: impl FnMut(Written)) {
+    let mut r = Reader { bytes, at: 0 };
+    while let Some(&tag) = bytes.get(r.at) {
+        if let (OWN_GRF, Some(&[lo, hi, head])) = (tag, bytes.get(r.at + 1..r.at + 4)) {
+            let len = (head & !SPARSE_SHORT) as usize;
+            let payload = if head & SPARSE_SHORT == 0 { len } else { sparse_size(bytes, r.at + 4, len) };
+            f(Written::Grf { thread: own, offset: u16::from_le_bytes([lo, hi]) as u32, len: len as u32 });
+            r.at += 4 + payload;
+            continue;
         }
+        let e = read_entry(&mut r, own);
+        match e.kind {
+            Kind::Grf { offset, xor } => f(Written::Grf { thread: e.thread, offset, len: xor.len() as u32 }),
+            Kind::Pred { pred, .. } => f(Written::Pred { thread: e.thread, pred }),
+            Kind::Mem { space, addr, xor } => f(Written::Mem { space, addr, len: xor.len() as u64 }),
+            Kind::Addr { .. } | Kind::Read { .. } | Kind::Control { .. } | Kind::Pc { .. } => {}
+        }
+    }
+}
+
+/// Bytes of a sparse payload of `len` bytes whose map starts at `at`: the map and one byte
+/// per bit set in it (a word at a time).
+fn sparse_size(bytes: &[u8], at: usize, len: usize) -> usize {
+    let map_len = len.div_ceil(8);
+    let map = &bytes[at..at + map_len];
+    let (words, tail) = map.as_chunks::<8>();
+    let set = words.iter().map(|w| u64::from_le_bytes(*w).count_ones()).sum::<u32>()
+        + tail.iter().map(|b| b.count_ones()).sum::<u32>();
+    map_len + set as usize
+}
+
+/// Decodes the entry at the reader's position.
+fn read_entry<'a>(r: &mut Reader<'a>, own: u32) -> LogEntry<Xor<'a>> {
+    {
         let tag = r.take(1)[0];
         let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
         let kind = match tag {
-            11 => Kind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
+            OWN_GRF => Kind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
             0 | 9 => Kind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
             1 | 10 => Kind::Pred { pred: r.u32(), xor: r.u32() },
             2 => Kind::Addr { slot: r.u32(), xor: r.u32() },
@@ -502,8 +548,8 @@ pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>
                 Kind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
             }
         };
-        Some(LogEntry { thread, kind })
-    })
+        LogEntry { thread, kind }
+    }
 }
 
 #[cfg(test)]
@@ -638,5 +684,48 @@ mod tests {
             EntryKind::Mem { space: MemSpace::Slm(5), addr: 12, xor: Cow::Borrowed(&[1]) }
         );
         assert_eq!(entries[3], Entry { thread: 4, kind: EntryKind::Control { index: 17 } });
+    }
+
+    /// What the write index is built from: every written location of a step's entries, in
+    /// order, the compact GRF entries measured from their headers (sparse at every density,
+    /// and dense) and the rest decoded; reads, pc, control and address entries write nothing
+    /// the index keeps.
+    #[test]
+    fn for_each_write_names_every_location_written() {
+        let mut next = xorshift(0x5eed);
+        let mut log = Vec::new();
+        let mut want = Vec::new();
+        let mut last = None;
+        for (i, len) in [1usize, 3, 8, 9, 16, 17, 32, 64, 100, MAX_SHORT].into_iter().enumerate() {
+            for density in [0u64, 2, 20, 64] {
+                let (old, new) = write(&mut next, len, density);
+                let offset = 0x40 * i as u32 + density as u32;
+                push_grf(&mut log, None, offset, &old, &new);
+                want.push(Written::Grf { thread: 7, offset, len: len as u32 });
+            }
+            push_read(&mut log, &mut last, 7, MemSpace::Svm, 64 * i as u64, 4);
+        }
+        push_grf(&mut log, Some(9), 0x80, &[0; 4], &[1; 4]);
+        push_grf(&mut log, None, 0x1_0000, &[0; 8], &[1; 8]);
+        push_grf(&mut log, None, 0x20, &[0; 200], &[1; 200]);
+        push_pred(&mut log, None, 3, 0, 0xffff);
+        push_pred(&mut log, Some(9), 2, 1, 0);
+        push_mem(&mut log, 7, MemSpace::Slm(5), 0x1000, &[0; 12], &[1; 12]);
+        push_mem(&mut log, 7, MemSpace::Svm, 0x2000, &[0; 4], &[0; 4]);
+        push_pc(&mut log, None, 5, 6);
+        push_control(&mut log, 7, 3);
+        push_addr(&mut log, 7, 0, 1, 2);
+        want.extend([
+            Written::Grf { thread: 9, offset: 0x80, len: 4 },
+            Written::Grf { thread: 7, offset: 0x1_0000, len: 8 },
+            Written::Grf { thread: 7, offset: 0x20, len: 200 },
+            Written::Pred { thread: 7, pred: 3 },
+            Written::Pred { thread: 9, pred: 2 },
+            Written::Mem { space: MemSpace::Slm(5), addr: 0x1000, len: 12 },
+            Written::Mem { space: MemSpace::Svm, addr: 0x2000, len: 4 },
+        ]);
+        let mut got = Vec::new();
+        for_each_write(&log, 7, |w| got.push(w));
+        assert_eq!(got, want);
     }
 }
