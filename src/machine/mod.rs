@@ -15,8 +15,11 @@ pub use threads::{Threads, CHUNK as THREADS_PER_CHUNK};
 use std::rc::Rc;
 
 /// Sharing between the live machine and checkpoints. `Rc`, not `Arc`: a step copies-on-write
-/// its thread through `make_mut`, and the atomic reference count of `Arc` cost about a third
-/// of the step time on the Collatz benchmark (measured with perf). A machine stays on one thread.
+/// its thread through `make_mut`. Before the burst runs (one thread borrow per burst, not per
+/// step), `Arc`'s atomic count cost about a third of the step time on the Collatz benchmark;
+/// measured again since, `Arc` costs nothing measurable in plain runs and about 5% of a
+/// recording's CPU time, so a `Send` machine (for recording work-groups on two cores) is
+/// affordable when it is needed. A machine stays on one thread.
 pub type Shared<T> = Rc<T>;
 
 /// Everything a run changes: the hardware threads and the memories they share.
