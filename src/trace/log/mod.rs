@@ -527,29 +527,27 @@ fn sparse_size(bytes: &[u8], at: usize, len: usize) -> usize {
 
 /// Decodes the entry at the reader's position.
 fn read_entry<'a>(r: &mut Reader<'a>, own: u32) -> LogEntry<Xor<'a>> {
-    {
-        let tag = r.take(1)[0];
-        let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
-        let kind = match tag {
-            OWN_GRF => Kind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
-            0 | 9 => Kind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
-            1 | 10 => Kind::Pred { pred: r.u32(), xor: r.u32() },
-            2 => Kind::Addr { slot: r.u32(), xor: r.u32() },
-            3 => Kind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor(Header::Long) },
-            4 => {
-                let group = r.u32();
-                Kind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor(Header::Long) }
-            }
-            5 => Kind::Control { index: r.u32() },
-            6 | 12 => Kind::Pc { old: r.u32(), new: r.u32() },
-            7 => Kind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
-            _ => {
-                let group = r.u32();
-                Kind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
-            }
-        };
-        LogEntry { thread, kind }
-    }
+    let tag = r.take(1)[0];
+    let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
+    let kind = match tag {
+        OWN_GRF => Kind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
+        0 | 9 => Kind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
+        1 | 10 => Kind::Pred { pred: r.u32(), xor: r.u32() },
+        2 => Kind::Addr { slot: r.u32(), xor: r.u32() },
+        3 => Kind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor(Header::Long) },
+        4 => {
+            let group = r.u32();
+            Kind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor(Header::Long) }
+        }
+        5 => Kind::Control { index: r.u32() },
+        6 | 12 => Kind::Pc { old: r.u32(), new: r.u32() },
+        7 => Kind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
+        _ => {
+            let group = r.u32();
+            Kind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
+        }
+    };
+    LogEntry { thread, kind }
 }
 
 #[cfg(test)]
