@@ -37,17 +37,15 @@ impl Session {
         let mut batch = self.spare_batches.pop().unwrap_or_default();
         let single =
             record_step(&self.interp, &mut self.machine, &mut self.sched, checkpoints, time, &mut batch);
-        let staged = self.single_ends(single);
-        if staged {
+        let rec = if self.single_ends(single) {
             self.recorder.trace.append_batch(&batch);
             self.now += 1;
-        }
-        self.spare_batches.push(batch);
-        if staged {
             self.recorder.trace.steps.last()
         } else {
             None
-        }
+        };
+        self.spare_batches.push(batch);
+        rec
     }
 
     /// Sets the end state a single step staged by [`record_step`] leads to; true when it

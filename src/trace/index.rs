@@ -72,8 +72,8 @@ pub struct WriteIndex {
     mem_entries: u64,
 }
 
-/// A step number in an index list: 4 bytes, half of a u64 (the index is a fifth of the
-/// recording). Recordings stop before [`MAX_STEPS`] steps, so every step fits.
+/// A step number in a memory index list: 4 bytes, half of a u64. Recordings stop before
+/// [`MAX_STEPS`] steps, so every step fits.
 type Step32 = u32;
 
 /// Most steps one recording holds (the index stores steps as u32).

@@ -188,14 +188,14 @@ impl Recorder {
             if (thread as usize) < machine.threads.len() {
                 machine.thread_mut(ThreadId(thread));
             }
-            for e in log::entries(self.trace.log_range(step), thread) {
-                if let Kind::Mem { space, addr, xor } = e.kind {
+            log::for_each_write(self.trace.log_range(step), thread, |w| {
+                if let Written::Mem { space, addr, len } = w {
                     // The write path of undo and redo with a payload of zeros (a sparse one
                     // with no byte set): the bytes stay, the page or SLM becomes this machine's.
-                    let zeros = Xor::Sparse { len: xor.len(), map: &[], data: &[] };
+                    let zeros = Xor::Sparse { len: len as usize, map: &[], data: &[] };
                     xor_memory(machine, space, addr, zeros);
                 }
-            }
+            });
         }
     }
 }

@@ -465,8 +465,7 @@ impl<'a> Reader<'a> {
             return Xor::Dense(self.take(n));
         }
         let map = self.take(n.div_ceil(8));
-        let packed = map.iter().map(|m| m.count_ones() as usize).sum();
-        Xor::Sparse { len: n, map, data: self.take(packed) }
+        Xor::Sparse { len: n, map, data: self.take(marked(map)) }
     }
 }
 
@@ -514,15 +513,19 @@ pub fn for_each_write(bytes: &[u8], own: u32, mut f: impl FnMut(Written)) {
     }
 }
 
-/// Bytes of a sparse payload of `len` bytes whose map starts at `at`: the map and one byte
-/// per bit set in it (a word at a time).
+/// Bytes of a sparse payload of `len` bytes whose map starts at `at`: the map and the bytes
+/// it marks.
 fn sparse_size(bytes: &[u8], at: usize, len: usize) -> usize {
     let map_len = len.div_ceil(8);
-    let map = &bytes[at..at + map_len];
+    map_len + marked(&bytes[at..at + map_len])
+}
+
+/// How many bytes a sparse payload's map marks: one per bit set (a word at a time).
+fn marked(map: &[u8]) -> usize {
     let (words, tail) = map.as_chunks::<8>();
     let set = words.iter().map(|w| u64::from_le_bytes(*w).count_ones()).sum::<u32>()
         + tail.iter().map(|b| b.count_ones()).sum::<u32>();
-    map_len + set as usize
+    set as usize
 }
 
 /// Decodes the entry at the reader's position.
