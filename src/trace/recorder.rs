@@ -606,7 +606,7 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
             // SVM pages are copy-on-write behind `Svm::read`/`write`: the bytes go through a
             // buffer, on the stack for every payload the sparse form takes (undo and redo
             // allocate only for long block writes).
-            let (mut stack, mut heap) = ([0u8; 256], Vec::new());
+            let (mut stack, mut heap) = ([0u8; log::MAX_SPARSE], Vec::new());
             let bytes = match stack.get_mut(..xor.len()) {
                 Some(bytes) => bytes,
                 None => {

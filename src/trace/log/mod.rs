@@ -297,7 +297,7 @@ fn nonzero_map(x: u64) -> u8 {
 
 /// Longest payload that may take the sparse form (a SIMD32 qword write); longer ones are
 /// bulk loads, rarely sparse, kept dense without trying.
-const MAX_SPARSE: usize = 256;
+pub(super) const MAX_SPARSE: usize = 256;
 
 /// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
 const SPARSE: u16 = 0x8000;
