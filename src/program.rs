@@ -321,6 +321,18 @@ impl Program {
         text.get(inst.span.start as usize..inst.span.end as usize).unwrap_or("").trim()
     }
 
+    /// The `.function` section (subroutine) that instruction `pc` lies in, or its unit's name
+    /// when it lies before every section.
+    pub fn function_at(&self, pc: InstIdx) -> &str {
+        let Some(inst) = self.insts.get(pc.0 as usize) else { return "" };
+        let unit = self.unit(inst.unit);
+        unit.subroutines
+            .iter()
+            .filter(|l| l.target <= pc)
+            .max_by_key(|l| l.target.0)
+            .map_or(&unit.name, |l| &l.name)
+    }
+
     /// The stack-call function unit named `name`.
     pub fn function_unit(&self, name: &str) -> Option<UnitId> {
         self.units

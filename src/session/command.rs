@@ -50,6 +50,7 @@ pub enum Command {
     Next(u64),
     ReverseNext(u64),
     Finish,
+    ReverseFinish,
     Continue,
     ReverseContinue,
     /// `goto N` (a step index) or `goto NAME` (a mark).
@@ -86,6 +87,8 @@ pub enum Command {
         addr: String,
     },
     Info(InfoWhat),
+    /// `backtrace`: the focused thread's call stack, innermost first.
+    Backtrace,
     LastWrite(String),
     History(String),
     Mark(String),
@@ -114,6 +117,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("next [N] (n)", "step over calls"),
     ("rnext [N] (rn)", "step back over calls"),
     ("finish", "run until the current subroutine or function returns"),
+    ("rfinish", "back to the call that entered the current subroutine or function"),
     ("continue (c)", "run forward to a breakpoint, watchpoint, fault or the end"),
     ("rcontinue (rc)", "run backward to a breakpoint, watchpoint or the start"),
     ("goto STEP|MARK", "go to a step index or a mark"),
@@ -128,6 +132,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
     ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
     ("info registers|predicates|masks|threads|breakpoints|marks|frame", "state summaries"),
+    ("backtrace (bt)", "the focused thread's call stack, innermost first"),
     ("last-write LOC [LEN]", "who last wrote a register element or memory range"),
     ("history LOC [LEN]", "every write to LOC with values"),
     ("mark NAME", "bookmark the current step"),
@@ -269,7 +274,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rstep" | "rs" | "reverse-step" | "rsi" => Command::ReverseStep(count(args.first().copied())?),
         "next" | "n" | "nexti" | "ni" => Command::Next(count(args.first().copied())?),
         "rnext" | "rn" | "reverse-next" => Command::ReverseNext(count(args.first().copied())?),
-        "finish" => no_args(Command::Finish)?,
+        "finish" | "fin" => no_args(Command::Finish)?,
+        "rfinish" | "reverse-finish" => no_args(Command::ReverseFinish)?,
         "continue" | "c" => no_args(Command::Continue)?,
         "rcontinue" | "rc" | "reverse-continue" => no_args(Command::ReverseContinue)?,
         "goto" => {
@@ -318,6 +324,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "history" => Command::History(rest.to_string()),
         "mark" => Command::Mark(one_arg("a name")?.to_string()),
         "state-hash" => no_args(Command::StateHash)?,
+        "backtrace" | "bt" | "where" => no_args(Command::Backtrace)?,
         "help" | "h" | "?" => Command::Help,
         _ => {
             if let Some(spec) = name.strip_prefix("x/") {
@@ -353,6 +360,11 @@ mod tests {
             ("step 5", Command::Step(5)),
             ("rs 2", Command::ReverseStep(2)),
             ("n", Command::Next(1)),
+            ("finish", Command::Finish),
+            ("reverse-finish", Command::ReverseFinish),
+            ("rfinish", Command::ReverseFinish),
+            ("bt", Command::Backtrace),
+            ("where", Command::Backtrace),
             ("c", Command::Continue),
             ("rc", Command::ReverseContinue),
             ("goto 100", Command::GotoStep(100)),
@@ -433,6 +445,8 @@ mod tests {
             "x/8q arg0",
             "print",
             "c 3",
+            "rfinish 2",
+            "bt full",
             "info nothing",
         ] {
             assert!(parse(line).is_err(), "{line} should not parse");

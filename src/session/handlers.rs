@@ -36,6 +36,14 @@ impl Reply {
     }
 }
 
+/// `#1  _main_0 (kernel) at k.visaasm:31 $10  (P1) call (M1, 16) helper_1  [exec 0xffff]`
+fn frame_text(f: &super::FrameInfo) -> String {
+    format!(
+        "#{:<2} {} ({}) at {}:{} ${}  {}  [exec {:#x}]",
+        f.level, f.function, f.kind, f.file, f.line, f.id, f.instruction, f.exec_mask
+    )
+}
+
 fn stop_text(reason: &StopReason) -> String {
     match reason {
         StopReason::Step => String::new(),
@@ -84,6 +92,15 @@ impl Session {
             Command::Finish => {
                 let r = self.finish()?;
                 moved(self, r)
+            }
+            Command::ReverseFinish => {
+                let r = self.reverse_finish()?;
+                moved(self, r)
+            }
+            Command::Backtrace => {
+                let frames = self.backtrace(self.focus);
+                let text: Vec<String> = frames.iter().map(frame_text).collect();
+                Ok(Reply::text(text.join("\n")).with("frames", json!(frames)))
             }
             Command::Continue => {
                 let r = self.continue_forward();
@@ -520,10 +537,20 @@ impl Session {
                 Ok(Reply::text(text.join("\n")).with("marks", json!(self.marks)))
             }
             InfoWhat::Frame => {
-                let t = self.machine.thread(self.focus);
-                let frames: Vec<Value> = t.control.stack.iter().map(|f| json!({"return_line": self.program.inst(f.return_pc).span.line, "kind": format!("{:?}", f.kind)})).collect();
-                Ok(Reply::text(format!("{} frame(s): {:?}", frames.len(), frames))
-                    .with("frames", json!(frames)))
+                let frames = self.backtrace(self.focus);
+                let control = &self.machine.thread(self.focus).control;
+                let mut text = vec![
+                    format!("frame {}", frame_text(&frames[0])),
+                    format!("  call mask {:#x}, {} frame(s) deep", control.call_mask, frames.len()),
+                ];
+                if let Some(caller) = frames.get(1) {
+                    text.push(format!("  called from {}", frame_text(caller)));
+                }
+                Ok(Reply::text(text.join("\n"))
+                    .with("frame", json!(frames[0]))
+                    .with("caller", json!(frames.get(1)))
+                    .with("call_mask", json!(control.call_mask))
+                    .with("depth", json!(frames.len())))
             }
         }
     }

@@ -1,8 +1,10 @@
-//! Queries over the recording that front ends draw: the execution-mask history of a thread.
+//! Queries that front ends draw: the execution-mask history of a thread, and its call stack.
+
+use serde::Serialize;
 
 use super::Session;
 use crate::isa::{InstIdx, Opcode};
-use crate::machine::ThreadId;
+use crate::machine::{FrameKind, ThreadId};
 use crate::trace::EntryKind;
 
 /// One past step of a thread, for the divergence timeline.
@@ -44,5 +46,69 @@ impl Session {
         }
         out.reverse();
         out
+    }
+}
+
+/// One frame of a thread's call stack.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FrameInfo {
+    /// 0 for the frame the thread runs in, 1 for its caller, and so on.
+    pub level: usize,
+    /// The subroutine (`.function` section) or stack-call function the frame runs.
+    pub function: String,
+    /// `kernel`, `subroutine` (entered by `call`) or `function` (entered by `fcall`).
+    pub kind: &'static str,
+    /// Where the frame is: the current instruction in frame 0, the call it waits on in the others.
+    pub file: String,
+    pub line: u32,
+    /// The vISA instruction id (`$N`) of that instruction, and its text.
+    pub id: u32,
+    pub instruction: String,
+    /// The frame's execution mask (for a caller, the one its return restores).
+    pub exec_mask: u32,
+}
+
+fn kind_name(kind: Option<FrameKind>) -> &'static str {
+    match kind {
+        None => "kernel",
+        Some(FrameKind::Subroutine) => "subroutine",
+        Some(FrameKind::Function) => "function",
+    }
+}
+
+impl Session {
+    /// `thread`'s call stack now, innermost frame first.
+    pub fn backtrace(&self, thread: ThreadId) -> Vec<FrameInfo> {
+        let control = &self.machine.thread(thread).control;
+        let stack = &control.stack;
+        let frame = |level: usize, pc: InstIdx, exec_mask: u32| {
+            // Frame `level` was entered by stack entry len - 1 - level (none for the kernel body).
+            let kind = stack.len().checked_sub(level + 1).map(|i| stack[i].kind);
+            let (file, line, id, instruction) = match self.program.insts.get(pc.0 as usize) {
+                Some(inst) => (
+                    self.program.file(inst.span.file).path.clone(),
+                    inst.span.line,
+                    inst.id,
+                    self.program.inst_text(pc).to_string(),
+                ),
+                None => Default::default(),
+            };
+            FrameInfo {
+                level,
+                function: self.program.function_at(pc).to_string(),
+                kind: kind_name(kind),
+                file,
+                line,
+                id,
+                instruction,
+                exec_mask,
+            }
+        };
+        let mut frames = vec![frame(0, control.pc, control.em)];
+        for (level, f) in stack.iter().rev().enumerate() {
+            // A call returns to the instruction after it.
+            frames.push(frame(level + 1, InstIdx(f.return_pc.0.saturating_sub(1)), f.saved_em));
+        }
+        frames
     }
 }

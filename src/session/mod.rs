@@ -27,7 +27,7 @@ use crate::trace::{Batch, Recorder};
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
 pub use expr::{Condition, RegionRef};
 pub use handlers::Reply;
-pub use history::MaskStep;
+pub use history::{FrameInfo, MaskStep};
 pub use motion::hex;
 
 /// How the recorded run ended at its frontier, once it has.

@@ -154,12 +154,38 @@ impl Session {
         while done < n {
             let Some(rec) = self.forward() else { return self.end_reason() };
             done += (rec.thread == self.focus.0) as u64;
+            if let Some(stop) = self.stepping_stop(&rec, true) {
+                return stop;
+            }
             count += 1;
             if self.interrupted(count) {
                 return StopReason::Interrupted;
             }
         }
         StopReason::Step
+    }
+
+    /// What stops a stepping command (`step`, `next`, `finish` and their reverses) after
+    /// step `rec`, just taken in the direction `forward`, as gdb stops them: a watchpoint
+    /// that any thread's access triggers (the focus moves to that thread, as `continue`
+    /// does), or, after a step of the focused thread, a breakpoint at the instruction that
+    /// thread is now at, with its condition true. Other threads' breakpoints do not stop a
+    /// step: they run the same code, and would stop every step of the focused thread.
+    fn stepping_stop(&mut self, rec: &StepRecord, forward: bool) -> Option<StopReason> {
+        let step = if forward { self.now - 1 } else { self.now };
+        if let Some(hit) = self.watch_hit(step, forward) {
+            self.focus = ThreadId(hit.thread);
+            return Some(StopReason::Watchpoint(hit));
+        }
+        if rec.thread != self.focus.0 || self.breakpoints.is_empty() {
+            return None;
+        }
+        let control = &self.machine.thread(self.focus).control;
+        if matches!(control.status, ThreadStatus::Done | ThreadStatus::Faulted) {
+            return None;
+        }
+        let pc = control.pc.0;
+        self.breakpoint_at(self.focus.0, pc).map(|id| StopReason::Breakpoint { id })
     }
 
     /// The stop for a step of a thread that has nothing left to execute.
@@ -181,6 +207,9 @@ impl Session {
         while done < n {
             let Some(rec) = self.backward() else { return StopReason::Start };
             done += (rec.thread == self.focus.0) as u64;
+            if let Some(stop) = self.stepping_stop(&rec, false) {
+                return stop;
+            }
             count += 1;
             if self.interrupted(count) {
                 return StopReason::Interrupted;
@@ -223,14 +252,30 @@ impl Session {
 
     /// `finish`: run until the focused thread leaves its current subroutine or function.
     pub fn finish(&mut self) -> Result<StopReason, String> {
+        self.leave_frame("finish", Session::step_focused)
+    }
+
+    /// `reverse-finish`: back to the call that entered the focused thread's current
+    /// subroutine or function, stopped before that call runs.
+    pub fn reverse_finish(&mut self) -> Result<StopReason, String> {
+        self.leave_frame("reverse-finish", Session::reverse_step_focused)
+    }
+
+    /// Single steps of the focused thread in one direction until it is out of the frame it
+    /// is in now (or something stops the stepping).
+    fn leave_frame(
+        &mut self,
+        name: &str,
+        step: fn(&mut Session, u64) -> StopReason,
+    ) -> Result<StopReason, String> {
         let depth = self.depth();
         if depth == 0 {
-            return Err(
-                "`finish` needs a subroutine or function frame; the thread is in the kernel body".into()
-            );
+            return Err(format!(
+                "`{name}` needs a subroutine or function frame; the thread is in the kernel body"
+            ));
         }
         while self.depth() >= depth {
-            let reason = self.step_focused(1);
+            let reason = step(self, 1);
             if reason != StopReason::Step {
                 return Ok(reason);
             }
@@ -240,10 +285,16 @@ impl Session {
 
     /// Whether a breakpoint stops step `rec` at the current time (before it executes).
     fn breakpoint_hit(&mut self, rec: &StepRecord) -> Option<u32> {
-        let unit = self.program.insts.get(rec.pc as usize).map(|i| i.unit)?;
-        let thread = self.machine.thread(ThreadId(rec.thread));
+        self.breakpoint_at(rec.thread, rec.pc)
+    }
+
+    /// The first enabled breakpoint at instruction `pc` whose condition holds for `thread`
+    /// now; its hit is counted.
+    fn breakpoint_at(&mut self, thread: u32, pc: u32) -> Option<u32> {
+        let unit = self.program.insts.get(pc as usize).map(|i| i.unit)?;
+        let thread = self.machine.thread(ThreadId(thread));
         let mut hit = None;
-        for bp in self.breakpoints.iter().filter(|b| b.enabled && b.pcs.contains(&InstIdx(rec.pc))) {
+        for bp in self.breakpoints.iter().filter(|b| b.enabled && b.pcs.contains(&InstIdx(pc))) {
             let ok = match &bp.cond {
                 None => true,
                 Some(c) => c.eval(&self.program, unit, thread, self.lane).unwrap_or(false),

@@ -70,7 +70,7 @@ fn run_files(files: &[(&str, &str)], grf_size: u32) -> (Arc<vdb::program::Progra
     (program, machine)
 }
 
-const KERNEL: &str = ".version 4.1
+pub const KERNEL: &str = ".version 4.1
 .kernel \"k\"
 .funcdecl \"twice\"
 .decl A v_type=G type=d num_elts=8 align=hword alias=<%arg, 0>
@@ -91,7 +91,7 @@ _main_0:
     ret (M1, 1)
 ";
 
-const FUNCTION: &str = ".version 4.1
+pub const FUNCTION: &str = ".version 4.1
 .global_function \"twice\"
 .decl FA v_type=G type=d num_elts=8 align=hword alias=<%arg, 0>
 .decl FR v_type=G type=d num_elts=8 align=hword alias=<%retval, 0>

@@ -11,5 +11,6 @@ mod memory;
 mod opencl;
 mod parse;
 mod regions;
+mod stepping;
 mod threads;
 mod timetravel;
