@@ -209,6 +209,8 @@ impl App {
             Action::ReverseStep => self.movement(Command::ReverseStep(1)),
             Action::Next => self.movement(Command::Next(1)),
             Action::ReverseNext => self.movement(Command::ReverseNext(1)),
+            Action::Finish => self.movement(Command::Finish),
+            Action::ReverseFinish => self.movement(Command::ReverseFinish),
             Action::Continue => self.movement(Command::Continue),
             Action::ReverseContinue => self.movement(Command::ReverseContinue),
             Action::ToggleBreakpoint => self.toggle_breakpoint(),

@@ -109,6 +109,8 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("F8", Action::Next),
     ("N", Action::ReverseNext),
     ("shift-F8", Action::ReverseNext),
+    ("o", Action::Finish),
+    ("O", Action::ReverseFinish),
     ("c", Action::Continue),
     ("F9", Action::Continue),
     ("C", Action::ReverseContinue),

@@ -149,7 +149,7 @@ fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
             Line::from(format!("{label}{}▏", p.text))
         }
         None => Line::styled(
-            "s/S step  n/N next  c/C continue  b break  w watch  g goto  v variable  : command  Tab pane  ? help  q quit",
+            "s/S step  n/N next  o/O out  c/C continue  b break  w watch  g goto  v variable  : command  Tab pane  ? help  q quit",
             theme.dim(),
         ),
     };

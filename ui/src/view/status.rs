@@ -1,4 +1,4 @@
-//! The status bar: step N of total, thread, lane, stop reason.
+//! The status bar: step N of total, thread, lane, the call stack inside a call, stop reason.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,8 +17,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Some(vdb::session::EndState::RecordLimit(_)) => " (budget reached)",
         None => "",
     };
+    // Inside a call: the frames, innermost first, each caller with the line of its call.
+    let frames = if t.control.stack.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = s
+            .backtrace(s.focus)
+            .iter()
+            .map(|f| if f.level == 0 { f.function.clone() } else { format!("{}:{}", f.function, f.line) })
+            .collect();
+        format!(" │ in {}", names.join(" ← "))
+    };
     let text = format!(
-        " step {} of {}{end} │ thread {} (group {:?} #{index}, SIMD{}, {:?}) │ lane {} │ stop: {}",
+        " step {} of {}{end} │ thread {} (group {:?} #{index}, SIMD{}, {:?}) │ lane {}{frames} │ stop: {}",
         s.now,
         s.total_steps(),
         s.focus.0,

@@ -135,3 +135,36 @@ fn variable_prompt_completes_names_and_shows_the_grid() {
     let text = screen(&app, 140, 44);
     assert!(text.contains("Registers LANE:uw"), "{text}");
 }
+
+#[test]
+fn out_keys_leave_and_reenter_a_call_and_the_status_bar_shows_the_frames() {
+    let mut app = app("subroutine.launch.json");
+    let depth = |app: &App| app.session.machine.thread(app.session.focus).control.stack.len();
+    while depth(&app) == 0 {
+        app.update(Action::Step);
+    }
+    let inside = app.session.now;
+    let mut buf = Buffer::empty(Rect::new(0, 0, 160, 1));
+    super::status::render(&app, buf.area, &mut buf);
+    let call_line = app.session.backtrace(app.session.focus)[1].line;
+    assert!(
+        buffer_text(&buf).contains(&format!("in helper_1 ← _main_0:{call_line}")),
+        "{}",
+        buffer_text(&buf)
+    );
+    app.update(Action::Finish);
+    assert_eq!(depth(&app), 0);
+    assert!(app.session.now > inside);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 160, 1));
+    super::status::render(&app, buf.area, &mut buf);
+    assert!(!buffer_text(&buf).contains(" in "), "{}", buffer_text(&buf));
+    // Back out of the return and the call: onto the call instruction, before it ran.
+    app.update(Action::Step);
+    app.update(Action::ReverseStep);
+    app.update(Action::ReverseStep);
+    assert_eq!(depth(&app), 1);
+    app.update(Action::ReverseFinish);
+    assert_eq!(depth(&app), 0);
+    assert_eq!(app.session.now, inside - 1);
+    assert_eq!(app.session.line(), call_line);
+}
