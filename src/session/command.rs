@@ -64,6 +64,13 @@ pub enum Command {
         loc: BreakLoc,
         cond: Option<String>,
     },
+    /// `tbreak`: a breakpoint deleted when it first stops a movement.
+    TBreak {
+        loc: BreakLoc,
+        cond: Option<String>,
+    },
+    /// `advance LOC`: continue to LOC (or to whatever stops `continue` first).
+    Advance(BreakLoc),
     Delete(Option<u32>),
     Disable(u32),
     Enable(u32),
@@ -126,6 +133,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("thread T", "focus thread T"),
     ("lane L", "focus lane L"),
     ("break LOC [if COND] (b)", "LOC: line, file:line, label or $id"),
+    ("tbreak LOC [if COND]", "a breakpoint deleted when it first stops"),
+    ("advance LOC", "continue to LOC (or to an earlier breakpoint, watchpoint or the end)"),
     ("delete [N]", "delete breakpoint/watchpoint N (all without N)"),
     ("disable N / enable N", "toggle breakpoint/watchpoint N"),
     ("watch|rwatch|awatch LOC [LEN] [lane L]", "SVM address (N, argN+OFF, NAME+OFF) or register region"),
@@ -178,7 +187,8 @@ fn split_format(rest: &str) -> Result<(String, Format), CommandError> {
     Ok((expr.trim().to_string(), format))
 }
 
-fn parse_break(rest: &str) -> Result<Command, CommandError> {
+/// A breakpoint's location and condition: `LOC [if COND]`.
+fn parse_break(rest: &str) -> Result<(BreakLoc, Option<String>), CommandError> {
     let (loc_text, cond) = match rest.split_once(" if ") {
         Some((l, c)) => (l.trim(), Some(c.trim().to_string())),
         None => (rest.trim(), None),
@@ -199,7 +209,7 @@ fn parse_break(rest: &str) -> Result<Command, CommandError> {
     } else {
         BreakLoc::Label(loc_text.to_string())
     };
-    Ok(Command::Break { loc, cond })
+    Ok((loc, cond))
 }
 
 fn parse_watch(kind: WatchKind, rest: &str) -> Result<Command, CommandError> {
@@ -289,7 +299,18 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "when" => no_args(Command::When)?,
         "thread" | "t" => Command::Thread(number(one_arg("a thread number")?, "thread number")?),
         "lane" | "l" => Command::Lane(number(one_arg("a lane number")?, "lane number")?),
-        "break" | "b" => parse_break(rest)?,
+        "break" | "b" => {
+            let (loc, cond) = parse_break(rest)?;
+            Command::Break { loc, cond }
+        }
+        "tbreak" | "tb" => {
+            let (loc, cond) = parse_break(rest)?;
+            Command::TBreak { loc, cond }
+        }
+        "advance" => match parse_break(rest)? {
+            (loc, None) => Command::Advance(loc),
+            (_, Some(_)) => return err("`advance` takes a location without a condition"),
+        },
         "delete" | "d" => match args.as_slice() {
             [] => Command::Delete(None),
             [a] => Command::Delete(Some(number(a, "breakpoint number")?)),
@@ -387,6 +408,14 @@ mod tests {
                     cond: None,
                 },
             ),
+            (
+                "tbreak 12 if R(0,0)<0;1,0> > 1",
+                Command::TBreak {
+                    loc: BreakLoc::Line { file: None, line: 12 },
+                    cond: Some("R(0,0)<0;1,0> > 1".into()),
+                },
+            ),
+            ("advance NEG", Command::Advance(BreakLoc::Label("NEG".into()))),
             ("delete", Command::Delete(None)),
             ("delete 2", Command::Delete(Some(2))),
             (
@@ -447,6 +476,9 @@ mod tests {
             "c 3",
             "rfinish 2",
             "bt full",
+            "tbreak",
+            "advance",
+            "advance 12 if R(0,0)<0;1,0> > 1",
             "info nothing",
         ] {
             assert!(parse(line).is_err(), "{line} should not parse");

@@ -70,6 +70,14 @@ impl Session {
             let line = s.line();
             let here = format!("step {} thread {} line {}: {}", s.now, s.focus.0, line, s.current_text());
             let text = if text.is_empty() { here } else { format!("{text}\n{here}") };
+            // A temporary breakpoint goes once it has stopped a movement.
+            let text = match reason {
+                StopReason::Breakpoint { id } if s.breakpoints.iter().any(|b| b.id == id && b.temporary) => {
+                    s.breakpoints.retain(|b| b.id != id);
+                    format!("{text}\n(temporary breakpoint {id} deleted)")
+                }
+                _ => text,
+            };
             Ok(Reply { stop: Some(reason), text, ..Reply::default() })
         };
         match cmd {
@@ -134,7 +142,20 @@ impl Session {
                 self.lane = *l;
                 Ok(Reply::text(format!("lane {l}")).with("lane", json!(l)))
             }
-            Command::Break { loc, cond } => self.add_breakpoint(loc, cond.as_deref()),
+            Command::Break { loc, cond } => self.add_breakpoint(loc, cond.as_deref(), false),
+            Command::TBreak { loc, cond } => self.add_breakpoint(loc, cond.as_deref(), true),
+            Command::Advance(loc) => {
+                let reply = self.add_breakpoint(loc, None, true)?;
+                let id = reply.fields["id"].as_u64().unwrap_or(0) as u32;
+                let r = match self.continue_forward() {
+                    // There: the movement asked for is done.
+                    StopReason::Breakpoint { id: hit } if hit == id => StopReason::Step,
+                    other => other,
+                };
+                // Gone whether the run got there or not.
+                self.breakpoints.retain(|b| b.id != id);
+                moved(self, r)
+            }
             Command::Delete(id) => self.delete(*id),
             Command::Disable(id) => self.set_enabled(*id, false),
             Command::Enable(id) => self.set_enabled(*id, true),
@@ -226,7 +247,12 @@ impl Session {
         }
     }
 
-    fn add_breakpoint(&mut self, loc: &BreakLoc, cond: Option<&str>) -> Result<Reply, String> {
+    fn add_breakpoint(
+        &mut self,
+        loc: &BreakLoc,
+        cond: Option<&str>,
+        temporary: bool,
+    ) -> Result<Reply, String> {
         let pcs = self.locate(loc)?;
         let cond = cond.map(parse_condition).transpose()?;
         if let Some(c) = &cond {
@@ -235,8 +261,17 @@ impl Session {
         let id = self.fresh_id();
         let first = self.program.inst(pcs[0]);
         let text = format!("{}:{} ${}", self.program.file(first.span.file).path, first.span.line, first.id);
-        self.breakpoints.push(Breakpoint { id, pcs, text: text.clone(), cond, enabled: true, hits: 0 });
-        Ok(Reply::text(format!("breakpoint {id} at {text}"))
+        self.breakpoints.push(Breakpoint {
+            id,
+            pcs,
+            text: text.clone(),
+            cond,
+            enabled: true,
+            hits: 0,
+            temporary,
+        });
+        let what = if temporary { "temporary breakpoint" } else { "breakpoint" };
+        Ok(Reply::text(format!("{what} {id} at {text}"))
             .with("id", json!(id))
             .with("at_line", json!(first.span.line)))
     }
@@ -513,7 +548,7 @@ impl Session {
             InfoWhat::Breakpoints => {
                 let mut rows = Vec::new();
                 for b in &self.breakpoints {
-                    rows.push(json!({"id": b.id, "kind": "breakpoint", "at": b.text, "enabled": b.enabled, "hits": b.hits}));
+                    rows.push(json!({"id": b.id, "kind": if b.temporary { "tbreakpoint" } else { "breakpoint" }, "at": b.text, "enabled": b.enabled, "hits": b.hits}));
                 }
                 for w in &self.watchpoints {
                     rows.push(json!({"id": w.id, "kind": format!("{:?}", w.kind).to_lowercase() + "-watch", "at": describe_target(&w.target), "enabled": w.enabled, "hits": w.hits}));

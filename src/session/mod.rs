@@ -114,6 +114,8 @@ pub struct Breakpoint {
     pub cond: Option<Condition>,
     pub enabled: bool,
     pub hits: u64,
+    /// A `tbreak`: deleted when it stops a movement.
+    pub temporary: bool,
 }
 
 /// One session over one launch.

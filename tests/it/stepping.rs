@@ -209,3 +209,38 @@ fn stack_call_functions_show_in_the_backtrace_and_finish_out_of_them() {
         assert_eq!(s.machine.thread(ThreadId(0)).control.pc, back_at);
     }
 }
+
+#[test]
+fn tbreak_stops_once_and_advance_runs_to_a_location() {
+    let path = launch("hand/subroutine.launch.json");
+    let mut s = session(&path);
+    let id = run(&mut s, "tbreak helper_1").fields["id"].as_u64().map(|id| id as u32);
+    assert_eq!(run(&mut s, "info breakpoints").fields["breakpoints"][0]["kind"], "tbreakpoint");
+    let stop = run(&mut s, "continue");
+    assert_eq!(stop.stop, id.map(|id| StopReason::Breakpoint { id }));
+    let at = s.now;
+    assert!(s.breakpoints.is_empty(), "deleted once it stopped the run");
+    assert!(stop.text.contains("deleted"), "{}", stop.text);
+    run(&mut s, "run");
+    assert_eq!(run(&mut s, "continue").stop, Some(StopReason::End));
+
+    // advance: to the label's instruction, with nothing left behind.
+    run(&mut s, "run");
+    let reply = run(&mut s, "advance NEG");
+    assert_eq!(reply.stop, Some(StopReason::Step));
+    assert_eq!(s.program.function_at(s.machine.thread(ThreadId(0)).control.pc), "helper_1");
+    let neg = s.line();
+    assert!(s.breakpoints.is_empty());
+    // A breakpoint on the way stops it first; a place never reached runs to the end.
+    run(&mut s, "run");
+    run(&mut s, "break helper_1");
+    assert!(matches!(run(&mut s, "advance NEG").stop, Some(StopReason::Breakpoint { .. })));
+    assert_eq!((s.now, s.breakpoints.len()), (at, 1));
+    run(&mut s, "delete");
+    run(&mut s, "advance NEG");
+    assert_eq!(s.line(), neg);
+    assert_eq!(run(&mut s, "advance 21").stop, Some(StopReason::End));
+    assert!(s.breakpoints.is_empty());
+    let bad = parse("advance nowhere").expect("parses").expect("a command");
+    assert!(s.execute(&bad).is_err());
+}

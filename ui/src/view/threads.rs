@@ -56,8 +56,9 @@ pub fn render_breakpoints(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .map(|b| {
             format!(
-                "{} break {}{} ×{}",
+                "{} {} {}{} ×{}",
                 b.id,
+                if b.temporary { "tbreak" } else { "break" },
                 b.text.rsplit('/').next().unwrap_or(""),
                 if b.enabled { "" } else { " off" },
                 b.hits
