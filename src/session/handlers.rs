@@ -146,7 +146,7 @@ impl Session {
             Command::TBreak { loc, cond } => self.add_breakpoint(loc, cond.as_deref(), true),
             Command::Advance(loc) => {
                 let reply = self.add_breakpoint(loc, None, true)?;
-                let id = reply.fields["id"].as_u64().unwrap_or(0) as u32;
+                let id = reply.fields.get("id").and_then(Value::as_u64).unwrap_or(0) as u32;
                 let r = match self.continue_forward() {
                     // There: the movement asked for is done.
                     StopReason::Breakpoint { id: hit } if hit == id => StopReason::Step,
