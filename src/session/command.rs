@@ -60,14 +60,11 @@ pub enum Command {
     When,
     Thread(u32),
     Lane(u32),
+    /// `break`, or `tbreak` (`temporary`: deleted when it first stops a movement).
     Break {
         loc: BreakLoc,
         cond: Option<String>,
-    },
-    /// `tbreak`: a breakpoint deleted when it first stops a movement.
-    TBreak {
-        loc: BreakLoc,
-        cond: Option<String>,
+        temporary: bool,
     },
     /// `advance LOC`: continue to LOC (or to whatever stops `continue` first).
     Advance(BreakLoc),
@@ -299,13 +296,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "when" => no_args(Command::When)?,
         "thread" | "t" => Command::Thread(number(one_arg("a thread number")?, "thread number")?),
         "lane" | "l" => Command::Lane(number(one_arg("a lane number")?, "lane number")?),
-        "break" | "b" => {
+        "break" | "b" | "tbreak" | "tb" => {
             let (loc, cond) = parse_break(rest)?;
-            Command::Break { loc, cond }
-        }
-        "tbreak" | "tb" => {
-            let (loc, cond) = parse_break(rest)?;
-            Command::TBreak { loc, cond }
+            Command::Break { loc, cond, temporary: name.starts_with('t') }
         }
         "advance" => match parse_break(rest)? {
             (loc, None) => Command::Advance(loc),
@@ -392,27 +385,36 @@ mod tests {
             ("goto here", Command::GotoMark("here".into())),
             ("thread 3", Command::Thread(3)),
             ("lane 7", Command::Lane(7)),
-            ("break 42", Command::Break { loc: BreakLoc::Line { file: None, line: 42 }, cond: None }),
+            (
+                "break 42",
+                Command::Break { loc: BreakLoc::Line { file: None, line: 42 }, cond: None, temporary: false },
+            ),
             (
                 "break $19 if any(V0048(0,0)<1;1,0> == 7)",
                 Command::Break {
                     loc: BreakLoc::InstId { unit: None, id: 19 },
                     cond: Some("any(V0048(0,0)<1;1,0> == 7)".into()),
+                    temporary: false,
                 },
             ),
-            ("b _0_004", Command::Break { loc: BreakLoc::Label("_0_004".into()), cond: None }),
+            (
+                "b _0_004",
+                Command::Break { loc: BreakLoc::Label("_0_004".into()), cond: None, temporary: false },
+            ),
             (
                 "b k.visaasm:10",
                 Command::Break {
                     loc: BreakLoc::Line { file: Some("k.visaasm".into()), line: 10 },
                     cond: None,
+                    temporary: false,
                 },
             ),
             (
                 "tbreak 12 if R(0,0)<0;1,0> > 1",
-                Command::TBreak {
+                Command::Break {
                     loc: BreakLoc::Line { file: None, line: 12 },
                     cond: Some("R(0,0)<0;1,0> > 1".into()),
+                    temporary: true,
                 },
             ),
             ("advance NEG", Command::Advance(BreakLoc::Label("NEG".into()))),

@@ -70,10 +70,9 @@ impl Session {
             let line = s.line();
             let here = format!("step {} thread {} line {}: {}", s.now, s.focus.0, line, s.current_text());
             let text = if text.is_empty() { here } else { format!("{text}\n{here}") };
-            // A temporary breakpoint goes once it has stopped a movement.
+            // A temporary breakpoint is gone once it has stopped a movement.
             let text = match reason {
-                StopReason::Breakpoint { id } if s.breakpoints.iter().any(|b| b.id == id && b.temporary) => {
-                    s.breakpoints.retain(|b| b.id != id);
+                StopReason::Breakpoint { id } if s.breakpoints.iter().all(|b| b.id != id) => {
                     format!("{text}\n(temporary breakpoint {id} deleted)")
                 }
                 _ => text,
@@ -142,11 +141,11 @@ impl Session {
                 self.lane = *l;
                 Ok(Reply::text(format!("lane {l}")).with("lane", json!(l)))
             }
-            Command::Break { loc, cond } => self.add_breakpoint(loc, cond.as_deref(), false),
-            Command::TBreak { loc, cond } => self.add_breakpoint(loc, cond.as_deref(), true),
+            Command::Break { loc, cond, temporary } => {
+                self.add_breakpoint(loc, cond.as_deref(), *temporary).map(|(_, reply)| reply)
+            }
             Command::Advance(loc) => {
-                let reply = self.add_breakpoint(loc, None, true)?;
-                let id = reply.fields.get("id").and_then(Value::as_u64).unwrap_or(0) as u32;
+                let (id, _) = self.add_breakpoint(loc, None, true)?;
                 let r = match self.continue_forward() {
                     // There: the movement asked for is done.
                     StopReason::Breakpoint { id: hit } if hit == id => StopReason::Step,
@@ -252,7 +251,7 @@ impl Session {
         loc: &BreakLoc,
         cond: Option<&str>,
         temporary: bool,
-    ) -> Result<Reply, String> {
+    ) -> Result<(u32, Reply), String> {
         let pcs = self.locate(loc)?;
         let cond = cond.map(parse_condition).transpose()?;
         if let Some(c) = &cond {
@@ -271,9 +270,10 @@ impl Session {
             temporary,
         });
         let what = if temporary { "temporary breakpoint" } else { "breakpoint" };
-        Ok(Reply::text(format!("{what} {id} at {text}"))
+        let reply = Reply::text(format!("{what} {id} at {text}"))
             .with("id", json!(id))
-            .with("at_line", json!(first.span.line)))
+            .with("at_line", json!(first.span.line));
+        Ok((id, reply))
     }
 
     fn delete(&mut self, id: Option<u32>) -> Result<Reply, String> {

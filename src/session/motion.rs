@@ -283,33 +283,27 @@ impl Session {
         Ok(StopReason::Step)
     }
 
-    /// Whether a breakpoint stops step `rec` at the current time (before it executes).
-    fn breakpoint_hit(&mut self, rec: &StepRecord) -> Option<u32> {
-        self.breakpoint_at(rec.thread, rec.pc)
-    }
-
-    /// The first enabled breakpoint at instruction `pc` whose condition holds for `thread`
-    /// now; its hit is counted.
+    /// The breakpoint that stops `thread` before it executes instruction `pc` now: the first
+    /// enabled one there whose condition holds. Every caller stops on it, so its hit is
+    /// counted here, and a temporary one (`tbreak`) is deleted.
     fn breakpoint_at(&mut self, thread: u32, pc: u32) -> Option<u32> {
         let unit = self.program.insts.get(pc as usize).map(|i| i.unit)?;
         let thread = self.machine.thread(ThreadId(thread));
-        let mut hit = None;
-        for bp in self.breakpoints.iter().filter(|b| b.enabled && b.pcs.contains(&InstIdx(pc))) {
-            let ok = match &bp.cond {
-                None => true,
-                Some(c) => c.eval(&self.program, unit, thread, self.lane).unwrap_or(false),
-            };
-            if ok {
-                hit = Some(bp.id);
-                break;
-            }
+        let i = self.breakpoints.iter().position(|bp| {
+            bp.enabled
+                && bp.pcs.contains(&InstIdx(pc))
+                && bp
+                    .cond
+                    .as_ref()
+                    .is_none_or(|c| c.eval(&self.program, unit, thread, self.lane).unwrap_or(false))
+        })?;
+        let bp = &mut self.breakpoints[i];
+        bp.hits += 1;
+        let id = bp.id;
+        if bp.temporary {
+            self.breakpoints.remove(i);
         }
-        if let Some(id) = hit {
-            if let Some(bp) = self.breakpoints.iter_mut().find(|b| b.id == id) {
-                bp.hits += 1;
-            }
-        }
-        hit
+        Some(id)
     }
 
     /// Watchpoints that step `step` triggers. `after` says whether the machine is at
@@ -446,7 +440,7 @@ impl Session {
         }
         self.recorder.trace.undo(&mut self.machine, step);
         self.now = step;
-        let hit = self.breakpoint_hit(rec);
+        let hit = self.breakpoint_at(rec.thread, rec.pc);
         match hit {
             Some(_) => self.focus = ThreadId(rec.thread),
             None => {
@@ -467,7 +461,7 @@ impl Session {
                 return StopReason::Watchpoint(hit);
             }
             if !self.breakpoints.is_empty() {
-                if let Some(id) = self.breakpoint_hit(&rec) {
+                if let Some(id) = self.breakpoint_at(rec.thread, rec.pc) {
                     self.focus = ThreadId(rec.thread);
                     return StopReason::Breakpoint { id };
                 }

@@ -339,7 +339,8 @@ impl App {
         }
         let line = self.source_cursor as u32 + 1;
         let file = self.session.program.file(self.file()).path.clone();
-        let cmd = Command::Break { loc: BreakLoc::Line { file: Some(file), line }, cond: None };
+        let cmd =
+            Command::Break { loc: BreakLoc::Line { file: Some(file), line }, cond: None, temporary: false };
         self.execute(&cmd);
     }
 
