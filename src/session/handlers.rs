@@ -556,16 +556,20 @@ impl Session {
                 let text: Vec<String> = rows
                     .iter()
                     .map(|r| {
+                        let field = |k: &str| r[k].as_str().unwrap_or_default().to_string();
                         format!(
-                            "{} {} {} {}",
+                            "{} {} {} hits {}{}",
                             r["id"],
-                            r["kind"],
-                            r["at"],
-                            if r["enabled"] == true { "" } else { "(disabled)" }
+                            field("kind"),
+                            field("at"),
+                            r["hits"],
+                            if r["enabled"] == true { "" } else { " (disabled)" }
                         )
                     })
                     .collect();
-                Ok(Reply::text(text.join("\n")).with("breakpoints", json!(rows)))
+                let text =
+                    if text.is_empty() { "no breakpoints or watchpoints".into() } else { text.join("\n") };
+                Ok(Reply::text(text).with("breakpoints", json!(rows)))
             }
             InfoWhat::Marks => {
                 let text: Vec<String> = self.marks.iter().map(|(k, v)| format!("{k} = step {v}")).collect();

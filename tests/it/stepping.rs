@@ -215,11 +215,18 @@ fn tbreak_stops_once_and_advance_runs_to_a_location() {
     let path = launch("hand/subroutine.launch.json");
     let mut s = session(&path);
     let id = run(&mut s, "tbreak helper_1").fields["id"].as_u64().map(|id| id as u32);
-    assert_eq!(run(&mut s, "info breakpoints").fields["breakpoints"][0]["kind"], "tbreakpoint");
+    let info = run(&mut s, "info breakpoints");
+    assert_eq!(info.fields["breakpoints"][0]["kind"], "tbreakpoint");
+    assert!(
+        info.text.contains("tbreakpoint ") && info.text.contains("subroutine.visaasm:40 $"),
+        "{}",
+        info.text
+    );
     let stop = run(&mut s, "continue");
     assert_eq!(stop.stop, id.map(|id| StopReason::Breakpoint { id }));
     let at = s.now;
     assert!(s.breakpoints.is_empty(), "deleted once it stopped the run");
+    assert_eq!(run(&mut s, "info breakpoints").text, "no breakpoints or watchpoints");
     assert!(stop.text.contains("deleted"), "{}", stop.text);
     run(&mut s, "run");
     assert_eq!(run(&mut s, "continue").stop, Some(StopReason::End));
