@@ -41,6 +41,15 @@ pub enum InfoWhat {
     Breakpoints,
     Marks,
     Frame,
+    Display,
+}
+
+/// The threads `thread apply` runs a command in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadSet {
+    All,
+    /// Inclusive ranges of thread numbers, in the order given (`5` is `(5, 5)`).
+    List(Vec<(u32, u32)>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -68,9 +77,22 @@ pub enum Command {
     },
     /// `advance LOC`: continue to LOC (or to whatever stops `continue` first).
     Advance(BreakLoc),
+    /// `until`: `next` that runs through jumps back (a loop's back edge) in the same frame;
+    /// `until LOC`: run the focused thread to LOC in this frame, or until the frame returns.
+    Until(Option<BreakLoc>),
     Delete(Option<u32>),
     Disable(u32),
     Enable(u32),
+    /// `condition N [COND]`: set or (without COND) remove breakpoint N's condition.
+    Condition {
+        id: u32,
+        cond: Option<String>,
+    },
+    /// `ignore N COUNT`: the next COUNT hits of breakpoint or watchpoint N do not stop.
+    Ignore {
+        id: u32,
+        count: u64,
+    },
     /// `watch/rwatch/awatch TARGET [LEN] [lane L]`: TARGET is a memory address expression or
     /// a register region; kept as text and resolved against the session.
     Watch {
@@ -91,6 +113,16 @@ pub enum Command {
         addr: String,
     },
     Info(InfoWhat),
+    /// `display REGION [/fmt]`: print the region after every movement; `display` alone
+    /// prints every display now.
+    Display(Option<(String, Format)>),
+    /// `undisplay [N]`: remove display N (all without N).
+    Undisplay(Option<u32>),
+    /// `thread apply all|LIST CMD`: an inspecting command run with each thread focused.
+    ThreadApply {
+        threads: ThreadSet,
+        cmd: Box<Command>,
+    },
     /// `backtrace`: the focused thread's call stack, innermost first.
     Backtrace,
     LastWrite(String),
@@ -132,12 +164,18 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("break LOC [if COND] (b)", "LOC: line, file:line, label or $id"),
     ("tbreak LOC [if COND]", "a breakpoint deleted when it first stops"),
     ("advance LOC", "continue to LOC (or to an earlier breakpoint, watchpoint or the end)"),
+    ("until [LOC]", "next, running loops through; with LOC: to LOC or out of this frame"),
     ("delete [N]", "delete breakpoint/watchpoint N (all without N)"),
     ("disable N / enable N", "toggle breakpoint/watchpoint N"),
+    ("condition N [COND]", "set breakpoint N's condition (remove it without COND)"),
+    ("ignore N COUNT", "the next COUNT hits of breakpoint/watchpoint N do not stop"),
     ("watch|rwatch|awatch LOC [LEN] [lane L]", "SVM address (N, argN+OFF, NAME+OFF) or register region"),
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
     ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
-    ("info registers|predicates|masks|threads|breakpoints|marks|frame", "state summaries"),
+    ("display REGION [/x|/d|/u|/f]", "print REGION after every movement (display: all now)"),
+    ("undisplay [N]", "remove display N (all without N)"),
+    ("thread apply all|LIST CMD", "run print, x, info, bt, last-write or history in each thread"),
+    ("info registers|predicates|masks|threads|breakpoints|marks|frame|display", "state summaries"),
     ("backtrace (bt)", "the focused thread's call stack, innermost first"),
     ("last-write LOC [LEN]", "who last wrote a register element or memory range"),
     ("history LOC [LEN]", "every write to LOC with values"),
@@ -160,28 +198,36 @@ fn number(text: &str, what: &str) -> Result<u32, CommandError> {
     text.parse().map_err(|_| CommandError(format!("`{text}` is not a {what}")))
 }
 
-/// Splits a trailing `/x` style format from a `print` argument.
+/// Splits a `/x` style format from a `print` or `display` argument: trailing (`R /x`), or
+/// leading (`/x R`, which is how `print/x R` arrives).
 fn split_format(rest: &str) -> Result<(String, Format), CommandError> {
-    let mut expr = rest.trim().to_string();
-    let mut format = Format::Natural;
-    if let Some(pos) = expr.rfind(" /") {
-        let f = expr[pos + 2..].trim().to_string();
-        format = match f.as_str() {
-            "x" => Format::Hex,
-            "d" => Format::Signed,
-            "u" => Format::Unsigned,
-            "f" => Format::Float,
-            other => return err(format!("unknown format /{other} (use /x /d /u /f)")),
-        };
-        expr.truncate(pos);
-    }
-    if let Some(f) = expr.strip_prefix('/') {
-        // `print/x EXPR` is written as `print /x EXPR` after the name is split off.
-        let (f, e) = f.split_once(' ').unwrap_or((f, ""));
-        let (e, fmt) = split_format(&format!("{e} /{f}"))?;
-        return Ok((e, fmt));
-    }
+    let rest = rest.trim();
+    let (expr, spec) = if let Some(after) = rest.strip_prefix('/') {
+        let (spec, expr) = after.split_once(char::is_whitespace).unwrap_or((after, ""));
+        (expr, Some(spec))
+    } else if let Some(pos) = rest.rfind(" /") {
+        (&rest[..pos], Some(rest[pos + 2..].trim()))
+    } else {
+        (rest, None)
+    };
+    let format = match spec {
+        None => Format::Natural,
+        Some("x") => Format::Hex,
+        Some("d") => Format::Signed,
+        Some("u") => Format::Unsigned,
+        Some("f") => Format::Float,
+        Some(other) => return err(format!("unknown format /{other} (use /x /d /u /f)")),
+    };
     Ok((expr.trim().to_string(), format))
+}
+
+/// The region and format of `print` and `display` (`cmd`).
+fn region_and_format(cmd: &str, rest: &str) -> Result<(String, Format), CommandError> {
+    let (expr, format) = split_format(rest)?;
+    if expr.is_empty() {
+        return err(format!("{cmd} needs a region, e.g. V0048(0,0)<1;1,0>"));
+    }
+    Ok((expr, format))
 }
 
 /// A breakpoint's location and condition: `LOC [if COND]`.
@@ -253,6 +299,47 @@ fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
     Ok(Command::Examine { count, format, unit, addr: rest.trim().to_string() })
 }
 
+/// `thread apply all|LIST CMD`, LIST being thread numbers and ranges (`0 2 4-7`).
+fn parse_thread_apply(rest: &str) -> Result<Command, CommandError> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let (threads, used) = if words.first() == Some(&"all") {
+        (ThreadSet::All, 1)
+    } else {
+        let ranges = words.iter().map_while(|w| thread_range(w)).collect::<Result<Vec<_>, _>>()?;
+        if ranges.is_empty() {
+            return err("`thread apply` needs `all` or thread numbers (e.g. 0 2 4-7), then a command");
+        }
+        let used = ranges.len();
+        (ThreadSet::List(ranges), used)
+    };
+    let Some(cmd) = parse(&words[used..].join(" "))? else {
+        return err("`thread apply` needs a command to run, e.g. `thread apply all print V0048`");
+    };
+    match cmd {
+        Command::Print { .. }
+        | Command::Examine { .. }
+        | Command::Info(_)
+        | Command::Backtrace
+        | Command::LastWrite(_)
+        | Command::History(_) => Ok(Command::ThreadApply { threads, cmd: Box::new(cmd) }),
+        _ => err("`thread apply` runs print, x, info, bt, last-write and history: commands that neither move in time nor change the session"),
+    }
+}
+
+/// A thread number or an inclusive range `A-B` (None: the word is neither, the command
+/// starts there).
+fn thread_range(word: &str) -> Option<Result<(u32, u32), CommandError>> {
+    if !word.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let (a, b) = word.split_once('-').unwrap_or((word, word));
+    Some(match (number(a, "thread number"), number(b, "thread number")) {
+        (Ok(a), Ok(b)) if a <= b => Ok((a, b)),
+        (Ok(_), Ok(_)) => err(format!("`{word}` is an empty range of threads")),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    })
+}
+
 /// Parses one command line. Blank lines and `#` comments are not commands (None).
 pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
     let line = line.trim();
@@ -294,6 +381,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         }
         "run" | "r" => no_args(Command::Run)?,
         "when" => no_args(Command::When)?,
+        "thread" | "t" if args.first() == Some(&"apply") => {
+            parse_thread_apply(rest.strip_prefix("apply").unwrap_or(rest))?
+        }
         "thread" | "t" => Command::Thread(number(one_arg("a thread number")?, "thread number")?),
         "lane" | "l" => Command::Lane(number(one_arg("a lane number")?, "lane number")?),
         "break" | "b" | "tbreak" | "tb" => {
@@ -303,6 +393,33 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "advance" => match parse_break(rest)? {
             (loc, None) => Command::Advance(loc),
             (_, Some(_)) => return err("`advance` takes a location without a condition"),
+        },
+        "until" | "u" if rest.is_empty() => Command::Until(None),
+        "until" | "u" => match parse_break(rest)? {
+            (loc, None) => Command::Until(Some(loc)),
+            (_, Some(_)) => return err("`until` takes a location without a condition"),
+        },
+        "condition" | "cond" => {
+            let (id, cond) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            if id.is_empty() {
+                return err("`condition` needs a breakpoint number (and a condition to set)");
+            }
+            let cond = Some(cond.trim()).filter(|c| !c.is_empty()).map(str::to_string);
+            Command::Condition { id: number(id, "breakpoint number")?, cond }
+        }
+        "ignore" => match args.as_slice() {
+            [id, n] => Command::Ignore {
+                id: number(id, "breakpoint number")?,
+                count: n.parse().map_err(|_| CommandError(format!("`{n}` is not a count")))?,
+            },
+            _ => return err("`ignore` takes a breakpoint number and a count"),
+        },
+        "display" if rest.is_empty() => Command::Display(None),
+        "display" => Command::Display(Some(region_and_format("display", rest)?)),
+        "undisplay" => match args.as_slice() {
+            [] => Command::Undisplay(None),
+            [a] => Command::Undisplay(Some(number(a, "display number")?)),
+            _ => return err("`undisplay` takes at most one number"),
         },
         "delete" | "d" => match args.as_slice() {
             [] => Command::Delete(None),
@@ -315,10 +432,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rwatch" => parse_watch(WatchKind::Read, rest)?,
         "awatch" => parse_watch(WatchKind::Access, rest)?,
         "print" | "p" => {
-            let (expr, format) = split_format(rest)?;
-            if expr.is_empty() {
-                return err("print needs a region, e.g. V0048(0,0)<1;1,0>");
-            }
+            let (expr, format) = region_and_format("print", rest)?;
             Command::Print { expr, format }
         }
         "info" | "i" => Command::Info(match one_arg("a subject")? {
@@ -329,6 +443,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             "breakpoints" | "break" | "b" | "watchpoints" => InfoWhat::Breakpoints,
             "marks" => InfoWhat::Marks,
             "frame" | "f" => InfoWhat::Frame,
+            "display" | "displays" => InfoWhat::Display,
             other => return err(format!("unknown info subject `{other}`")),
         }),
         "last-write" | "lw" | "history" if rest.is_empty() => {
@@ -346,8 +461,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             } else if name == "x" {
                 parse_examine("", rest)?
             } else if let Some(f) = name.strip_prefix("print/").or_else(|| name.strip_prefix("p/")) {
-                let (expr, format) = split_format(&format!("{rest} /{f}"))?;
+                let (expr, format) = region_and_format("print", &format!("/{f} {rest}"))?;
                 Command::Print { expr, format }
+            } else if let Some(f) = name.strip_prefix("display/") {
+                Command::Display(Some(region_and_format("display", &format!("/{f} {rest}"))?))
             } else {
                 return err(format!("unknown command `{name}` (try `help`)"));
             }
@@ -447,6 +564,7 @@ mod tests {
                 Command::Print { expr: "V0049(0,0)<1;1,0>".into(), format: Format::Hex },
             ),
             ("p/d X", Command::Print { expr: "X".into(), format: Format::Signed }),
+            ("print /u X", Command::Print { expr: "X".into(), format: Format::Unsigned }),
             ("x/8xw arg0", Command::Examine { count: 8, format: Format::Hex, unit: 4, addr: "arg0".into() }),
             (
                 "x/4dg 0x10",
@@ -458,6 +576,34 @@ mod tests {
             ("last-write out+36 4", Command::LastWrite("out+36 4".into())),
             ("mark before", Command::Mark("before".into())),
             ("state-hash", Command::StateHash),
+            ("until", Command::Until(None)),
+            ("until $33", Command::Until(Some(BreakLoc::InstId { unit: None, id: 33 }))),
+            (
+                "condition 2 any(X(0,0)<1;1,0> >= 3)",
+                Command::Condition { id: 2, cond: Some("any(X(0,0)<1;1,0> >= 3)".into()) },
+            ),
+            ("condition 2", Command::Condition { id: 2, cond: None }),
+            ("ignore 1 40", Command::Ignore { id: 1, count: 40 }),
+            ("display", Command::Display(None)),
+            ("display R(0,0)<1;1,0> /x", Command::Display(Some(("R(0,0)<1;1,0>".into(), Format::Hex)))),
+            ("display/d R", Command::Display(Some(("R".into(), Format::Signed)))),
+            ("undisplay", Command::Undisplay(None)),
+            ("undisplay 3", Command::Undisplay(Some(3))),
+            ("info display", Command::Info(InfoWhat::Display)),
+            (
+                "thread apply all print R /x",
+                Command::ThreadApply {
+                    threads: ThreadSet::All,
+                    cmd: Box::new(Command::Print { expr: "R".into(), format: Format::Hex }),
+                },
+            ),
+            (
+                "thread apply 1 4-6 bt",
+                Command::ThreadApply {
+                    threads: ThreadSet::List(vec![(1, 1), (4, 6)]),
+                    cmd: Box::new(Command::Backtrace),
+                },
+            ),
         ];
         for (line, expected) in table {
             assert_eq!(ok(line), expected, "{line}");
@@ -475,6 +621,9 @@ mod tests {
             "break",
             "x/8q arg0",
             "print",
+            "p/x",
+            "print /x",
+            "print R /q",
             "c 3",
             "rfinish 2",
             "bt full",
@@ -482,6 +631,21 @@ mod tests {
             "advance",
             "advance 12 if R(0,0)<0;1,0> > 1",
             "info nothing",
+            "until 12 if R(0,0)<0;1,0> > 1",
+            "condition",
+            "condition x R == 1",
+            "ignore 1",
+            "ignore 1 -2",
+            "display/x",
+            "undisplay a",
+            "thread apply",
+            "thread apply all",
+            "thread apply 3",
+            "thread apply 5-2 print R",
+            "thread apply all step",
+            "thread apply 0 thread 1",
+            "thread apply all thread apply 0 bt",
+            "thread apply all break 3",
         ] {
             assert!(parse(line).is_err(), "{line} should not parse");
         }

@@ -185,6 +185,26 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
     Err(format!("`{inner}` is not a comparison (REGION == VALUE, !=, <, <=, >, >=)"))
 }
 
+/// The condition as it is written: `any(V0048(0,0)<1;1,0> == 7)`.
+impl std::fmt::Display for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = match self.cmp {
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        };
+        let comparison = format!("{} {op} {}", self.region, self.value);
+        match self.quantifier {
+            Quantifier::Lane => f.write_str(&comparison),
+            Quantifier::Any => write!(f, "any({comparison})"),
+            Quantifier::All => write!(f, "all({comparison})"),
+        }
+    }
+}
+
 impl Condition {
     /// Evaluates the condition on `thread` (`lane` for the per-lane form).
     pub fn eval(

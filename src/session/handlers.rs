@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::command::{BreakLoc, Command, Format, InfoWhat, WatchKind, COMMANDS};
+use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS};
 use super::expr::{parse_condition, resolve_address, resolve_region};
 use super::format::value as fmt_value;
 use super::motion::hex;
@@ -77,7 +77,13 @@ impl Session {
                 }
                 _ => text,
             };
-            Ok(Reply { stop: Some(reason), text, ..Reply::default() })
+            let mut reply = Reply { stop: Some(reason), text, ..Reply::default() };
+            if !s.displays.is_empty() {
+                let (values, lines) = s.display_values();
+                reply.text = format!("{}\n{}", reply.text, lines.join("\n"));
+                reply.fields.insert("displays".into(), json!(values));
+            }
+            Ok(reply)
         };
         match cmd {
             Command::Step(n) => {
@@ -155,6 +161,25 @@ impl Session {
                 self.breakpoints.retain(|b| b.id != id);
                 moved(self, r)
             }
+            Command::Until(None) => {
+                let r = self.until_next();
+                moved(self, r)
+            }
+            Command::Until(Some(loc)) => {
+                let pcs = self.locate(loc)?;
+                let r = self.until_location(&pcs);
+                moved(self, r)
+            }
+            Command::Condition { id, cond } => self.set_condition(*id, cond.as_deref()),
+            Command::Ignore { id, count } => self.set_ignore(*id, *count),
+            Command::Display(None) => {
+                let (values, lines) = self.display_values();
+                let text = if lines.is_empty() { "no displays".to_string() } else { lines.join("\n") };
+                Ok(Reply::text(text).with("displays", json!(values)))
+            }
+            Command::Display(Some((expr, format))) => self.add_display(expr, *format),
+            Command::Undisplay(id) => self.undisplay(*id),
+            Command::ThreadApply { threads, cmd } => self.thread_apply(threads, cmd),
             Command::Delete(id) => self.delete(*id),
             Command::Disable(id) => self.set_enabled(*id, false),
             Command::Enable(id) => self.set_enabled(*id, true),
@@ -267,6 +292,7 @@ impl Session {
             cond,
             enabled: true,
             hits: 0,
+            ignore: 0,
             temporary,
         });
         let what = if temporary { "temporary breakpoint" } else { "breakpoint" };
@@ -306,6 +332,135 @@ impl Session {
         Ok(Reply::text(format!("{} {id}", if enabled { "enabled" } else { "disabled" })))
     }
 
+    fn set_condition(&mut self, id: u32, cond: Option<&str>) -> Result<Reply, String> {
+        let cond = cond.map(parse_condition).transpose()?;
+        if let Some(c) = &cond {
+            resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
+        }
+        let Some(bp) = self.breakpoints.iter_mut().find(|b| b.id == id) else {
+            return Err(match self.watchpoints.iter().any(|w| w.id == id) {
+                true => format!("{id} is a watchpoint; conditions are for breakpoints"),
+                false => format!("no breakpoint {id}"),
+            });
+        };
+        let text = match &cond {
+            Some(c) => format!("breakpoint {id} stops only if {c}"),
+            None => format!("breakpoint {id} is now unconditional"),
+        };
+        bp.cond = cond;
+        Ok(Reply::text(text))
+    }
+
+    fn set_ignore(&mut self, id: u32, count: u64) -> Result<Reply, String> {
+        if let Some(b) = self.breakpoints.iter_mut().find(|b| b.id == id) {
+            b.ignore = count;
+        } else if let Some(w) = self.watchpoints.iter_mut().find(|w| w.id == id) {
+            w.ignore = count;
+        } else {
+            return Err(format!("no breakpoint or watchpoint {id}"));
+        }
+        let text = match count {
+            0 => format!("{id} will stop the next time it is reached"),
+            1 => format!("{id} will not stop the next time it is reached"),
+            n => format!("{id} will not stop the next {n} times it is reached"),
+        };
+        Ok(Reply::text(text).with("ignore", json!(count)))
+    }
+
+    fn add_display(&mut self, expr: &str, format: Format) -> Result<Reply, String> {
+        // Checked now, so that a typo is an error here and not a message after every step.
+        self.print(expr, format)?;
+        let id = self.next_display;
+        self.next_display += 1;
+        self.displays.push(super::Display { id, expr: expr.to_string(), format });
+        let (values, lines) = self.display_values();
+        let i = values.len() - 1;
+        Ok(Reply::text(lines[i].clone()).with("id", json!(id)).with("displays", json!([values[i]])))
+    }
+
+    fn undisplay(&mut self, id: Option<u32>) -> Result<Reply, String> {
+        match id {
+            None => self.displays.clear(),
+            Some(id) => {
+                let before = self.displays.len();
+                self.displays.retain(|d| d.id != id);
+                if self.displays.len() == before {
+                    return Err(format!("no display {id}"));
+                }
+            }
+        }
+        Ok(Reply::text(match id {
+            None => "deleted all displays".to_string(),
+            Some(id) => format!("deleted display {id}"),
+        }))
+    }
+
+    /// Every display evaluated in the focused thread: JSON objects and lines of text. A
+    /// display whose region does not resolve here (another function's variable) shows the
+    /// error instead.
+    fn display_values(&mut self) -> (Vec<Value>, Vec<String>) {
+        let mut values = Vec::new();
+        let mut lines = Vec::new();
+        for d in self.displays.clone() {
+            match self.print(&d.expr, d.format) {
+                Ok(r) => {
+                    lines.push(format!("{}: {}", d.id, r.text));
+                    values.push(json!({"id": d.id, "expr": d.expr, "value": r.fields["value"]}));
+                }
+                Err(e) => {
+                    lines.push(format!("{}: {}: {e}", d.id, d.expr));
+                    values.push(json!({"id": d.id, "expr": d.expr, "error": e}));
+                }
+            }
+        }
+        (values, lines)
+    }
+
+    /// `thread apply`: `cmd` (one that neither moves nor changes the session) with each of
+    /// `threads` focused in turn; the focus and lane are as before afterwards. It fails only
+    /// when it fails in every thread (a typo, most likely); otherwise each thread's error
+    /// is in its result.
+    fn thread_apply(&mut self, threads: &ThreadSet, cmd: &Command) -> Result<Reply, String> {
+        let n = self.machine.threads.len() as u32;
+        let list: Vec<u32> = match threads {
+            ThreadSet::All => (0..n).collect(),
+            ThreadSet::List(ranges) => {
+                if let Some(&(_, hi)) = ranges.iter().find(|r| r.1 >= n) {
+                    return Err(format!("no thread {hi} (there are {n})"));
+                }
+                ranges.iter().flat_map(|&(lo, hi)| lo..=hi).collect()
+            }
+        };
+        let (focus, lane) = (self.focus, self.lane);
+        let mut results = Vec::new();
+        let mut texts = Vec::new();
+        let mut first_error = None;
+        for &t in &list {
+            self.focus = ThreadId(t);
+            self.lane = lane.min(self.machine.thread(self.focus).simd - 1);
+            let mut result = Map::new();
+            result.insert("thread".into(), json!(t));
+            match self.execute(cmd) {
+                Ok(reply) => {
+                    let sep = if reply.text.contains('\n') { "\n" } else { " " };
+                    texts.push(format!("thread {t}:{sep}{}", reply.text));
+                    result.extend(reply.fields);
+                }
+                Err(e) => {
+                    texts.push(format!("thread {t}: error: {e}"));
+                    result.insert("error".into(), json!(e));
+                    first_error.get_or_insert(e);
+                }
+            }
+            results.push(Value::Object(result));
+        }
+        (self.focus, self.lane) = (focus, lane);
+        match first_error {
+            Some(e) if results.iter().all(|r| r.get("error").is_some()) => Err(e),
+            _ => Ok(Reply::text(texts.join("\n")).with("results", json!(results))),
+        }
+    }
+
     /// Resolves a location to a register byte range (focused thread) or a memory range.
     fn location(&self, text: &str, len: Option<u64>, lane: Option<u32>) -> Result<WatchTarget, String> {
         let simd = self.machine.thread(self.focus).simd;
@@ -339,7 +494,7 @@ impl Session {
         }
         let id = self.fresh_id();
         let desc = describe_target(&target);
-        self.watchpoints.push(Watchpoint { id, kind, target, enabled: true, hits: 0 });
+        self.watchpoints.push(Watchpoint { id, kind, target, enabled: true, hits: 0, ignore: 0 });
         Ok(Reply::text(format!("watchpoint {id}: {desc}")).with("id", json!(id)))
     }
 
@@ -548,17 +703,24 @@ impl Session {
             InfoWhat::Breakpoints => {
                 let mut rows = Vec::new();
                 for b in &self.breakpoints {
-                    rows.push(json!({"id": b.id, "kind": if b.temporary { "tbreakpoint" } else { "breakpoint" }, "at": b.text, "enabled": b.enabled, "hits": b.hits}));
+                    rows.push(json!({"id": b.id, "kind": if b.temporary { "tbreakpoint" } else { "breakpoint" }, "at": b.text, "enabled": b.enabled, "hits": b.hits,
+                                     "cond": b.cond.as_ref().map(|c| c.to_string()), "ignore": b.ignore}));
                 }
                 for w in &self.watchpoints {
-                    rows.push(json!({"id": w.id, "kind": format!("{:?}", w.kind).to_lowercase() + "-watch", "at": describe_target(&w.target), "enabled": w.enabled, "hits": w.hits}));
+                    rows.push(json!({"id": w.id, "kind": format!("{:?}", w.kind).to_lowercase() + "-watch", "at": describe_target(&w.target), "enabled": w.enabled, "hits": w.hits,
+                                     "cond": null, "ignore": w.ignore}));
                 }
                 let text: Vec<String> = rows
                     .iter()
                     .map(|r| {
                         let field = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+                        let cond = r["cond"].as_str().map(|c| format!(" if {c}")).unwrap_or_default();
+                        let ignore = match r["ignore"].as_u64() {
+                            Some(n) if n > 0 => format!(" (ignore next {n})"),
+                            _ => String::new(),
+                        };
                         format!(
-                            "{} {} {} hits {}{}",
+                            "{} {} {}{cond} hits {}{ignore}{}",
                             r["id"],
                             field("kind"),
                             field("at"),
@@ -570,6 +732,17 @@ impl Session {
                 let text =
                     if text.is_empty() { "no breakpoints or watchpoints".into() } else { text.join("\n") };
                 Ok(Reply::text(text).with("breakpoints", json!(rows)))
+            }
+            InfoWhat::Display => {
+                let rows: Vec<Value> = self
+                    .displays
+                    .iter()
+                    .map(|d| json!({"id": d.id, "expr": d.expr, "format": format!("{:?}", d.format).to_lowercase()}))
+                    .collect();
+                let text: Vec<String> =
+                    self.displays.iter().map(|d| format!("{}: {}", d.id, d.expr)).collect();
+                let text = if text.is_empty() { "no displays".into() } else { text.join("\n") };
+                Ok(Reply::text(text).with("displays", json!(rows)))
             }
             InfoWhat::Marks => {
                 let text: Vec<String> = self.marks.iter().map(|(k, v)| format!("{k} = step {v}")).collect();

@@ -24,7 +24,7 @@ use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
 use crate::trace::{Batch, Recorder};
 
-pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, WatchKind};
+pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind};
 pub use expr::{Condition, RegionRef};
 pub use handlers::Reply;
 pub use history::{FrameInfo, MaskStep};
@@ -104,6 +104,8 @@ pub struct Watchpoint {
     pub target: WatchTarget,
     pub enabled: bool,
     pub hits: u64,
+    /// Hits still to pass without stopping (`ignore`).
+    pub ignore: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -114,8 +116,18 @@ pub struct Breakpoint {
     pub cond: Option<Condition>,
     pub enabled: bool,
     pub hits: u64,
+    /// Hits still to pass without stopping (`ignore`).
+    pub ignore: u64,
     /// A `tbreak`: deleted when it stops a movement.
     pub temporary: bool,
+}
+
+/// A `display`: a region printed after every movement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Display {
+    pub id: u32,
+    pub expr: String,
+    pub format: Format,
 }
 
 /// One session over one launch.
@@ -135,6 +147,8 @@ pub struct Session {
     pub watchpoints: Vec<Watchpoint>,
     next_id: u32,
     pub marks: BTreeMap<String, u64>,
+    pub displays: Vec<Display>,
+    next_display: u32,
     /// Recording budget in bytes.
     pub record_limit: u64,
     pub buffers: Vec<(String, u64, u64)>,
@@ -184,6 +198,8 @@ impl Session {
             watchpoints: Vec::new(),
             next_id: 1,
             marks: BTreeMap::new(),
+            displays: Vec::new(),
+            next_display: 1,
             record_limit: DEFAULT_RECORD_LIMIT,
             buffers,
             thread_labels,

@@ -237,14 +237,9 @@ impl Session {
     fn over_calls(&mut self, n: u64, step: fn(&mut Session, u64) -> StopReason) -> StopReason {
         for _ in 0..n {
             let depth = self.depth();
-            loop {
-                let reason = step(self, 1);
-                if reason != StopReason::Step {
-                    return reason;
-                }
-                if self.depth() <= depth {
-                    break;
-                }
+            let reason = self.steps_until(step, |s| s.depth() <= depth);
+            if reason != StopReason::Step {
+                return reason;
             }
         }
         StopReason::Step
@@ -274,36 +269,81 @@ impl Session {
                 "`{name}` needs a subroutine or function frame; the thread is in the kernel body"
             ));
         }
-        while self.depth() >= depth {
+        Ok(self.steps_until(step, |s| s.depth() < depth))
+    }
+
+    /// `until`: `next`, except that a jump back to an earlier instruction of the same frame
+    /// (a loop's back edge) is run through, as gdb's `until` does: it stops once the focused
+    /// thread is at an instruction after the one it started at, in this frame, or has left
+    /// the frame. For a SIMD loop that means every lane has left it.
+    pub fn until_next(&mut self) -> StopReason {
+        let (depth, start) = (self.depth(), self.focus_pc());
+        self.steps_until(Session::next, |s| s.depth() < depth || s.focus_pc() > start)
+    }
+
+    /// `until LOC`: steps the focused thread until it is about to execute one of `pcs` in
+    /// this frame (not in a call it makes), or until this frame returns.
+    pub fn until_location(&mut self, pcs: &[InstIdx]) -> StopReason {
+        let depth = self.depth();
+        self.steps_until(Session::step_focused, |s| {
+            s.depth() < depth || (s.depth() == depth && pcs.contains(&s.focus_pc()))
+        })
+    }
+
+    /// Takes one step of `step` (a stepping command with a count of 1) at a time until
+    /// `done` holds or the stepping stops for another reason (returned).
+    fn steps_until(
+        &mut self,
+        step: fn(&mut Session, u64) -> StopReason,
+        done: impl Fn(&Session) -> bool,
+    ) -> StopReason {
+        let mut count = 0u64;
+        loop {
             let reason = step(self, 1);
-            if reason != StopReason::Step {
-                return Ok(reason);
+            if reason != StopReason::Step || done(self) {
+                return reason;
+            }
+            count += 1;
+            if self.interrupted(count) {
+                return StopReason::Interrupted;
             }
         }
-        Ok(StopReason::Step)
+    }
+
+    fn focus_pc(&self) -> InstIdx {
+        self.machine.thread(self.focus).control.pc
     }
 
     /// The breakpoint that stops `thread` before it executes instruction `pc` now: the first
-    /// enabled one there whose condition holds. Every caller stops on it, so its hit is
-    /// counted here, and a temporary one (`tbreak`) is deleted.
+    /// enabled one there whose condition holds and that has no hits left to ignore. Every
+    /// caller stops on it, so hits are counted here (ignored ones too, as gdb counts them),
+    /// and a temporary one (`tbreak`) is deleted.
     fn breakpoint_at(&mut self, thread: u32, pc: u32) -> Option<u32> {
         let unit = self.program.insts.get(pc as usize).map(|i| i.unit)?;
         let thread = self.machine.thread(ThreadId(thread));
-        let i = self.breakpoints.iter().position(|bp| {
-            bp.enabled
+        for i in 0..self.breakpoints.len() {
+            let bp = &mut self.breakpoints[i];
+            let holds = bp.enabled
                 && bp.pcs.contains(&InstIdx(pc))
                 && bp
                     .cond
                     .as_ref()
-                    .is_none_or(|c| c.eval(&self.program, unit, thread, self.lane).unwrap_or(false))
-        })?;
-        let bp = &mut self.breakpoints[i];
-        bp.hits += 1;
-        let id = bp.id;
-        if bp.temporary {
-            self.breakpoints.remove(i);
+                    .is_none_or(|c| c.eval(&self.program, unit, thread, self.lane).unwrap_or(false));
+            if !holds {
+                continue;
+            }
+            bp.hits += 1;
+            if bp.ignore > 0 {
+                bp.ignore -= 1;
+                continue;
+            }
+            let id = bp.id;
+            if bp.temporary {
+                self.breakpoints.remove(i);
+            }
+            return Some(id);
         }
-        Some(id)
+        None
     }
 
     /// Watchpoints that step `step` triggers. `after` says whether the machine is at
@@ -314,8 +354,12 @@ impl Session {
         }
         let rec = self.recorder.trace.steps.at(step);
         let entries = self.recorder.trace.entries(step);
-        for wp in self.watchpoints.iter().filter(|w| w.enabled) {
+        for wi in 0..self.watchpoints.len() {
+            if !self.watchpoints[wi].enabled {
+                continue;
+            }
             for e in &entries {
+                let wp = &self.watchpoints[wi];
                 let (access, xor, at) = match (&wp.target, &e.kind) {
                     (WatchTarget::Memory { space, addr, len }, EntryKind::Mem { space: s, addr: a, xor })
                         if s == space && *a < addr + len && *addr < *a + xor.len() as u64 =>
@@ -344,6 +388,14 @@ impl Session {
                 if !wanted {
                     continue;
                 }
+                // Counted once per step, stopping or not.
+                let w = &mut self.watchpoints[wi];
+                w.hits += 1;
+                if w.ignore > 0 {
+                    w.ignore -= 1;
+                    break;
+                }
+                let (id, wp) = (w.id, &self.watchpoints[wi]);
                 let (old, new) = self.watch_values(&wp.target, xor, at, after);
                 let lanes = if after {
                     // Forward stops are just after the step: its inputs are one undo away.
@@ -353,7 +405,6 @@ impl Session {
                 } else {
                     self.lanes_touching(step, &wp.target, &self.machine)
                 };
-                let id = wp.id;
                 let inst = self.program.inst(InstIdx(rec.pc));
                 let hit = WatchHit {
                     id,
@@ -366,9 +417,6 @@ impl Session {
                     old: hex(&old),
                     new: hex(&new),
                 };
-                if let Some(w) = self.watchpoints.iter_mut().find(|w| w.id == id) {
-                    w.hits += 1;
-                }
                 return Some(hit);
             }
         }

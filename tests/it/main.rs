@@ -3,6 +3,7 @@
 
 mod alu;
 mod calls;
+mod commands;
 mod control;
 mod fastpath;
 mod golden;

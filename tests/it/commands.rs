@@ -1,0 +1,246 @@
+//! gdb's everyday commands beyond moving and breaking: `until`, `condition` and `ignore`,
+//! `display`, `thread apply`; each checked against the recorded run it moves through.
+
+use std::path::{Path, PathBuf};
+
+use vdb::isa::UnitId;
+use vdb::launch::raw;
+use vdb::machine::ThreadId;
+use vdb::session::{parse, Reply, Session, StopReason};
+
+const COLLATZ: &str = "opencl/collatz/skl.launch.json";
+
+fn launch(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels").join(rel)
+}
+
+fn session(path: &Path) -> Session {
+    Session::new(raw::load(path).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn run(s: &mut Session, line: &str) -> Reply {
+    let cmd = parse(line).expect("parses").expect("a command");
+    s.execute(&cmd).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+fn fails(s: &mut Session, line: &str) -> String {
+    let cmd = parse(line).expect("parses").expect("a command");
+    s.execute(&cmd).err().unwrap_or_else(|| panic!("{line} should fail"))
+}
+
+/// The global index and pc of each of thread `t`'s steps in the whole run.
+fn thread_steps(s: &mut Session, t: u32) -> (Vec<u64>, Vec<u32>) {
+    s.run_to_end();
+    let steps: Vec<u64> =
+        (0..s.recorder.len()).filter(|&x| s.recorder.trace.steps.at(x).thread == t).collect();
+    let pcs = steps.iter().map(|&x| s.recorder.trace.steps.at(x).pc).collect();
+    (steps, pcs)
+}
+
+fn pc_of(s: &Session, id: u32) -> u32 {
+    s.program.inst_by_id(UnitId(0), id).expect("instruction").0
+}
+
+/// The instruction id of the first instruction whose text starts with `text`.
+fn id_of(s: &Session, text: &str) -> u32 {
+    let i = (0..s.program.insts.len() as u32)
+        .find(|&i| s.program.inst_text(vdb::isa::InstIdx(i)).starts_with(text))
+        .expect("instruction");
+    s.program.inst(vdb::isa::InstIdx(i)).id
+}
+
+#[test]
+fn until_runs_a_loop_through_and_stops_past_where_it_started() {
+    let mut s = session(&launch(COLLATZ));
+    let (steps, pcs) = thread_steps(&mut s, 0);
+    // Taken back edges: thread 0's next instruction is not after this one.
+    let back: Vec<usize> = (0..pcs.len() - 1).filter(|&m| pcs[m + 1] <= pcs[m]).collect();
+    assert!(back.len() > 20, "the loop runs ({} back edges)", back.len());
+    let last = *back.last().expect("a back edge");
+    for m in back.iter().copied().step_by(9).chain([last, 0, 1, 2]) {
+        // It stops after thread 0's first step that leaves it past where it started.
+        let j = (m..pcs.len() - 1).find(|&j| pcs[j + 1] > pcs[m]).expect("the loop ends");
+        s.goto(steps[m]);
+        let reply = run(&mut s, "until");
+        assert_eq!(reply.stop, Some(StopReason::Step), "until from thread 0's step {m}");
+        assert_eq!(s.now, steps[j] + 1, "until from thread 0's step {m}");
+        if pcs[m + 1] > pcs[m] {
+            // Not at a back edge: `until` is `next`.
+            s.goto(steps[m]);
+            run(&mut s, "next");
+            assert_eq!(s.now, steps[j] + 1);
+        }
+    }
+    // At the back edge, `next` goes round the loop once: `until` is not `next` there.
+    s.goto(steps[back[0]]);
+    run(&mut s, "next");
+    assert_eq!(s.now, steps[back[0]] + 1);
+}
+
+#[test]
+fn until_a_location_stops_there_in_this_frame_or_when_the_frame_returns() {
+    let mut s = session(&launch("hand/subroutine.launch.json"));
+    let (steps, pcs) = thread_steps(&mut s, 0);
+    let depth = |s: &mut Session, t: u64| {
+        s.goto(t);
+        s.machine.thread(ThreadId(0)).control.stack.len()
+    };
+    let inside = (0..steps.len()).find(|&m| depth(&mut s, steps[m]) == 1).expect("a step in the helper");
+    let returned = (inside..steps.len()).find(|&m| depth(&mut s, steps[m] + 1) == 0).expect("returns");
+    let scatter = id_of(&s, "svm_scatter");
+    // From inside the helper, the caller's scatter is beyond the frame's return: it stops
+    // there, just back in the caller.
+    s.goto(steps[inside]);
+    assert_eq!(run(&mut s, &format!("until ${scatter}")).stop, Some(StopReason::Step));
+    assert_eq!(s.now, steps[returned] + 1);
+    assert_eq!(s.backtrace(ThreadId(0)).len(), 1);
+    // In the kernel's frame it runs to the scatter.
+    run(&mut s, &format!("until ${scatter}"));
+    let at = s.machine.thread(ThreadId(0)).control.pc.0;
+    assert_eq!(at, pc_of(&s, scatter));
+    let k = (0..steps.len()).find(|&m| pcs[m] == at).expect("thread 0 scatters");
+    assert_eq!(s.now, steps[k - 1] + 1);
+    // A location in a call the frame makes is not where it stops (`advance` is).
+    s.goto(0);
+    assert_eq!(run(&mut s, "until NEG").stop, Some(StopReason::End));
+    assert_eq!(s.now, steps.last().expect("steps") + 1);
+    run(&mut s, "run");
+    assert_eq!(run(&mut s, "advance NEG").stop, Some(StopReason::Step));
+    assert_eq!(s.program.function_at(s.machine.thread(ThreadId(0)).control.pc), "helper_1");
+    assert!(fails(&mut s, "until nowhere").contains("no label"));
+}
+
+#[test]
+fn ignore_counts_and_conditions_choose_which_hit_stops() {
+    let mut s = session(&launch(COLLATZ));
+    s.run_to_end();
+    let head = pc_of(&s, 18);
+    let arrivals: Vec<u64> =
+        (0..s.recorder.len()).filter(|&t| s.recorder.trace.steps.at(t).pc == head).collect();
+    s.goto(0);
+    run(&mut s, "break $18");
+    assert_eq!(run(&mut s, "ignore 1 5").fields["ignore"], 5);
+    assert_eq!(run(&mut s, "continue").stop, Some(StopReason::Breakpoint { id: 1 }));
+    assert_eq!(s.now, arrivals[5], "the sixth arrival stops");
+    assert_eq!((s.breakpoints[0].hits, s.breakpoints[0].ignore), (6, 0), "ignored hits are counted");
+
+    // The loop counter of the arriving thread, read at each later arrival.
+    let count_at = |s: &mut Session, t: u64| -> String {
+        s.goto(t);
+        s.focus = ThreadId(s.recorder.trace.steps.at(t).thread);
+        run(s, "print V0056(0,0)<0;1,0>").fields["value"][0].as_str().expect("a value").to_string()
+    };
+    let stopped = s.now;
+    let seventh = arrivals.iter().copied().find(|&t| t > stopped && count_at(&mut s, t) == "7").expect("a 7");
+    s.goto(stopped);
+    run(&mut s, "condition 1 V0056(0,0)<0;1,0> == 7");
+    let info = run(&mut s, "info breakpoints");
+    assert!(info.text.contains("$18 if V0056(0,0)<0;1,0> == 7 hits 6"), "{}", info.text);
+    assert_eq!(info.fields["breakpoints"][0]["cond"], "V0056(0,0)<0;1,0> == 7");
+    assert_eq!(run(&mut s, "continue").stop, Some(StopReason::Breakpoint { id: 1 }));
+    assert_eq!(s.now, seventh);
+    assert_eq!(run(&mut s, "print V0056(0,0)<0;1,0>").fields["value"][0], "7");
+    // Without the condition, the very next arrival stops.
+    run(&mut s, "condition 1");
+    run(&mut s, "continue");
+    assert_eq!(s.now, arrivals.iter().copied().find(|&t| t > seventh).expect("another arrival"));
+
+    // Watchpoints: `ignore 2 3` stops at the fourth write, as four `continue`s do.
+    run(&mut s, "delete");
+    run(&mut s, "run");
+    run(&mut s, "watch arg1 4096");
+    let writes: Vec<u64> = (0..4).map(|_| (run(&mut s, "continue"), s.now).1).collect();
+    assert!(writes.windows(2).all(|w| w[0] < w[1]), "{writes:?}");
+    run(&mut s, "run");
+    run(&mut s, "ignore 2 3");
+    assert!(matches!(run(&mut s, "continue").stop, Some(StopReason::Watchpoint(_))));
+    assert_eq!(s.now, writes[3]);
+    assert!(fails(&mut s, "condition 2 V0056(0,0)<0;1,0> == 1").contains("watchpoint"));
+    assert!(fails(&mut s, "condition 7").contains("no breakpoint 7"));
+    assert!(fails(&mut s, "ignore 7 1").contains("no breakpoint or watchpoint 7"));
+}
+
+#[test]
+fn displays_show_after_every_movement_until_undisplayed() {
+    let mut s = session(&launch(COLLATZ));
+    let shown = run(&mut s, "display/x V0054(0,0)<1;1,0>");
+    assert_eq!(shown.fields["id"], 1);
+    run(&mut s, "break $23");
+    for line in ["step", "next 3", "continue", "rstep 2", "goto 500", "rcontinue", "until", "rnext"] {
+        let reply = run(&mut s, line);
+        let now = run(&mut s, "print V0054(0,0)<1;1,0> /x");
+        let displays = &reply.fields["displays"];
+        assert_eq!(displays[0]["value"], now.fields["value"], "{line}");
+        assert!(reply.text.contains(&format!("1: {}", now.text)), "{line}: {}", reply.text);
+    }
+    run(&mut s, "display V0056(0,0)<0;1,0>");
+    assert_eq!(run(&mut s, "info display").fields["displays"].as_array().map(Vec::len), Some(2));
+    assert_eq!(run(&mut s, "display").fields["displays"][1]["expr"], "V0056(0,0)<0;1,0>");
+    run(&mut s, "undisplay 1");
+    assert_eq!(run(&mut s, "step").fields["displays"].as_array().map(Vec::len), Some(1));
+    run(&mut s, "undisplay");
+    assert!(run(&mut s, "step").fields.get("displays").is_none());
+    assert!(fails(&mut s, "display NOPE").contains("NOPE"), "a typo fails at once");
+    assert!(fails(&mut s, "undisplay 1").contains("no display 1"));
+}
+
+#[test]
+fn a_display_out_of_scope_shows_its_error_and_the_movement_goes_on() {
+    let dir = crate::golden::scratch("display-scope");
+    std::fs::write(dir.join("k.visaasm"), crate::calls::KERNEL).expect("kernel");
+    std::fs::write(dir.join("twice.visaasm"), crate::calls::FUNCTION).expect("function");
+    let launch = dir.join("k.launch.json");
+    std::fs::write(&launch, r#"{ "kernel": "k.visaasm", "functions": ["twice.visaasm"], "simd": 8 }"#)
+        .expect("launch");
+    let mut s = session(&launch);
+    run(&mut s, "step 2");
+    assert_eq!(s.backtrace(ThreadId(0))[0].function, "twice_0");
+    // The function's own variable: out of scope once the function returns.
+    run(&mut s, "display T");
+    let out = run(&mut s, "finish");
+    assert_eq!(out.stop, Some(StopReason::Step));
+    assert_eq!(s.backtrace(ThreadId(0)).len(), 1);
+    let error = out.fields["displays"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains('T'), "{out:?}");
+    assert!(out.text.contains(&format!("1: T: {error}")), "{}", out.text);
+    let back = run(&mut s, "rstep");
+    assert!(back.fields["displays"][0]["value"].is_array(), "{back:?}");
+}
+
+#[test]
+fn thread_apply_runs_a_command_in_each_thread_and_keeps_the_focus() {
+    let mut s = session(&launch(COLLATZ));
+    run(&mut s, "break $24");
+    for _ in 0..6 {
+        run(&mut s, "continue");
+    }
+    run(&mut s, "thread 2");
+    run(&mut s, "lane 3");
+    let n = s.machine.threads.len() as u32;
+    let all = run(&mut s, "thread apply all print V0056(0,0)<0;1,0>");
+    let results = all.fields["results"].as_array().expect("results").clone();
+    assert_eq!(results.len(), n as usize);
+    let mut differ = false;
+    for (t, r) in results.iter().enumerate() {
+        assert_eq!(r["thread"], t);
+        s.focus = ThreadId(t as u32);
+        let alone = run(&mut s, "print V0056(0,0)<0;1,0>");
+        assert_eq!(r["value"], alone.fields["value"], "thread {t}");
+        differ |= r["value"] != results[0]["value"];
+    }
+    assert!(differ, "threads at different points show different values");
+    s.focus = ThreadId(2);
+    run(&mut s, "thread apply 1 3-4 bt");
+    assert_eq!((s.focus, s.lane), (ThreadId(2), 3), "focus and lane as before");
+    let some = run(&mut s, "thread apply 1 3-4 bt");
+    let threads: Vec<u64> = some.fields["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["thread"].as_u64())
+        .collect();
+    assert_eq!(threads, [1, 3, 4]);
+    assert!(some.text.starts_with("thread 1:"), "{}", some.text);
+    assert!(fails(&mut s, "thread apply 0-1 print NOPE").contains("NOPE"), "failing in every thread fails");
+    assert!(fails(&mut s, &format!("thread apply {n} print V0056")).contains("no thread"));
+}
