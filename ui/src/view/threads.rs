@@ -56,10 +56,11 @@ pub fn render_breakpoints(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .map(|b| {
             format!(
-                "{} {} {}{} ×{}",
+                "{} {} {}{}{} ×{}",
                 b.id,
                 if b.temporary { "tbreak" } else { "break" },
                 b.text.rsplit('/').next().unwrap_or(""),
+                b.cond.as_ref().map(|c| format!(" if {c}")).unwrap_or_default(),
                 if b.enabled { "" } else { " off" },
                 b.hits
             )
