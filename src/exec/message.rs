@@ -45,6 +45,9 @@ impl<O: Observer> Ctx<'_, O> {
         lane: Option<u32>,
     ) -> Result<[u8; 8], FaultKind> {
         let mut buf = [0u8; 8];
+        if O::ACTIVE {
+            self.obs.access_lane(lane);
+        }
         self.mem_read(space, addr, &mut buf[..len as usize]).map_err(|e| relane(e, lane))?;
         Ok(buf)
     }
@@ -56,6 +59,9 @@ impl<O: Observer> Ctx<'_, O> {
         bytes: &[u8],
         lane: Option<u32>,
     ) -> Result<(), FaultKind> {
+        if O::ACTIVE {
+            self.obs.access_lane(lane);
+        }
         self.mem_write(space, addr, bytes).map_err(|e| relane(e, lane))
     }
 

@@ -18,6 +18,10 @@ pub trait Observer {
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control);
     /// Memory was read (for read watchpoints); not a change of state.
     fn mem_read(&mut self, _thread: ThreadId, _space: MemSpace, _addr: u64, _len: u64) {}
+    /// The memory access reported next (`mem` or `mem_read`) is lane `lane`'s; None for a
+    /// block message's, which belong to no lane. The debugger's "which lanes wrote this
+    /// byte" re-executes a step with an observer that listens here.
+    fn access_lane(&mut self, _lane: Option<u32>) {}
 }
 
 /// An observer that also hears where each step of a burst starts and ends

@@ -169,7 +169,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("disable N / enable N", "toggle breakpoint/watchpoint N"),
     ("condition N [COND]", "set breakpoint N's condition (remove it without COND)"),
     ("ignore N COUNT", "the next COUNT hits of breakpoint/watchpoint N do not stop"),
-    ("watch|rwatch|awatch LOC [LEN] [lane L]", "SVM address (N, argN+OFF, NAME+OFF) or register region"),
+    (
+        "watch|rwatch|awatch LOC [LEN] [lane L]",
+        "address (N, argN+OFF, NAME+OFF, slm[G]+OFF) or register region",
+    ),
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
     ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
     ("display REGION [/x|/d|/u|/f]", "print REGION after every movement (display: all now)"),

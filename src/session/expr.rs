@@ -5,7 +5,7 @@
 use crate::exec::load_le;
 use crate::isa::{DataType, Region, UnitId, VarId};
 use crate::launch::raw::parse_number;
-use crate::machine::ThreadState;
+use crate::machine::{MemSpace, ThreadState};
 use crate::program::Program;
 
 /// A region of a variable, resolved to bytes of the thread's GRF file.
@@ -126,6 +126,36 @@ pub fn resolve_address(text: &str, args: &[(String, u64, u64)]) -> Result<u64, S
         .map(|(_, addr, _)| *addr)
         .ok_or_else(|| format!("`{name}` is neither a number nor a buffer (argN or a region name)"))?;
     Ok(base.wrapping_add(offset))
+}
+
+/// A memory location: `slm[G][+OFF]`, offset OFF of the shared local memory of work-group
+/// G (of `group`, the focused thread's, without G), or else an SVM address expression
+/// ([`resolve_address`]). A buffer that happens to be called `slm…` is still found.
+pub fn resolve_memory(
+    text: &str,
+    args: &[(String, u64, u64)],
+    group: u32,
+) -> Result<(MemSpace, u64), String> {
+    let text = text.trim();
+    let svm = resolve_address(text, args);
+    let Some(rest) = text.strip_prefix("slm").filter(|_| svm.is_err()) else {
+        return Ok((MemSpace::Svm, svm?));
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let group = match digits {
+        0 => group,
+        _ => {
+            rest[..digits].parse().map_err(|_| format!("`{}` is not a work-group number", &rest[..digits]))?
+        }
+    };
+    let offset = match rest[digits..].trim() {
+        "" => 0,
+        tail => tail
+            .strip_prefix('+')
+            .and_then(|off| parse_number(off.trim()))
+            .ok_or_else(|| format!("`{text}`: write slm+OFF, or slmG+OFF for work-group G"))?,
+    };
+    Ok((MemSpace::Slm(group), offset))
 }
 
 /// Comparison in a condition.
@@ -267,5 +297,13 @@ mod tests {
         assert_eq!(resolve_address("out", &args), Ok(0x2000));
         assert_eq!(resolve_address("0x40", &args), Ok(0x40));
         assert!(resolve_address("arg9", &args).is_err());
+        assert_eq!(resolve_memory("slm+0x10", &args, 3), Ok((MemSpace::Slm(3), 0x10)));
+        assert_eq!(resolve_memory("slm", &args, 3), Ok((MemSpace::Slm(3), 0)));
+        assert_eq!(resolve_memory("slm12 + 8", &args, 3), Ok((MemSpace::Slm(12), 8)));
+        assert_eq!(resolve_memory("arg1+8", &args, 3), Ok((MemSpace::Svm, 0x1008)));
+        let named = vec![("slmbuf".to_string(), 0x4000u64, 64u64)];
+        assert_eq!(resolve_memory("slmbuf+4", &named, 0), Ok((MemSpace::Svm, 0x4004)));
+        assert!(resolve_memory("slm-4", &args, 0).is_err());
+        assert!(resolve_memory("slmx", &args, 0).is_err());
     }
 }

@@ -5,12 +5,12 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS};
-use super::expr::{parse_condition, resolve_address, resolve_region};
+use super::expr::{parse_condition, resolve_memory, resolve_region};
 use super::format::value as fmt_value;
 use super::motion::hex;
 use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
 use crate::exec::load_le;
-use crate::isa::{InstIdx, Opcode, Operand, SubOp};
+use crate::isa::{InstIdx, Opcode, Operand};
 use crate::machine::{Machine, MemSpace, ThreadId, ThreadStatus};
 
 /// The result of one command.
@@ -477,8 +477,27 @@ impl Session {
             };
             return Ok(WatchTarget::Register { thread: self.focus.0, ranges, text: text.to_string() });
         }
-        let addr = resolve_address(text, &self.buffers)?;
-        Ok(WatchTarget::Memory { space: MemSpace::Svm, addr, len: len.unwrap_or(4).max(1) })
+        let (space, addr) = self.memory_at(text)?;
+        Ok(WatchTarget::Memory { space, addr, len: len.unwrap_or(4).max(1) })
+    }
+
+    /// A memory address expression (SVM, or `slm[G][+OFF]`) resolved for the focused thread;
+    /// an SLM one must name a work-group that has SLM.
+    fn memory_at(&self, text: &str) -> Result<(MemSpace, u64), String> {
+        let group = self.machine.thread(self.focus).group;
+        let (space, addr) = resolve_memory(text, &self.buffers, group)?;
+        if let MemSpace::Slm(g) = space {
+            let Some(slm) = self.machine.slms.get(g as usize) else {
+                return Err(format!(
+                    "work-group {g} has no SLM (the launch has {})",
+                    self.machine.slms.len()
+                ));
+            };
+            if addr >= slm.bytes.len() as u64 {
+                return Err(format!("offset {addr:#x} is past the {} bytes of SLM", slm.bytes.len()));
+            }
+        }
+        Ok((space, addr))
     }
 
     fn add_watch(
@@ -507,7 +526,8 @@ impl Session {
         Ok(Reply::text(text).with("value", json!(values)).with("type", json!(r.ty.name())))
     }
 
-    pub(crate) fn read_memory(&self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
+    /// Reads memory as it is now: SVM, or work-group G's SLM (`MemSpace::Slm(G)`).
+    pub fn read_memory(&self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
         match space {
             MemSpace::Svm => self.machine.svm.read(addr, out).map_err(|e| e.to_string()),
             MemSpace::Slm(g) => match self.machine.slms.get(g as usize) {
@@ -518,12 +538,12 @@ impl Session {
     }
 
     fn examine(&mut self, count: u32, format: Format, unit: u32, addr: &str) -> Result<Reply, String> {
-        let addr = resolve_address(addr, &self.buffers)?;
+        let (space, addr) = self.memory_at(addr)?;
         if count == 0 || count > 1 << 16 {
             return Err(format!("x/{count}: give a count from 1 to 65536"));
         }
         let mut bytes = vec![0u8; count as usize * unit as usize];
-        self.read_memory(MemSpace::Svm, addr, &mut bytes)?;
+        self.read_memory(space, addr, &mut bytes)?;
         let ty = match (unit, format) {
             (4, Format::Float) => crate::isa::DataType::F,
             (8, Format::Float) => crate::isa::DataType::Df,
@@ -534,11 +554,20 @@ impl Session {
         };
         let values: Vec<String> =
             bytes.chunks(unit as usize).map(|c| fmt_value(ty, load_le(c, unit), format)).collect();
+        let prefix = match space {
+            MemSpace::Svm => String::new(),
+            MemSpace::Slm(g) => format!("slm{g}+"),
+        };
         let mut text = String::new();
         for (i, row) in values.chunks(8).enumerate() {
-            text.push_str(&format!("{:#x}: {}\n", addr + (i * 8) as u64 * unit as u64, row.join(" ")));
+            text.push_str(&format!(
+                "{prefix}{:#x}: {}\n",
+                addr + (i * 8) as u64 * unit as u64,
+                row.join(" ")
+            ));
         }
         Ok(Reply::text(text.trim_end())
+            .with("space", json!(space_name(space)))
             .with("address", json!(format!("{addr:#x}")))
             .with("value", json!(values)))
     }
@@ -767,8 +796,9 @@ impl Session {
         }
     }
 
-    /// Lanes of the instruction at `pc` (executed at `step`) that wrote the location;
-    /// `state` is the machine just before that step.
+    /// Lanes of the instruction at `pc` (executed at `step`) that wrote the location, as
+    /// the thread's channels (an `(M5, 16)` instruction's first lane is 16); `state` is the
+    /// machine just before that step.
     fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64, state: &Machine) -> Vec<u32> {
         let inst = self.program.inst(InstIdx(pc));
         let chen = self.recorder.trace.steps.at(step).chen;
@@ -781,6 +811,7 @@ impl Session {
                         let at = d.base as u64 + d.region.element(l) as u64 * size;
                         byte >= at && byte < at + size
                     })
+                    .map(|l| l + inst.exec.offset)
                     .collect()
             }
             (WatchTarget::Memory { .. }, _) => self.lanes_at(step, target, state),
@@ -801,38 +832,75 @@ impl Session {
         }
     }
 
+    /// Lanes of step `step`'s instruction whose memory accesses overlap `target`, `state`
+    /// being the machine just before the step. The step runs again on a copy of `state`
+    /// with an observer told which lane each access is for: exact for every message kind
+    /// and memory (SVM, SLM, bound surfaces, LSC, atomics), with no address decoding here.
     fn lanes_at(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
-        let WatchTarget::Memory { addr, len, .. } = target else { return Vec::new() };
+        let WatchTarget::Memory { space, addr, len } = *target else { return Vec::new() };
         let rec = self.recorder.trace.steps.at(step);
-        let inst = self.program.inst(InstIdx(rec.pc));
-        let thread = state.thread(ThreadId(rec.thread));
-        let (base, width, per_lane) = match (&inst.op, &inst.sub, inst.operands.first()) {
-            (
-                Opcode::SvmScatter | Opcode::SvmGather,
-                SubOp::Blocks { block_size, num_blocks },
-                Some(Operand::Raw(r)),
-            ) => (r.base, 8u32, (*block_size * *num_blocks) as u64),
-            (Opcode::SvmAtomic, SubOp::Atomic { bits, .. }, Some(Operand::Raw(r))) => {
-                (r.base, 8, *bits as u64 / 8)
-            }
-            _ => match inst
-                .operands
-                .iter()
-                .find_map(|o| if let Operand::LscAddr(a) = o { Some(a) } else { None })
-            {
-                Some(a) if a.size == crate::isa::LscAddrSize::A64 => (a.addr.base, 8, 4),
-                _ => return Vec::new(),
-            },
-        };
-        (0..inst.exec.size)
-            .filter(|&l| rec.chen >> l & 1 != 0)
-            .filter(|&l| {
-                let at = (base + l * width) as usize;
-                let Some(bytes) = thread.grf.get(at..at + width as usize) else { return false };
-                let a = load_le(bytes, width);
-                a < addr + len && *addr < a + per_lane
-            })
-            .collect()
+        let (thread, offset) = (ThreadId(rec.thread), self.program.inst(InstIdx(rec.pc)).exec.offset);
+        let mut copy = state.clone();
+        let mut seen = LaneAccesses::default();
+        // A fault ends the step where the recording ended it; the accesses before count.
+        let _ = self.interp.step(&mut copy, thread, &mut seen);
+        let mut lanes: Vec<u32> = seen
+            .accesses
+            .iter()
+            .filter(|a| a.space == space && a.addr < addr + len && addr < a.addr + a.len)
+            .filter_map(|a| a.lane.map(|lane| lane + offset))
+            .collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        lanes
+    }
+}
+
+/// One memory access of a re-executed step.
+struct Access {
+    lane: Option<u32>,
+    space: MemSpace,
+    addr: u64,
+    len: u64,
+}
+
+/// Hears a step's memory accesses and the lane of each.
+#[derive(Default)]
+struct LaneAccesses {
+    next_lane: Option<u32>,
+    accesses: Vec<Access>,
+}
+
+impl LaneAccesses {
+    fn push(&mut self, space: MemSpace, addr: u64, len: u64) {
+        // The lane named just before this access, once (block messages name none).
+        let lane = self.next_lane.take();
+        self.accesses.push(Access { lane, space, addr, len });
+    }
+}
+
+impl crate::exec::Observer for LaneAccesses {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
+    fn pred(&mut self, _: ThreadId, _: crate::isa::PredId, _: u32, _: u32) {}
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    fn control(&mut self, _: ThreadId, _: &crate::machine::Control, _: &crate::machine::Control) {}
+    fn mem(&mut self, _: ThreadId, space: MemSpace, addr: u64, _: &[u8], new: &[u8]) {
+        self.push(space, addr, new.len() as u64);
+    }
+    fn mem_read(&mut self, _: ThreadId, space: MemSpace, addr: u64, len: u64) {
+        self.push(space, addr, len);
+    }
+    fn access_lane(&mut self, lane: Option<u32>) {
+        self.next_lane = lane;
+    }
+}
+
+/// `svm`, or `slmG` for work-group G's SLM.
+fn space_name(space: MemSpace) -> String {
+    match space {
+        MemSpace::Svm => "svm".into(),
+        MemSpace::Slm(g) => format!("slm{g}"),
     }
 }
 

@@ -515,3 +515,84 @@ fn burst_windows_record_what_single_steps_record() {
     }
     assert!(windowed_steps > 200_000, "only {windowed_steps} steps recorded in windows");
 }
+
+/// SLM is addressed as `slm[G]+OFF` by `x`, `watch`, `rwatch`, `last-write` and `history`:
+/// on slm_reduce (SIMD32, four work-groups, barriers), every write a scan of the log finds
+/// stops `continue` in turn, `history` lists the same steps, and each writer's lane (a
+/// thread channel: `(M5, 16)` scatters write channels 16 to 31) holds the value the SLM got.
+#[test]
+fn slm_is_examined_watched_and_queried_like_svm() {
+    use vdb::isa::{InstIdx, Operand};
+    use vdb::machine::{MemSpace, ThreadId};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels");
+    let mut s = session(&root.join("opencl/slm_reduce/skl.launch.json"));
+    s.run_to_end();
+    let (group, off) = (1u32, 0x48u64);
+    let writes: Vec<u64> = (0..s.total_steps())
+        .filter(|&t| {
+            s.recorder.trace.entries(t).iter().any(|e| {
+                matches!(e.kind, vdb::trace::EntryKind::Mem { space: MemSpace::Slm(g), addr, ref xor }
+                    if g == group && addr < off + 4 && off < addr + xor.len() as u64)
+            })
+        })
+        .collect();
+    assert!(writes.len() >= 2, "{writes:?}");
+    let history = run(&mut s, &format!("history slm{group}+{off:#x} 4"));
+    let listed: Vec<u64> = history.fields["writes"]
+        .as_array()
+        .expect("writes")
+        .iter()
+        .filter_map(|w| w["step"].as_u64())
+        .collect();
+    assert_eq!(listed, writes.iter().rev().copied().collect::<Vec<_>>());
+
+    run(&mut s, "run");
+    run(&mut s, &format!("watch slm{group}+{off:#x} 4"));
+    for &w in &writes {
+        let Some(StopReason::Watchpoint(hit)) = run(&mut s, "continue").stop else {
+            panic!("no stop for step {w}")
+        };
+        assert_eq!((hit.step, s.now), (w, w + 1));
+        // The reported channel's data element is what the SLM dword now holds.
+        let inst = s.program.inst(InstIdx(s.recorder.trace.steps.at(w).pc));
+        let Some(Operand::Raw(data)) = inst.operands.get(3) else { panic!("{inst:?}") };
+        assert_eq!(hit.lanes.len(), 1, "{hit:?}");
+        let lane = hit.lanes[0] - inst.exec.offset;
+        let thread = s.machine.thread(ThreadId(hit.thread));
+        let at = (data.base + lane * 4) as usize;
+        let mut slm = [0u8; 4];
+        s.read_memory(MemSpace::Slm(group), off, &mut slm).expect("slm");
+        assert_eq!(thread.grf[at..at + 4], slm, "step {w}, lane {}", hit.lanes[0]);
+        assert_eq!(thread.group, group);
+        let x = run(&mut s, &format!("x/1xw slm{group}+{off:#x}"));
+        assert_eq!(x.fields["value"][0], format!("{:#010x}", u32::from_le_bytes(slm)));
+    }
+    assert!(writes
+        .iter()
+        .any(|&w| s.program.inst(InstIdx(s.recorder.trace.steps.at(w).pc)).exec.offset == 16));
+    assert_eq!(run(&mut s, "continue").stop, Some(StopReason::End));
+    // Reads: as many stops as the log has reads of it.
+    let reads = (0..s.total_steps())
+        .filter(|&t| {
+            s.recorder.trace.entries(t).iter().any(|e| {
+                matches!(e.kind, vdb::trace::EntryKind::Read { space: MemSpace::Slm(g), addr, len }
+                    if g == group && addr < off + 4 && off < addr + len as u64)
+            })
+        })
+        .count();
+    run(&mut s, "delete");
+    run(&mut s, "run");
+    run(&mut s, &format!("rwatch slm{group}+{off:#x} 4"));
+    let mut stops = 0;
+    while matches!(run(&mut s, "continue").stop, Some(StopReason::Watchpoint(_))) {
+        stops += 1;
+    }
+    assert_eq!((stops, reads > 0), (reads, true));
+    // Without a group, `slm` is the focused thread's.
+    run(&mut s, "thread 0");
+    assert_eq!(run(&mut s, "x/2xw slm+8").fields["space"], "slm0");
+    for bad in ["watch slm9+0", "x/4xw slm+0x100000", "x slm-4"] {
+        let cmd = parse(bad).expect("parses").expect("a command");
+        assert!(s.execute(&cmd).is_err(), "{bad}");
+    }
+}
