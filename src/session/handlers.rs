@@ -483,7 +483,7 @@ impl Session {
 
     /// A memory address expression (SVM, or `slm[G][+OFF]`) resolved for the focused thread;
     /// an SLM one must name a work-group that has SLM.
-    fn memory_at(&self, text: &str) -> Result<(MemSpace, u64), String> {
+    pub fn memory_at(&self, text: &str) -> Result<(MemSpace, u64), String> {
         let group = self.machine.thread(self.focus).group;
         let (space, addr) = resolve_memory(text, &self.buffers, group)?;
         if let MemSpace::Slm(g) = space {

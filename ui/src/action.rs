@@ -48,7 +48,7 @@ impl Action {
         (Action::Watch, "watch the selection (register cell or memory byte)"),
         (Action::GotoStep, "go to a step"),
         (Action::ChooseVariable, "show a variable in the register pane (Tab completes)"),
-        (Action::MemoryAddress, "show memory from an address, argN+OFF or a buffer name"),
+        (Action::MemoryAddress, "show memory from an address, argN+OFF, a buffer name or slm[G]+OFF"),
         (Action::CommandLine, "type a command (every `vdb batch` command)"),
         (Action::NextPane, "next pane"),
         (Action::PrevPane, "previous pane"),

@@ -2,7 +2,7 @@
 //! `update` applies it to the App and its Session. Rendering (view/) only reads.
 
 use vdb::isa::{InstIdx, Operand, UnitId, VarId};
-use vdb::machine::ThreadId;
+use vdb::machine::{MemSpace, ThreadId};
 use vdb::session::{self, BreakLoc, Command, Format, Session, StopReason};
 
 use crate::action::Action;
@@ -74,6 +74,8 @@ pub struct App {
     pub reg_row: usize,
     pub reg_col: usize,
     pub format: Format,
+    /// The memory pane's memory (SVM, or a work-group's SLM), first row and cursor.
+    pub mem_space: MemSpace,
     pub mem_addr: u64,
     pub mem_cursor: u64,
     pub thread_cursor: usize,
@@ -105,6 +107,7 @@ impl App {
             reg_row: 0,
             reg_col: 0,
             format: Format::Natural,
+            mem_space: MemSpace::Svm,
             mem_addr,
             mem_cursor: mem_addr,
             thread_cursor: 0,
@@ -346,7 +349,10 @@ impl App {
 
     fn watch_selection(&mut self) {
         let line = match self.pane {
-            Pane::Memory => format!("watch {:#x} 1", self.mem_cursor),
+            Pane::Memory => match self.mem_space {
+                MemSpace::Svm => format!("watch {:#x} 1", self.mem_cursor),
+                MemSpace::Slm(g) => format!("watch slm{g}+{:#x} 1", self.mem_cursor),
+            },
             _ => {
                 let Some(var) = self.reg_var else {
                     self.push_log("choose a variable first (v)");
@@ -401,8 +407,9 @@ impl App {
                 self.run_command(&text);
             }
             PromptKind::GotoStep => self.run_command(&format!("goto {text}")),
-            PromptKind::MemoryAddress => match session::expr::resolve_address(&text, &self.session.buffers) {
-                Ok(addr) => {
+            PromptKind::MemoryAddress => match self.session.memory_at(&text) {
+                Ok((space, addr)) => {
+                    self.mem_space = space;
                     self.mem_cursor = addr;
                     self.mem_addr = addr & !15;
                     self.pane = Pane::Memory;

@@ -1,5 +1,6 @@
-//! The memory pane: SVM as hex from an address, watched bytes highlighted, and the last
-//! writer of the byte under the cursor (step, thread, instruction, lane) from the recording.
+//! The memory pane: SVM or a work-group's SLM as hex from an address, watched bytes
+//! highlighted, and the last writer of the byte under the cursor (step, thread, instruction)
+//! from the recording.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,7 +18,9 @@ use vdb::session::{Format, WatchTarget};
 
 fn watched(app: &App, addr: u64) -> bool {
     app.session.watchpoints.iter().any(|w| match &w.target {
-        WatchTarget::Memory { space: MemSpace::Svm, addr: a, len } => addr >= *a && addr < a + len,
+        WatchTarget::Memory { space, addr: a, len } => {
+            *space == app.mem_space && addr >= *a && addr < a + len
+        }
         _ => false,
     })
 }
@@ -25,8 +28,12 @@ fn watched(app: &App, addr: u64) -> bool {
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = Theme { no_color: app.no_color };
     let s = &app.session;
-    let region =
-        s.machine.svm.region_of(app.mem_cursor, 1).map_or("unmapped".to_string(), |r| r.name.clone());
+    let region = match app.mem_space {
+        MemSpace::Svm => {
+            s.machine.svm.region_of(app.mem_cursor, 1).map_or("unmapped".to_string(), |r| r.name.clone())
+        }
+        MemSpace::Slm(g) => format!("SLM of work-group {g}"),
+    };
     let b = block(app, Pane::Memory, &format!(" {:#x} ({region})", app.mem_cursor));
     let inner = b.inner(area);
     b.render(area, buf);
@@ -46,7 +53,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         for i in 0..16 {
             let a = base + i;
             let mut byte = [0u8];
-            let text = match s.machine.svm.read(a, &mut byte) {
+            let text = match s.read_memory(app.mem_space, a, &mut byte) {
                 Ok(()) => format!("{:02x}", byte[0]),
                 Err(_) => "--".into(),
             };
@@ -69,7 +76,7 @@ fn typed_words(app: &App, base: u64, theme: &Theme) -> Vec<Span<'static>> {
     for w in 0..4u64 {
         let a = base + 4 * w;
         let mut b = [0u8; 4];
-        let text = match app.session.machine.svm.read(a, &mut b) {
+        let text = match app.session.read_memory(app.mem_space, a, &mut b) {
             Ok(()) => {
                 let ty = if app.format == Format::Float { DataType::F } else { DataType::D };
                 fmt_value(ty, u32::from_le_bytes(b) as u64, app.format)
@@ -90,10 +97,10 @@ fn typed_words(app: &App, base: u64, theme: &Theme) -> Vec<Span<'static>> {
 fn last_writer(app: &App) -> String {
     let s = &app.session;
     let mut cur = [0u8];
-    if s.machine.svm.read(app.mem_cursor, &mut cur).is_err() {
+    if s.read_memory(app.mem_space, app.mem_cursor, &mut cur).is_err() {
         return "cursor byte: unmapped".into();
     }
-    let hits = s.recorder.trace.mem_writes(MemSpace::Svm, app.mem_cursor, 1, s.now, &cur, 1);
+    let hits = s.recorder.trace.mem_writes(app.mem_space, app.mem_cursor, 1, s.now, &cur, 1);
     match hits.first() {
         None => "cursor byte: not written yet".into(),
         Some(h) => {

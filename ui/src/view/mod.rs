@@ -144,7 +144,7 @@ fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
                 crate::app::PromptKind::Command => ":",
                 crate::app::PromptKind::GotoStep => "go to step: ",
                 crate::app::PromptKind::Variable => "variable: ",
-                crate::app::PromptKind::MemoryAddress => "memory address (N, argN+OFF, buffer+OFF): ",
+                crate::app::PromptKind::MemoryAddress => "memory address (N, argN+OFF, buffer+OFF, slm[G]+OFF): ",
             };
             Line::from(format!("{label}{}▏", p.text))
         }

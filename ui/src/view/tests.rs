@@ -103,6 +103,35 @@ fn type_text(app: &mut App, text: &str) {
 }
 
 #[test]
+fn memory_pane_shows_a_work_groups_slm_and_watches_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
+    let launch = vdb::launch::raw::load(&root.join("sample-kernels/opencl/slm_reduce/skl.launch.json"))
+        .expect("launch");
+    let mut app = App::new(vdb::session::Session::new(launch), Keymap::default(), true);
+    app.update(Action::MemoryAddress);
+    type_text(&mut app, "slm1+0x40");
+    assert_eq!((app.mem_space, app.mem_cursor), (vdb::machine::MemSpace::Slm(1), 0x40));
+    app.update(Action::Watch);
+    let w = &app.session.watchpoints[0].target;
+    assert!(matches!(
+        w,
+        vdb::session::WatchTarget::Memory { space: vdb::machine::MemSpace::Slm(1), addr: 0x40, .. }
+    ));
+    app.update(Action::Continue);
+    assert!(app.status.starts_with("watchpoint"), "{}", app.status);
+    let text = screen(&app, 140, 44);
+    assert!(text.contains("SLM of work-group 1"), "{text}");
+    assert!(text.contains("last write: step"), "{text}");
+    // The byte under the cursor is the SLM's, as `x` reads it.
+    let x = app.session.execute(&vdb::session::parse("x/1xb slm1+0x40").expect("p").expect("c")).expect("x");
+    let byte = x.fields["value"][0].as_str().expect("a byte").trim_start_matches("0x").to_string();
+    assert!(text.contains(&format!(" {byte} ")), "{byte}: {text}");
+    app.update(Action::MemoryAddress);
+    type_text(&mut app, "slm9+0");
+    assert!(app.log.last().is_some_and(|l| l.contains("no SLM")), "{:?}", app.log.last());
+}
+
+#[test]
 fn memory_pane_goes_to_a_buffer_address_and_watches_the_cursor_byte() {
     let mut app = app("loop_exit.launch.json");
     app.update(Action::MemoryAddress);
