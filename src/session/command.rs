@@ -113,9 +113,13 @@ pub enum Command {
         addr: String,
     },
     Info(InfoWhat),
-    /// `display REGION [/fmt]`: print the region after every movement; `display` alone
-    /// prints every display now.
-    Display(Option<(String, Format)>),
+    /// `display REGION [/fmt]` or `display x/NFU ADDR`: that `print` or `x` after every
+    /// movement (the boxed command is one of the two); `display` alone shows them all now.
+    Display(Option<Box<Command>>),
+    /// `list [LOC]`: ten source lines around LOC or the focused thread's instruction.
+    List(Option<BreakLoc>),
+    /// `goto +N` / `goto -N`: N steps later or earlier in global time.
+    GotoRelative(i64),
     /// `undisplay [N]`: remove display N (all without N).
     Undisplay(Option<u32>),
     /// `thread apply all|LIST CMD`: an inspecting command run with each thread focused.
@@ -156,7 +160,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("rfinish", "back to the call that entered the current subroutine or function"),
     ("continue (c)", "run forward to a breakpoint, watchpoint, fault or the end"),
     ("rcontinue (rc)", "run backward to a breakpoint, watchpoint or the start"),
-    ("goto STEP|MARK", "go to a step index or a mark"),
+    ("goto STEP|+N|-N|MARK", "go to a step index, N steps later or earlier, or a mark"),
     ("run", "go back to step 0"),
     ("when", "print the current step"),
     ("thread T", "focus thread T"),
@@ -176,7 +180,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
     ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
     ("display REGION [/x|/d|/u|/f]", "print REGION after every movement (display: all now)"),
+    ("display x/NFU ADDR", "dump memory after every movement"),
     ("undisplay [N]", "remove display N (all without N)"),
+    ("list [LOC]", "ten source lines around LOC or the focused thread's instruction"),
     ("thread apply all|LIST CMD", "run print, x, info, bt, last-write or history in each thread"),
     ("info registers|predicates|masks|threads|breakpoints|marks|frame|display", "state summaries"),
     ("backtrace (bt)", "the focused thread's call stack, innermost first"),
@@ -376,10 +382,15 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "continue" | "c" => no_args(Command::Continue)?,
         "rcontinue" | "rc" | "reverse-continue" => no_args(Command::ReverseContinue)?,
         "goto" => {
-            let a = one_arg("a step index or a mark name")?;
-            match a.parse::<u64>() {
-                Ok(n) => Command::GotoStep(n),
-                Err(_) => Command::GotoMark(a.to_string()),
+            let a = one_arg("a step index, +N, -N or a mark name")?;
+            // Signs first: Rust's integer parse takes `+1` as 1.
+            match (a.strip_prefix(['+', '-']), a.parse::<u64>()) {
+                (Some(n), _) => {
+                    let n = count(Some(n))? as i64;
+                    Command::GotoRelative(if a.starts_with('-') { -n } else { n })
+                }
+                (None, Ok(n)) => Command::GotoStep(n),
+                (None, Err(_)) => Command::GotoMark(a.to_string()),
             }
         }
         "run" | "r" => no_args(Command::Run)?,
@@ -418,7 +429,21 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             _ => return err("`ignore` takes a breakpoint number and a count"),
         },
         "display" if rest.is_empty() => Command::Display(None),
-        "display" => Command::Display(Some(region_and_format("display", rest)?)),
+        "display" if rest.starts_with("x/") || rest.starts_with("x ") => match parse(rest)? {
+            Some(examine @ Command::Examine { .. }) => Command::Display(Some(Box::new(examine))),
+            _ => return err("display x/NFU ADDR needs an address"),
+        },
+        "display" => {
+            let (expr, format) = region_and_format("display", rest)?;
+            Command::Display(Some(Box::new(Command::Print { expr, format })))
+        }
+        "list" => Command::List(match rest {
+            "" => None,
+            _ => match parse_break(rest)? {
+                (loc, None) => Some(loc),
+                (_, Some(_)) => return err("`list` takes a location without a condition"),
+            },
+        }),
         "undisplay" => match args.as_slice() {
             [] => Command::Undisplay(None),
             [a] => Command::Undisplay(Some(number(a, "display number")?)),
@@ -467,7 +492,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
                 let (expr, format) = region_and_format("print", &format!("/{f} {rest}"))?;
                 Command::Print { expr, format }
             } else if let Some(f) = name.strip_prefix("display/") {
-                Command::Display(Some(region_and_format("display", &format!("/{f} {rest}"))?))
+                let (expr, format) = region_and_format("display", &format!("/{f} {rest}"))?;
+                Command::Display(Some(Box::new(Command::Print { expr, format })))
             } else {
                 return err(format!("unknown command `{name}` (try `help`)"));
             }
@@ -588,8 +614,31 @@ mod tests {
             ("condition 2", Command::Condition { id: 2, cond: None }),
             ("ignore 1 40", Command::Ignore { id: 1, count: 40 }),
             ("display", Command::Display(None)),
-            ("display R(0,0)<1;1,0> /x", Command::Display(Some(("R(0,0)<1;1,0>".into(), Format::Hex)))),
-            ("display/d R", Command::Display(Some(("R".into(), Format::Signed)))),
+            (
+                "display R(0,0)<1;1,0> /x",
+                Command::Display(Some(Box::new(Command::Print {
+                    expr: "R(0,0)<1;1,0>".into(),
+                    format: Format::Hex,
+                }))),
+            ),
+            (
+                "display/d R",
+                Command::Display(Some(Box::new(Command::Print { expr: "R".into(), format: Format::Signed }))),
+            ),
+            (
+                "display x/4dw slm+8",
+                Command::Display(Some(Box::new(Command::Examine {
+                    count: 4,
+                    format: Format::Signed,
+                    unit: 4,
+                    addr: "slm+8".into(),
+                }))),
+            ),
+            ("list", Command::List(None)),
+            ("list $12", Command::List(Some(BreakLoc::InstId { unit: None, id: 12 }))),
+            ("goto +25", Command::GotoRelative(25)),
+            ("goto -3", Command::GotoRelative(-3)),
+            ("goto +1", Command::GotoRelative(1)),
             ("undisplay", Command::Undisplay(None)),
             ("undisplay 3", Command::Undisplay(Some(3))),
             ("info display", Command::Info(InfoWhat::Display)),
@@ -649,6 +698,10 @@ mod tests {
             "thread apply 0 thread 1",
             "thread apply all thread apply 0 bt",
             "thread apply all break 3",
+            "display x/4xw",
+            "list 3 if R == 1",
+            "goto +0",
+            "goto -x",
         ] {
             assert!(parse(line).is_err(), "{line} should not parse");
         }

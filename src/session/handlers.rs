@@ -177,7 +177,12 @@ impl Session {
                 let text = if lines.is_empty() { "no displays".to_string() } else { lines.join("\n") };
                 Ok(Reply::text(text).with("displays", json!(values)))
             }
-            Command::Display(Some((expr, format))) => self.add_display(expr, *format),
+            Command::Display(Some(shown)) => self.add_display(shown),
+            Command::List(loc) => self.list(loc.as_ref()),
+            Command::GotoRelative(delta) => {
+                let r = self.goto(self.now.saturating_add_signed(*delta));
+                moved(self, r)
+            }
             Command::Undisplay(id) => self.undisplay(*id),
             Command::ThreadApply { threads, cmd } => self.thread_apply(threads, cmd),
             Command::Delete(id) => self.delete(*id),
@@ -367,15 +372,78 @@ impl Session {
         Ok(Reply::text(text).with("ignore", json!(count)))
     }
 
-    fn add_display(&mut self, expr: &str, format: Format) -> Result<Reply, String> {
-        // Checked now, so that a typo is an error here and not a message after every step.
-        self.print(expr, format)?;
+    fn add_display(&mut self, shown: &Command) -> Result<Reply, String> {
+        let expr = match shown {
+            Command::Print { expr, format } => format!("{expr}{}", format_suffix(*format)),
+            Command::Examine { count, format, unit, addr } => {
+                let f = format_suffix(*format).trim_start_matches(" /").to_string();
+                let u = match unit {
+                    1 => "b",
+                    2 => "h",
+                    8 => "g",
+                    _ => "w",
+                };
+                format!("x/{count}{f}{u} {addr}")
+            }
+            _ => return Err("display shows a region (print) or memory (x/NFU ADDR)".into()),
+        };
+        // Run once now, so that a typo is an error here and not a message after every step.
+        self.execute(shown)?;
         let id = self.next_display;
         self.next_display += 1;
-        self.displays.push(super::Display { id, expr: expr.to_string(), format });
+        self.displays.push(super::Display { id, expr, cmd: shown.clone() });
         let (values, lines) = self.display_values();
         let i = values.len() - 1;
         Ok(Reply::text(lines[i].clone()).with("id", json!(id)).with("displays", json!([values[i]])))
+    }
+
+    /// `list [LOC]`: ten lines of LOC's file around it (the focused thread's instruction
+    /// without LOC), `=>` on the focused thread's line, `b` on lines with a breakpoint.
+    fn list(&mut self, loc: Option<&BreakLoc>) -> Result<Reply, String> {
+        let here = self.program.inst(self.machine.thread(self.focus).control.pc).span;
+        let (file_id, center) = match loc {
+            None => (here.file, here.line),
+            // Any line, code or not.
+            Some(BreakLoc::Line { file: None, line }) => (self.program.kernel().file, *line),
+            Some(BreakLoc::Line { file: Some(name), line }) => {
+                let found = self.program.files.iter().position(|f| f.path.ends_with(name.as_str()));
+                let id = found.ok_or_else(|| format!("no source file `{name}`"))?;
+                (crate::program::FileId(id as u32), *line)
+            }
+            Some(other) => {
+                let span = self.program.inst(self.locate(other)?[0]).span;
+                (span.file, span.line)
+            }
+        };
+        let file = self.program.file(file_id);
+        let n_lines = file.text.lines().count() as u32;
+        if center == 0 || center > n_lines {
+            return Err(format!("line {center} is outside {} ({n_lines} lines)", file.path));
+        }
+        let first = center.saturating_sub(5).max(1);
+        let last = (first + 9).min(n_lines);
+        let marked: Vec<u32> = self
+            .breakpoints
+            .iter()
+            .flat_map(|b| b.pcs.iter())
+            .map(|&p| self.program.inst(p).span)
+            .filter(|s| s.file == file_id)
+            .map(|s| s.line)
+            .collect();
+        let mut rows = Vec::new();
+        let mut text = Vec::new();
+        for line in first..=last {
+            let current = here.file == file_id && here.line == line;
+            let source = file.line_text(line);
+            let mark = match (current, marked.contains(&line)) {
+                (true, _) => "=>",
+                (false, true) => " b",
+                _ => "  ",
+            };
+            text.push(format!("{mark}{line:>5}  {source}"));
+            rows.push(json!({"line": line, "text": source, "current": current}));
+        }
+        Ok(Reply::text(text.join("\n")).with("file", json!(file.path)).with("lines", json!(rows)))
     }
 
     fn undisplay(&mut self, id: Option<u32>) -> Result<Reply, String> {
@@ -402,7 +470,7 @@ impl Session {
         let mut values = Vec::new();
         let mut lines = Vec::new();
         for d in self.displays.clone() {
-            match self.print(&d.expr, d.format) {
+            match self.execute(&d.cmd) {
                 Ok(r) => {
                     lines.push(format!("{}: {}", d.id, r.text));
                     values.push(json!({"id": d.id, "expr": d.expr, "value": r.fields["value"]}));
@@ -763,11 +831,8 @@ impl Session {
                 Ok(Reply::text(text).with("breakpoints", json!(rows)))
             }
             InfoWhat::Display => {
-                let rows: Vec<Value> = self
-                    .displays
-                    .iter()
-                    .map(|d| json!({"id": d.id, "expr": d.expr, "format": format!("{:?}", d.format).to_lowercase()}))
-                    .collect();
+                let rows: Vec<Value> =
+                    self.displays.iter().map(|d| json!({"id": d.id, "expr": d.expr})).collect();
                 let text: Vec<String> =
                     self.displays.iter().map(|d| format!("{}: {}", d.id, d.expr)).collect();
                 let text = if text.is_empty() { "no displays".into() } else { text.join("\n") };
@@ -893,6 +958,17 @@ impl crate::exec::Observer for LaneAccesses {
     }
     fn access_lane(&mut self, lane: Option<u32>) {
         self.next_lane = lane;
+    }
+}
+
+/// ` /x` for a format that is not the natural one.
+fn format_suffix(format: Format) -> &'static str {
+    match format {
+        Format::Natural => "",
+        Format::Hex => " /x",
+        Format::Signed => " /d",
+        Format::Unsigned => " /u",
+        Format::Float => " /f",
     }
 }
 

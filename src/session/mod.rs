@@ -122,12 +122,13 @@ pub struct Breakpoint {
     pub temporary: bool,
 }
 
-/// A `display`: a region printed after every movement.
+/// A `display`: a `print` or `x` shown after every movement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Display {
     pub id: u32,
+    /// What it shows, as typed after `display`.
     pub expr: String,
-    pub format: Format,
+    pub cmd: Command,
 }
 
 /// One session over one launch.

@@ -244,3 +244,42 @@ fn thread_apply_runs_a_command_in_each_thread_and_keeps_the_focus() {
     assert!(fails(&mut s, "thread apply 0-1 print NOPE").contains("NOPE"), "failing in every thread fails");
     assert!(fails(&mut s, &format!("thread apply {n} print V0056")).contains("no thread"));
 }
+
+#[test]
+fn list_shows_the_source_around_a_place_and_marks_it() {
+    let mut s = session(&launch(COLLATZ));
+    run(&mut s, "break $18");
+    run(&mut s, "continue");
+    let here = s.line();
+    let listed = run(&mut s, "list");
+    let lines: Vec<u64> =
+        listed.fields["lines"].as_array().expect("lines").iter().filter_map(|l| l["line"].as_u64()).collect();
+    assert_eq!(lines, (here as u64 - 5..here as u64 + 5).collect::<Vec<_>>());
+    let text = s.program.file(s.program.kernel().file).text.clone();
+    for (row, l) in listed.text.lines().zip(&lines) {
+        assert!(row.ends_with(text.lines().nth(*l as usize - 1).expect("line")), "{row}");
+        // The focused thread's line is where it stopped, on the breakpoint.
+        assert_eq!(row.starts_with("=>"), *l == here as u64, "{row}");
+    }
+    run(&mut s, "break $33");
+    let at_ret = run(&mut s, "list $33");
+    assert!(at_ret.text.lines().any(|r| r.starts_with(" b") && r.contains("ret (M1, 1)")), "{}", at_ret.text);
+    assert_eq!(run(&mut s, "list 1").fields["lines"][0]["text"], ".version 4.1");
+    assert!(fails(&mut s, "list 100000").contains("outside"));
+    assert!(fails(&mut s, "list other.visaasm:3").contains("no source file"));
+}
+
+#[test]
+fn goto_relative_moves_by_global_steps_and_memory_displays_follow() {
+    let mut s = session(&launch("opencl/slm_reduce/skl.launch.json"));
+    run(&mut s, "display x/4dw slm+0x40");
+    for (line, now) in [("goto +50", 50), ("goto -20", 30), ("goto +1", 31), ("goto -1000", 0)] {
+        let reply = run(&mut s, line);
+        assert_eq!(s.now, now, "{line}");
+        let x = run(&mut s, "x/4dw slm+0x40");
+        assert_eq!(reply.fields["displays"][0]["value"], x.fields["value"], "{line}");
+    }
+    assert_eq!(run(&mut s, "goto +100000000").stop, Some(StopReason::End));
+    assert_eq!(s.now, s.total_steps());
+    assert_eq!(run(&mut s, "info display").fields["displays"][0]["expr"], "x/4dw slm+0x40");
+}
