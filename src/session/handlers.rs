@@ -546,7 +546,14 @@ impl Session {
             return Ok(WatchTarget::Register { thread: self.focus.0, ranges, text: text.to_string() });
         }
         let (space, addr) = self.memory_at(text)?;
-        Ok(WatchTarget::Memory { space, addr, len: len.unwrap_or(4).max(1) })
+        let len = len.unwrap_or(4).max(1);
+        // Values of the whole range are read at every hit and query.
+        if len > MAX_MEMORY_LEN || addr.checked_add(len).is_none() {
+            return Err(format!(
+                "a memory range is 1 to {MAX_MEMORY_LEN} bytes below 2^64 (got {len} at {addr:#x})"
+            ));
+        }
+        Ok(WatchTarget::Memory { space, addr, len })
     }
 
     /// A memory address expression (SVM, or `slm[G][+OFF]`) resolved for the focused thread;
@@ -960,6 +967,9 @@ impl crate::exec::Observer for LaneAccesses {
         self.next_lane = lane;
     }
 }
+
+/// The longest memory range a watchpoint, `last-write` or `history` takes (16 MiB).
+const MAX_MEMORY_LEN: u64 = 1 << 24;
 
 /// ` /x` for a format that is not the natural one.
 fn format_suffix(format: Format) -> &'static str {

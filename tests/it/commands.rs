@@ -283,3 +283,117 @@ fn goto_relative_moves_by_global_steps_and_memory_displays_follow() {
     assert_eq!(s.now, s.total_steps());
     assert_eq!(run(&mut s, "info display").fields["displays"][0]["expr"], "x/4dw slm+0x40");
 }
+
+/// Every command name with every kind of argument the parser may meet (empty, zero, huge,
+/// negative, signed, malformed regions and addresses, SLM forms, stray formats and
+/// conditions), run in turn on one session: errors are fine, panics and hangs are not, and
+/// the session still travels afterwards. Deterministic: a fixed list, crossed.
+#[test]
+fn every_command_with_odd_arguments_gives_errors_not_panics() {
+    let names = [
+        "step",
+        "rstep",
+        "next",
+        "rnext",
+        "finish",
+        "rfinish",
+        "until",
+        "advance",
+        "goto",
+        "thread",
+        "lane",
+        "break",
+        "tbreak",
+        "condition",
+        "ignore",
+        "delete",
+        "disable",
+        "enable",
+        "watch",
+        "rwatch",
+        "awatch",
+        "print",
+        "p/x",
+        "display",
+        "display/f",
+        "undisplay",
+        "x",
+        "x/4xw",
+        "x/0b",
+        "list",
+        "info",
+        "last-write",
+        "history",
+        "mark",
+        "thread apply all",
+        "thread apply 0-1",
+        "bt",
+        "when",
+        "state-hash",
+    ];
+    let args = [
+        "",
+        "0",
+        "1",
+        "-1",
+        "+0",
+        "+3",
+        "18446744073709551615",
+        "99999999999999999999",
+        "$0",
+        "$99999",
+        "$",
+        "V0053",
+        "V0053(0,0)<1;1,0>",
+        "V0053(0,99)<1;1,0>",
+        "V0053(0,0)<32;16,4> /x",
+        "V0053(",
+        "V0053:zz",
+        "slm",
+        "slm+0x1fc",
+        "slm+0x200",
+        "slm3+4",
+        "slm9",
+        "slm+",
+        "slm-1",
+        "arg0+4",
+        "arg9",
+        "0xffffffffffffffff 18446744073709551615",
+        "1 if V0053(0,0)<0;1,0> == 1",
+        "1 if any(V0053(0,0)<1;1,0> ~ 3)",
+        "2 3",
+        "1 4-2",
+        "x/4xw slm",
+        "registers",
+        "display",
+        "/x",
+        "/q V0053",
+        "lane 40",
+        "print V0053 /x /d",
+        ":",
+        "\u{1b}[A",
+        "é$1",
+        "0xfffffffffffffff0",
+        "0xfffffffffffffff0 64",
+        "-5",
+        "1 2 3 4",
+        "V0053(0,0)<1;1,0> lane 3",
+        "V0053(0,0)<1;1,0> lane 99",
+        "$1 if",
+        "all(V0053(0,0)<1;1,0> >= 0)",
+    ];
+    for launch_file in ["opencl/slm_reduce/skl.launch.json", "hand/indirect.launch.json"] {
+        let mut s = session(&launch(launch_file));
+        for name in names {
+            for arg in args {
+                let line = format!("{name} {arg}");
+                if let Ok(Some(cmd)) = parse(&line) {
+                    let _ = s.execute(&cmd);
+                }
+            }
+        }
+        run(&mut s, "delete");
+        assert_eq!(run(&mut s, "goto 18446744073709551615").stop, Some(StopReason::End), "{launch_file}");
+        assert_eq!(run(&mut s, "rstep").stop, Some(StopReason::Step), "{launch_file}");
+    }
+}

@@ -197,3 +197,42 @@ fn out_keys_leave_and_reenter_a_call_and_the_status_bar_shows_the_frames() {
     assert_eq!(app.session.now, inside - 1);
     assert_eq!(app.session.line(), call_line);
 }
+
+/// Hundreds of actions in a fixed pseudo-random order (every action, prompts answered with
+/// good and bad text, every pane), each followed by a render at one of three sizes: nothing
+/// panics, and the session still travels afterwards.
+#[test]
+fn random_action_sequences_never_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
+    let answers =
+        ["3", "99999999", "V0053", "nope(", "slm+0x10", "slm7", "arg1+4", "", "display x/2xw slm", "until"];
+    for rel in ["opencl/slm_reduce/skl.launch.json", "hand/subroutine.launch.json"] {
+        let launch = vdb::launch::raw::load(&root.join("sample-kernels").join(rel)).expect("launch");
+        let mut app = App::new(vdb::session::Session::new(launch), Keymap::default(), true);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..400 {
+            let (action, _) = Action::ALL[next() as usize % Action::ALL.len()];
+            if action == Action::Quit {
+                continue;
+            }
+            app.update(action);
+            if app.prompt.is_some() {
+                type_text(&mut app, answers[next() as usize % answers.len()]);
+            }
+            let (w, h) = [(160, 48), (80, 24), (40, 10)][i % 3];
+            screen(&app, w, h);
+        }
+        app.session.breakpoints.clear();
+        app.session.watchpoints.clear();
+        app.run_command("goto 0");
+        assert_eq!(app.session.now, 0, "{rel}");
+        app.update(Action::Continue);
+        assert_eq!(app.session.now, app.session.total_steps(), "{rel}");
+    }
+}
