@@ -35,6 +35,10 @@ pub const BUFFER_BASE: u64 = 0x1_0000_0000;
 /// Most hardware threads one launch may have (each holds its own register file).
 pub const MAX_THREADS: u64 = 1 << 20;
 
+/// Largest buffer or SVM region a launch may declare (1 GiB): memory is mapped page by page
+/// as it is touched, but outputs are read back whole.
+pub const MAX_BUFFER: u64 = 1 << 30;
+
 /// Where zebin data sections (`.data.const`, `.data.global`) go.
 pub const DATA_BASE: u64 = 0x8000_0000;
 
@@ -251,6 +255,13 @@ fn bind_args(
                     file,
                     Some(&field("size")),
                     format!("{} is smaller than the {} bytes of `buffer`", s.0, b.len()),
+                ))
+            }
+            (Some(s), _) if s.0 > MAX_BUFFER => {
+                return Err(LaunchError::new(
+                    file,
+                    Some(&field("size")),
+                    format!("{} bytes is more than vdb maps for one buffer ({MAX_BUFFER})", s.0),
                 ))
             }
             (Some(s), _) => s.0,

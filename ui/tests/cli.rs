@@ -121,6 +121,11 @@ fn bad_launch_files_name_the_field_and_exit_2() {
             r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [4294967040, 1024], "local_size": [64], "args": [{"index": 0, "size": 4}, {"index": 1, "size": 4}]}"#,
             "hardware threads",
         ),
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [64], "local_size": [64], "args": [{"index": 0, "size": 4}, {"index": 1, "size": 1000000000000000, "output": "o.bin"}]}"#,
+            "args[1].size",
+        ),
+        (r#"{"kernel": "KERNEL", "svm": [{"address": "0x1000", "size": 4000000000000}]}"#, "svm[0].size"),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let text = text.replace("KERNEL", &kernel).replace("ZEBIN", &zebin);
