@@ -294,15 +294,16 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         return Err(LaunchError::new(file, Some("simd"), format!("{simd} is not 1, 2, 4, 8, 16 or 32")));
     }
     let full = crate::exec::window(crate::isa::ExecMask { size: simd, offset: 0, no_mask: false });
-    let mask = spec.dispatch_mask.map_or(full, |m| m.0 as u32);
-    if mask & !full != 0 {
+    // Checked before narrowing to 32 bits, so a 33-bit mask is an error, not truncated.
+    let mask = spec.dispatch_mask.map_or(full as u64, |m| m.0);
+    if mask & !(full as u64) != 0 {
         return Err(LaunchError::new(
             file,
             Some("dispatch_mask"),
             format!("{mask:#x} has lanes beyond SIMD{simd}"),
         ));
     }
-    let mut thread = ThreadState::new(&program, simd, mask);
+    let mut thread = ThreadState::new(&program, simd, mask as u32);
     if let Some(payload) = &spec.payload {
         let bytes = read_relative(base, payload, file, "payload")?;
         apply_payload(&program, &mut thread, &bytes);

@@ -126,6 +126,10 @@ fn bad_launch_files_name_the_field_and_exit_2() {
             "args[1].size",
         ),
         (r#"{"kernel": "KERNEL", "svm": [{"address": "0x1000", "size": 4000000000000}]}"#, "svm[0].size"),
+        (
+            r#"{"kernel": "KERNEL", "simd": 32, "dispatch_mask": "0x1ffffffff"}"#,
+            "0x1ffffffff has lanes beyond SIMD32",
+        ),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let text = text.replace("KERNEL", &kernel).replace("ZEBIN", &zebin);
