@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS};
-use super::expr::{parse_condition, resolve_memory, resolve_region};
+use super::expr::{parse_condition, resolve_memory, resolve_region, Condition};
 use super::format::value as fmt_value;
 use super::motion::hex;
 use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
@@ -283,10 +283,7 @@ impl Session {
         temporary: bool,
     ) -> Result<(u32, Reply), String> {
         let pcs = self.locate(loc)?;
-        let cond = cond.map(parse_condition).transpose()?;
-        if let Some(c) = &cond {
-            resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
-        }
+        let cond = cond.map(|c| self.checked_condition(c)).transpose()?;
         let id = self.fresh_id();
         let first = self.program.inst(pcs[0]);
         let text = format!("{}:{} ${}", self.program.file(first.span.file).path, first.span.line, first.id);
@@ -326,22 +323,31 @@ impl Session {
         }
     }
 
-    fn set_enabled(&mut self, id: u32, enabled: bool) -> Result<Reply, String> {
+    /// The enabled flag and ignore count of breakpoint or watchpoint `id`.
+    fn stop_point(&mut self, id: u32) -> Result<(&mut bool, &mut u64), String> {
         if let Some(b) = self.breakpoints.iter_mut().find(|b| b.id == id) {
-            b.enabled = enabled;
-        } else if let Some(w) = self.watchpoints.iter_mut().find(|w| w.id == id) {
-            w.enabled = enabled;
-        } else {
-            return Err(format!("no breakpoint or watchpoint {id}"));
+            return Ok((&mut b.enabled, &mut b.ignore));
         }
+        match self.watchpoints.iter_mut().find(|w| w.id == id) {
+            Some(w) => Ok((&mut w.enabled, &mut w.ignore)),
+            None => Err(format!("no breakpoint or watchpoint {id}")),
+        }
+    }
+
+    fn set_enabled(&mut self, id: u32, enabled: bool) -> Result<Reply, String> {
+        *self.stop_point(id)?.0 = enabled;
         Ok(Reply::text(format!("{} {id}", if enabled { "enabled" } else { "disabled" })))
     }
 
+    /// A breakpoint condition, its region checked against the kernel's names now.
+    fn checked_condition(&self, text: &str) -> Result<Condition, String> {
+        let c = parse_condition(text)?;
+        resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
+        Ok(c)
+    }
+
     fn set_condition(&mut self, id: u32, cond: Option<&str>) -> Result<Reply, String> {
-        let cond = cond.map(parse_condition).transpose()?;
-        if let Some(c) = &cond {
-            resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
-        }
+        let cond = cond.map(|c| self.checked_condition(c)).transpose()?;
         let Some(bp) = self.breakpoints.iter_mut().find(|b| b.id == id) else {
             return Err(match self.watchpoints.iter().any(|w| w.id == id) {
                 true => format!("{id} is a watchpoint; conditions are for breakpoints"),
@@ -357,13 +363,7 @@ impl Session {
     }
 
     fn set_ignore(&mut self, id: u32, count: u64) -> Result<Reply, String> {
-        if let Some(b) = self.breakpoints.iter_mut().find(|b| b.id == id) {
-            b.ignore = count;
-        } else if let Some(w) = self.watchpoints.iter_mut().find(|w| w.id == id) {
-            w.ignore = count;
-        } else {
-            return Err(format!("no breakpoint or watchpoint {id}"));
-        }
+        *self.stop_point(id)?.1 = count;
         let text = match count {
             0 => format!("{id} will stop the next time it is reached"),
             1 => format!("{id} will not stop the next time it is reached"),

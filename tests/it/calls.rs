@@ -91,6 +91,17 @@ _main_0:
     ret (M1, 1)
 ";
 
+/// A raw launch of [`KERNEL`] with [`FUNCTION`] (SIMD8) in a scratch directory `name`.
+pub fn fcall_launch(name: &str) -> std::path::PathBuf {
+    let dir = crate::golden::scratch(name);
+    std::fs::write(dir.join("k.visaasm"), KERNEL).expect("kernel");
+    std::fs::write(dir.join("twice.visaasm"), FUNCTION).expect("function");
+    let launch = dir.join("k.launch.json");
+    std::fs::write(&launch, r#"{ "kernel": "k.visaasm", "functions": ["twice.visaasm"], "simd": 8 }"#)
+        .expect("launch");
+    launch
+}
+
 pub const FUNCTION: &str = ".version 4.1
 .global_function \"twice\"
 .decl FA v_type=G type=d num_elts=8 align=hword alias=<%arg, 0>

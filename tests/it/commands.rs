@@ -1,27 +1,13 @@
 //! gdb's everyday commands beyond moving and breaking: `until`, `condition` and `ignore`,
 //! `display`, `thread apply`; each checked against the recorded run it moves through.
 
-use std::path::{Path, PathBuf};
-
 use vdb::isa::UnitId;
-use vdb::launch::raw;
 use vdb::machine::ThreadId;
-use vdb::session::{parse, Reply, Session, StopReason};
+use vdb::session::{parse, Session, StopReason};
+
+use crate::harness::{cmd as run, launch, numbers, session};
 
 const COLLATZ: &str = "opencl/collatz/skl.launch.json";
-
-fn launch(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels").join(rel)
-}
-
-fn session(path: &Path) -> Session {
-    Session::new(raw::load(path).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn run(s: &mut Session, line: &str) -> Reply {
-    let cmd = parse(line).expect("parses").expect("a command");
-    s.execute(&cmd).unwrap_or_else(|e| panic!("{line}: {e}"))
-}
 
 fn fails(s: &mut Session, line: &str) -> String {
     let cmd = parse(line).expect("parses").expect("a command");
@@ -186,12 +172,7 @@ fn displays_show_after_every_movement_until_undisplayed() {
 
 #[test]
 fn a_display_out_of_scope_shows_its_error_and_the_movement_goes_on() {
-    let dir = crate::golden::scratch("display-scope");
-    std::fs::write(dir.join("k.visaasm"), crate::calls::KERNEL).expect("kernel");
-    std::fs::write(dir.join("twice.visaasm"), crate::calls::FUNCTION).expect("function");
-    let launch = dir.join("k.launch.json");
-    std::fs::write(&launch, r#"{ "kernel": "k.visaasm", "functions": ["twice.visaasm"], "simd": 8 }"#)
-        .expect("launch");
+    let launch = crate::calls::fcall_launch("display-scope");
     let mut s = session(&launch);
     run(&mut s, "step 2");
     assert_eq!(s.backtrace(ThreadId(0))[0].function, "twice_0");
@@ -233,13 +214,7 @@ fn thread_apply_runs_a_command_in_each_thread_and_keeps_the_focus() {
     run(&mut s, "thread apply 1 3-4 bt");
     assert_eq!((s.focus, s.lane), (ThreadId(2), 3), "focus and lane as before");
     let some = run(&mut s, "thread apply 1 3-4 bt");
-    let threads: Vec<u64> = some.fields["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .filter_map(|r| r["thread"].as_u64())
-        .collect();
-    assert_eq!(threads, [1, 3, 4]);
+    assert_eq!(numbers(&some.fields["results"], "thread"), [1, 3, 4]);
     assert!(some.text.starts_with("thread 1:"), "{}", some.text);
     assert!(fails(&mut s, "thread apply 0-1 print NOPE").contains("NOPE"), "failing in every thread fails");
     assert!(fails(&mut s, &format!("thread apply {n} print V0056")).contains("no thread"));
@@ -252,8 +227,7 @@ fn list_shows_the_source_around_a_place_and_marks_it() {
     run(&mut s, "continue");
     let here = s.line();
     let listed = run(&mut s, "list");
-    let lines: Vec<u64> =
-        listed.fields["lines"].as_array().expect("lines").iter().filter_map(|l| l["line"].as_u64()).collect();
+    let lines = numbers(&listed.fields["lines"], "line");
     assert_eq!(lines, (here as u64 - 5..here as u64 + 5).collect::<Vec<_>>());
     let text = s.program.file(s.program.kernel().file).text.clone();
     for (row, l) in listed.text.lines().zip(&lines) {

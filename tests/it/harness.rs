@@ -1,4 +1,5 @@
-//! A tiny harness: wrap instructions in a kernel, parse it, run one thread, read variables.
+//! A tiny harness: wrap instructions in a kernel, parse it, run one thread, read variables;
+//! and debugging sessions over the sample launches, driven by command lines.
 
 use std::sync::Arc;
 
@@ -108,4 +109,26 @@ pub fn set_var(program: &Program, machine: &mut Machine, name: &str, bytes: &[u8
 
 pub fn le32(values: &[i32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// A launch file under `sample-kernels/`.
+pub fn launch(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels").join(rel)
+}
+
+/// A debugging session over a launch file.
+pub fn session(path: &std::path::Path) -> vdb::session::Session {
+    vdb::session::Session::new(vdb::launch::raw::load(path).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Runs one command line, which must succeed.
+pub fn cmd(s: &mut vdb::session::Session, line: &str) -> vdb::session::Reply {
+    let parsed = vdb::session::parse(line).expect("parses").expect("a command");
+    s.execute(&parsed).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+/// Field `key` of each object in the JSON array `list`, as numbers (a reply's `writes`,
+/// `results`, `lines`…).
+pub fn numbers(list: &serde_json::Value, key: &str) -> Vec<u64> {
+    list.as_array().expect("an array").iter().filter_map(|item| item[key].as_u64()).collect()
 }

@@ -2,25 +2,11 @@
 //! straight-line run, the call stack they move through (`backtrace`), and what stops them
 //! early, as in gdb: watchpoints of any thread, breakpoints of the focused thread.
 
-use std::path::{Path, PathBuf};
-
 use vdb::isa::{InstIdx, Opcode};
-use vdb::launch::raw;
 use vdb::machine::ThreadId;
-use vdb::session::{parse, Reply, Session, StopReason};
+use vdb::session::{parse, Session, StopReason};
 
-fn launch(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels").join(rel)
-}
-
-fn session(path: &Path) -> Session {
-    Session::new(raw::load(path).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn run(s: &mut Session, line: &str) -> Reply {
-    let cmd = parse(line).expect("parses").expect("a command");
-    s.execute(&cmd).unwrap_or_else(|e| panic!("{line}: {e}"))
-}
+use crate::harness::{cmd as run, launch, session};
 
 /// Thread 0's steps in the straight-line run: the global index of each, and the depth of its
 /// call stack before and after it.
@@ -173,12 +159,7 @@ fn a_watchpoint_stops_step_and_rstep_where_continue_does() {
 
 #[test]
 fn stack_call_functions_show_in_the_backtrace_and_finish_out_of_them() {
-    let dir = crate::golden::scratch("fcall-frames");
-    std::fs::write(dir.join("k.visaasm"), crate::calls::KERNEL).expect("kernel");
-    std::fs::write(dir.join("twice.visaasm"), crate::calls::FUNCTION).expect("function");
-    let launch = dir.join("k.launch.json");
-    std::fs::write(&launch, r#"{ "kernel": "k.visaasm", "functions": ["twice.visaasm"], "simd": 8 }"#)
-        .expect("launch");
+    let launch = crate::calls::fcall_launch("fcall-frames");
     let mut s = session(&launch);
     let depth = |s: &Session| s.machine.thread(ThreadId(0)).control.stack.len();
     // Into `fcall`, then `ifcall`: both are stack-call frames under the kernel's.

@@ -6,15 +6,7 @@ use vdb::launch::raw;
 use vdb::session::{parse, Session, StopReason};
 
 use crate::golden::hand_launches;
-
-fn session(path: &std::path::Path) -> Session {
-    Session::new(raw::load(path).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn run(s: &mut Session, line: &str) -> vdb::session::Reply {
-    let cmd = parse(line).expect("parses").expect("a command");
-    s.execute(&cmd).unwrap_or_else(|e| panic!("{line}: {e}"))
-}
+use crate::harness::{cmd as run, session};
 
 /// The hand kernels and OpenCL launches with several threads meeting at barriers (a released
 /// thread's next step follows its release in the same step's log), SLM, atomics and calls.
@@ -538,12 +530,7 @@ fn slm_is_examined_watched_and_queried_like_svm() {
         .collect();
     assert!(writes.len() >= 2, "{writes:?}");
     let history = run(&mut s, &format!("history slm{group}+{off:#x} 4"));
-    let listed: Vec<u64> = history.fields["writes"]
-        .as_array()
-        .expect("writes")
-        .iter()
-        .filter_map(|w| w["step"].as_u64())
-        .collect();
+    let listed = crate::harness::numbers(&history.fields["writes"], "step");
     assert_eq!(listed, writes.iter().rev().copied().collect::<Vec<_>>());
 
     run(&mut s, "run");
