@@ -42,6 +42,8 @@ pub enum InfoWhat {
     Marks,
     Frame,
     Display,
+    /// The recording: steps, bytes by part, checkpoints, how the run ended.
+    Record,
 }
 
 /// The threads `thread apply` runs a command in.
@@ -184,7 +186,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("undisplay [N]", "remove display N (all without N)"),
     ("list [LOC]", "ten source lines around LOC or the focused thread's instruction"),
     ("thread apply all|LIST CMD", "run print, x, info, bt, last-write or history in each thread"),
-    ("info registers|predicates|masks|threads|breakpoints|marks|frame|display", "state summaries"),
+    ("info registers|predicates|masks|threads|breakpoints|marks|frame|display|record", "state summaries"),
     ("backtrace (bt)", "the focused thread's call stack, innermost first"),
     ("last-write LOC [LEN]", "who last wrote a register element or memory range"),
     ("history LOC [LEN]", "every write to LOC with values"),
@@ -472,6 +474,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             "marks" => InfoWhat::Marks,
             "frame" | "f" => InfoWhat::Frame,
             "display" | "displays" => InfoWhat::Display,
+            "record" | "rec" => InfoWhat::Record,
             other => return err(format!("unknown info subject `{other}`")),
         }),
         "last-write" | "lw" | "history" if rest.is_empty() => {
@@ -642,6 +645,7 @@ mod tests {
             ("undisplay", Command::Undisplay(None)),
             ("undisplay 3", Command::Undisplay(Some(3))),
             ("info display", Command::Info(InfoWhat::Display)),
+            ("info record", Command::Info(InfoWhat::Record)),
             (
                 "thread apply all print R /x",
                 Command::ThreadApply {

@@ -845,6 +845,43 @@ impl Session {
                 let text = if text.is_empty() { "no displays".into() } else { text.join("\n") };
                 Ok(Reply::text(text).with("displays", json!(rows)))
             }
+            InfoWhat::Record => {
+                let parts = self.recorder.recorded_bytes_by_part();
+                let (steps, bytes) = (self.total_steps(), parts.total());
+                let per_step = |b: u64| b as f64 / steps.max(1) as f64;
+                let end = match &self.end {
+                    None => "recording goes on as the run moves forward".to_string(),
+                    Some(super::EndState::Finished) => "the run is complete".to_string(),
+                    Some(super::EndState::Fault(f)) => {
+                        format!("the run faulted: {}", f.render(&self.program))
+                    }
+                    Some(super::EndState::RecordLimit(b)) => {
+                        format!("the recording budget stopped it at {b} bytes")
+                    }
+                };
+                let checkpoints = &self.recorder.checkpoints;
+                let text = format!(
+                    "{steps} steps recorded, now at step {}; {end}\n{bytes} bytes, {:.1} per step: log {:.1}, step records {:.1}, checkpoints {:.1}, control table {:.1}, index {:.1}\n{} checkpoints, every {} steps; budget {} bytes",
+                    self.now,
+                    per_step(bytes),
+                    per_step(parts.log),
+                    per_step(parts.steps),
+                    per_step(parts.checkpoints),
+                    per_step(parts.controls),
+                    per_step(parts.index),
+                    checkpoints.list.len(),
+                    checkpoints.interval,
+                    self.record_limit
+                );
+                Ok(Reply::text(text)
+                    .with("steps", json!(steps))
+                    .with("recorded_bytes", json!(bytes))
+                    .with("recorded", json!(parts))
+                    .with("bytes_per_step", json!(per_step(bytes)))
+                    .with("checkpoints", json!(checkpoints.list.len()))
+                    .with("complete", json!(self.end.is_some()))
+                    .with("record_limit", json!(self.record_limit)))
+            }
             InfoWhat::Marks => {
                 let text: Vec<String> = self.marks.iter().map(|(k, v)| format!("{k} = step {v}")).collect();
                 Ok(Reply::text(text.join("\n")).with("marks", json!(self.marks)))

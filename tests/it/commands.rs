@@ -371,3 +371,27 @@ fn every_command_with_odd_arguments_gives_errors_not_panics() {
         assert_eq!(run(&mut s, "rstep").stop, Some(StopReason::Step), "{launch_file}");
     }
 }
+
+#[test]
+fn info_record_reports_the_recording_as_it_grows() {
+    let mut s = session(&launch(COLLATZ));
+    let before = run(&mut s, "info record");
+    assert_eq!(
+        (before.fields["steps"].as_u64(), before.fields["complete"].as_bool()),
+        (Some(0), Some(false))
+    );
+    run(&mut s, "step 40");
+    assert_eq!(run(&mut s, "info record").fields["steps"].as_u64(), Some(s.total_steps()));
+    run(&mut s, "continue");
+    run(&mut s, "goto 100");
+    let after = run(&mut s, "info record");
+    let parts = s.recorder.recorded_bytes_by_part();
+    assert_eq!(after.fields["steps"].as_u64(), Some(s.total_steps()));
+    assert_eq!(after.fields["complete"], true);
+    assert_eq!(after.fields["recorded_bytes"].as_u64(), Some(parts.total()));
+    assert_eq!(after.fields["recorded"]["log"].as_u64(), Some(parts.log));
+    assert_eq!(after.fields["checkpoints"].as_u64(), Some(s.recorder.checkpoints.list.len() as u64));
+    assert!(after
+        .text
+        .starts_with(&format!("{} steps recorded, now at step 100; the run is complete", s.total_steps())));
+}
