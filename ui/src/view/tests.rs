@@ -236,3 +236,15 @@ fn random_action_sequences_never_panic() {
         assert_eq!(app.session.now, app.session.total_steps(), "{rel}");
     }
 }
+
+#[test]
+fn help_is_as_wide_as_its_longest_line_where_the_terminal_allows() {
+    let mut app = app("subroutine.launch.json");
+    app.update(Action::Help);
+    let wide = screen(&app, 160, 48);
+    for (_, description) in Action::ALL {
+        assert!(wide.contains(description), "{description}: {wide}");
+    }
+    // A narrow terminal still gets the overlay, cut at its edge.
+    assert!(screen(&app, 100, 30).contains("Keys (? closes)"));
+}
