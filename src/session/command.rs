@@ -31,6 +31,38 @@ pub enum Format {
     Float,
 }
 
+/// The letters of `/x`-style formats (`print`, `display`, `x/NFU`).
+const FORMAT_LETTERS: [(char, Format); 4] =
+    [('x', Format::Hex), ('d', Format::Signed), ('u', Format::Unsigned), ('f', Format::Float)];
+/// The unit letters of `x/NFU` and their sizes in bytes.
+const UNIT_LETTERS: [(char, u32); 4] = [('b', 1), ('h', 2), ('w', 4), ('g', 8)];
+
+fn format_of(letter: char) -> Option<Format> {
+    FORMAT_LETTERS.iter().find(|(c, _)| *c == letter).map(|(_, f)| *f)
+}
+
+fn letter_of(format: Format) -> Option<char> {
+    FORMAT_LETTERS.iter().find(|(_, f)| *f == format).map(|(c, _)| *c)
+}
+
+impl Command {
+    /// A `print` or `x` command as it would be typed (what `info display` lists); other
+    /// commands have no such text here.
+    pub fn shown_text(&self) -> Option<String> {
+        match self {
+            Command::Print { expr, format } => {
+                Some(letter_of(*format).map_or_else(|| expr.clone(), |f| format!("{expr} /{f}")))
+            }
+            Command::Examine { count, format, unit, addr } => {
+                let f = letter_of(*format).map(String::from).unwrap_or_default();
+                let u = UNIT_LETTERS.iter().find(|(_, size)| size == unit).map_or('w', |(c, _)| *c);
+                Some(format!("x/{count}{f}{u} {addr}"))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// `info` subjects.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum InfoWhat {
@@ -221,13 +253,11 @@ fn split_format(rest: &str) -> Result<(String, Format), CommandError> {
     } else {
         (rest, None)
     };
-    let format = match spec {
-        None => Format::Natural,
-        Some("x") => Format::Hex,
-        Some("d") => Format::Signed,
-        Some("u") => Format::Unsigned,
-        Some("f") => Format::Float,
-        Some(other) => return err(format!("unknown format /{other} (use /x /d /u /f)")),
+    let mut letters = spec.unwrap_or_default().chars();
+    let format = match (spec, letters.next().and_then(format_of), letters.next()) {
+        (None, _, _) => Format::Natural,
+        (Some(_), Some(format), None) => format,
+        (Some(other), _, _) => return err(format!("unknown format /{other} (use /x /d /u /f)")),
     };
     Ok((expr.trim().to_string(), format))
 }
@@ -292,16 +322,10 @@ fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
     let count = if digits.is_empty() { 1 } else { number(&digits, "count")? };
     let (mut format, mut unit) = (Format::Hex, 4);
     for c in spec[digits.len()..].chars() {
-        match c {
-            'x' => format = Format::Hex,
-            'd' => format = Format::Signed,
-            'u' => format = Format::Unsigned,
-            'f' => format = Format::Float,
-            'b' => unit = 1,
-            'h' => unit = 2,
-            'w' => unit = 4,
-            'g' => unit = 8,
-            other => return err(format!("unknown x/ letter `{other}` (formats x d u f, units b h w g)")),
+        match (format_of(c), UNIT_LETTERS.iter().find(|(u, _)| *u == c)) {
+            (Some(f), _) => format = f,
+            (None, Some(&(_, size))) => unit = size,
+            (None, None) => return err(format!("unknown x/ letter `{c}` (formats x d u f, units b h w g)")),
         }
     }
     if rest.trim().is_empty() {
@@ -663,6 +687,11 @@ mod tests {
         ];
         for (line, expected) in table {
             assert_eq!(ok(line), expected, "{line}");
+            // What a display lists reads back as the same command.
+            if let Some(text) = expected.shown_text() {
+                let again = if text.starts_with("x/") { text } else { format!("print {text}") };
+                assert_eq!(ok(&again), expected, "{line} shown as {again}");
+            }
         }
     }
 

@@ -169,6 +169,16 @@ pub enum Cmp {
     Ge,
 }
 
+/// Each comparison as written, two-character ones first (the order the parser tries them).
+const CMP_SYMBOLS: [(Cmp, &str); 6] =
+    [(Cmp::Eq, "=="), (Cmp::Ne, "!="), (Cmp::Le, "<="), (Cmp::Ge, ">="), (Cmp::Lt, "<"), (Cmp::Gt, ">")];
+
+impl Cmp {
+    pub fn symbol(self) -> &'static str {
+        CMP_SYMBOLS.iter().find(|(c, _)| *c == self).map_or("==", |(_, s)| s)
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Quantifier {
     /// The focused lane.
@@ -195,15 +205,10 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
     } else {
         (Quantifier::Lane, t)
     };
-    for (op, cmp) in [
-        ("==", Cmp::Eq),
-        ("!=", Cmp::Ne),
-        ("<=", Cmp::Le),
-        (">=", Cmp::Ge),
-        (" < ", Cmp::Lt),
-        (" > ", Cmp::Gt),
-    ] {
-        if let Some((a, b)) = inner.split_once(op) {
+    for (cmp, symbol) in CMP_SYMBOLS {
+        // A lone `<` or `>` needs spaces around it: regions are written `<1;1,0>`.
+        let op = if symbol.len() == 1 { format!(" {symbol} ") } else { symbol.to_string() };
+        if let Some((a, b)) = inner.split_once(op.as_str()) {
             return Ok(Condition {
                 quantifier,
                 region: a.trim().to_string(),
@@ -218,15 +223,7 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
 /// The condition as it is written: `any(V0048(0,0)<1;1,0> == 7)`.
 impl std::fmt::Display for Condition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let op = match self.cmp {
-            Cmp::Eq => "==",
-            Cmp::Ne => "!=",
-            Cmp::Lt => "<",
-            Cmp::Le => "<=",
-            Cmp::Gt => ">",
-            Cmp::Ge => ">=",
-        };
-        let comparison = format!("{} {op} {}", self.region, self.value);
+        let comparison = format!("{} {} {}", self.region, self.cmp.symbol(), self.value);
         match self.quantifier {
             Quantifier::Lane => f.write_str(&comparison),
             Quantifier::Any => write!(f, "any({comparison})"),
@@ -288,6 +285,15 @@ mod tests {
         assert_eq!(c.value, "7");
         assert_eq!(parse_condition("X(0,1)<0;1,0> <= -3").expect("parse").cmp, Cmp::Le);
         assert!(parse_condition("X").is_err());
+        // Written back, every comparison parses to itself.
+        for (cmp, _) in CMP_SYMBOLS {
+            for quantifier in ["", "any(", "all("] {
+                let close = if quantifier.is_empty() { "" } else { ")" };
+                let text = format!("{quantifier}X(0,0)<1;1,0> {} 3{close}", cmp.symbol());
+                let c = parse_condition(&text).expect("parse");
+                assert_eq!((c.cmp, c.to_string()), (cmp, text));
+            }
+        }
     }
 
     #[test]

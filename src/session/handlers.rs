@@ -373,25 +373,14 @@ impl Session {
     }
 
     fn add_display(&mut self, shown: &Command) -> Result<Reply, String> {
-        let expr = match shown {
-            Command::Print { expr, format } => format!("{expr}{}", format_suffix(*format)),
-            Command::Examine { count, format, unit, addr } => {
-                let f = format_suffix(*format).trim_start_matches(" /").to_string();
-                let u = match unit {
-                    1 => "b",
-                    2 => "h",
-                    8 => "g",
-                    _ => "w",
-                };
-                format!("x/{count}{f}{u} {addr}")
-            }
-            _ => return Err("display shows a region (print) or memory (x/NFU ADDR)".into()),
-        };
+        if shown.shown_text().is_none() {
+            return Err("display shows a region (print) or memory (x/NFU ADDR)".into());
+        }
         // Run once now, so that a typo is an error here and not a message after every step.
         self.execute(shown)?;
         let id = self.next_display;
         self.next_display += 1;
-        self.displays.push(super::Display { id, expr, cmd: shown.clone() });
+        self.displays.push(super::Display { id, cmd: shown.clone() });
         let (values, lines) = self.display_values();
         let i = values.len() - 1;
         Ok(Reply::text(lines[i].clone()).with("id", json!(id)).with("displays", json!([values[i]])))
@@ -473,11 +462,11 @@ impl Session {
             match self.execute(&d.cmd) {
                 Ok(r) => {
                     lines.push(format!("{}: {}", d.id, r.text));
-                    values.push(json!({"id": d.id, "expr": d.expr, "value": r.fields["value"]}));
+                    values.push(json!({"id": d.id, "expr": d.text(), "value": r.fields["value"]}));
                 }
                 Err(e) => {
-                    lines.push(format!("{}: {}: {e}", d.id, d.expr));
-                    values.push(json!({"id": d.id, "expr": d.expr, "error": e}));
+                    lines.push(format!("{}: {}: {e}", d.id, d.text()));
+                    values.push(json!({"id": d.id, "expr": d.text(), "error": e}));
                 }
             }
         }
@@ -839,9 +828,9 @@ impl Session {
             }
             InfoWhat::Display => {
                 let rows: Vec<Value> =
-                    self.displays.iter().map(|d| json!({"id": d.id, "expr": d.expr})).collect();
+                    self.displays.iter().map(|d| json!({"id": d.id, "expr": d.text()})).collect();
                 let text: Vec<String> =
-                    self.displays.iter().map(|d| format!("{}: {}", d.id, d.expr)).collect();
+                    self.displays.iter().map(|d| format!("{}: {}", d.id, d.text())).collect();
                 let text = if text.is_empty() { "no displays".into() } else { text.join("\n") };
                 Ok(Reply::text(text).with("displays", json!(rows)))
             }
@@ -1007,17 +996,6 @@ impl crate::exec::Observer for LaneAccesses {
 
 /// The longest memory range a watchpoint, `last-write` or `history` takes (16 MiB).
 const MAX_MEMORY_LEN: u64 = 1 << 24;
-
-/// ` /x` for a format that is not the natural one.
-fn format_suffix(format: Format) -> &'static str {
-    match format {
-        Format::Natural => "",
-        Format::Hex => " /x",
-        Format::Signed => " /d",
-        Format::Unsigned => " /u",
-        Format::Float => " /f",
-    }
-}
 
 /// `svm`, or `slmG` for work-group G's SLM.
 fn space_name(space: MemSpace) -> String {

@@ -126,9 +126,14 @@ pub struct Breakpoint {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Display {
     pub id: u32,
-    /// What it shows, as typed after `display`.
-    pub expr: String,
     pub cmd: Command,
+}
+
+impl Display {
+    /// What it shows, as it would be typed after `display`.
+    pub fn text(&self) -> String {
+        self.cmd.shown_text().unwrap_or_default()
+    }
 }
 
 /// One session over one launch.
