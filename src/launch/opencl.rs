@@ -39,6 +39,18 @@ pub const MAX_THREADS: u64 = 1 << 20;
 /// as it is touched, but outputs are read back whole.
 pub const MAX_BUFFER: u64 = 1 << 30;
 
+/// A buffer or SVM region of `size` bytes, refused above [`MAX_BUFFER`] with `field` named.
+pub(super) fn check_buffer_size(file: &str, field: &str, size: u64) -> Result<(), LaunchError> {
+    if size > MAX_BUFFER {
+        return Err(LaunchError::new(
+            file,
+            Some(field),
+            format!("{size} bytes is more than vdb maps for one buffer or region ({MAX_BUFFER})"),
+        ));
+    }
+    Ok(())
+}
+
 /// Where zebin data sections (`.data.const`, `.data.global`) go.
 pub const DATA_BASE: u64 = 0x8000_0000;
 
@@ -257,14 +269,10 @@ fn bind_args(
                     format!("{} is smaller than the {} bytes of `buffer`", s.0, b.len()),
                 ))
             }
-            (Some(s), _) if s.0 > MAX_BUFFER => {
-                return Err(LaunchError::new(
-                    file,
-                    Some(&field("size")),
-                    format!("{} bytes is more than vdb maps for one buffer ({MAX_BUFFER})", s.0),
-                ))
+            (Some(s), _) => {
+                check_buffer_size(file, &field("size"), s.0)?;
+                s.0
             }
-            (Some(s), _) => s.0,
             (None, Some(b)) => b.len() as u64,
             (None, None) => 0,
         };

@@ -456,14 +456,7 @@ fn map_region(
     if start.checked_add(size).is_none() || size == 0 {
         return Err(LaunchError::new(file, Some(&field), "the region is empty or wraps around"));
     }
-    if size > super::opencl::MAX_BUFFER {
-        let limit = super::opencl::MAX_BUFFER;
-        return Err(LaunchError::new(
-            file,
-            Some(&format!("{field}.size")),
-            format!("{size} bytes is more than vdb maps for one region ({limit})"),
-        ));
-    }
+    super::opencl::check_buffer_size(file, &format!("{field}.size"), size)?;
     let overlaps = machine.svm.regions().iter().any(|r| start < r.start + r.len && r.start < start + size);
     if overlaps {
         return Err(LaunchError::new(file, Some(&format!("{field}.address")), "overlaps another region"));
