@@ -158,6 +158,14 @@ pub fn resolve_memory(
     Ok((MemSpace::Slm(group), offset))
 }
 
+/// A memory location as [`resolve_memory`] reads it back: `0x…`, or `slmG+0x…`.
+pub fn location_text(space: MemSpace, addr: u64) -> String {
+    match space {
+        MemSpace::Svm => format!("{addr:#x}"),
+        MemSpace::Slm(g) => format!("slm{g}+{addr:#x}"),
+    }
+}
+
 /// Comparison in a condition.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Cmp {
@@ -311,5 +319,8 @@ mod tests {
         assert_eq!(resolve_memory("slmbuf+4", &named, 0), Ok((MemSpace::Svm, 0x4004)));
         assert!(resolve_memory("slm-4", &args, 0).is_err());
         assert!(resolve_memory("slmx", &args, 0).is_err());
+        for (space, addr) in [(MemSpace::Svm, 0x1008), (MemSpace::Slm(2), 0x40), (MemSpace::Slm(0), 0)] {
+            assert_eq!(resolve_memory(&location_text(space, addr), &args, 7), Ok((space, addr)));
+        }
     }
 }

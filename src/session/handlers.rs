@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS};
-use super::expr::{parse_condition, resolve_memory, resolve_region, Condition};
+use super::expr::{location_text, parse_condition, resolve_memory, resolve_region, Condition};
 use super::format::value as fmt_value;
 use super::motion::hex;
 use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
@@ -227,20 +227,27 @@ impl Session {
         Ok(Reply::text(format!("thread {t}: line {}: {}", self.line(), self.current_text())))
     }
 
+    /// The source files a location's file part names: those whose path ends with `name`, or
+    /// the kernel's without one.
+    fn files_named(&self, name: Option<&str>) -> Vec<crate::program::FileId> {
+        match name {
+            None => vec![self.program.kernel().file],
+            Some(name) => (0..self.program.files.len() as u32)
+                .map(crate::program::FileId)
+                .filter(|&f| self.program.file(f).path.ends_with(name))
+                .collect(),
+        }
+    }
+
     /// Instruction indices a breakpoint location names.
     fn locate(&self, loc: &BreakLoc) -> Result<Vec<InstIdx>, String> {
         let code = |i: &InstIdx| self.program.inst(*i).op != Opcode::EndOfCode;
         match loc {
             BreakLoc::Line { file, line } => {
-                let files: Vec<usize> = match file {
-                    None => vec![self.program.kernel().file.0 as usize],
-                    Some(name) => (0..self.program.files.len())
-                        .filter(|&i| self.program.files[i].path.ends_with(name.as_str()))
-                        .collect(),
-                };
-                let found: Vec<InstIdx> = files
-                    .iter()
-                    .filter_map(|&f| self.program.inst_at_line(crate::program::FileId(f as u32), *line))
+                let found: Vec<InstIdx> = self
+                    .files_named(file.as_deref())
+                    .into_iter()
+                    .filter_map(|f| self.program.inst_at_line(f, *line))
                     .filter(code)
                     .collect();
                 if found.is_empty() {
@@ -393,12 +400,10 @@ impl Session {
         let (file_id, center) = match loc {
             None => (here.file, here.line),
             // Any line, code or not.
-            Some(BreakLoc::Line { file: None, line }) => (self.program.kernel().file, *line),
-            Some(BreakLoc::Line { file: Some(name), line }) => {
-                let found = self.program.files.iter().position(|f| f.path.ends_with(name.as_str()));
-                let id = found.ok_or_else(|| format!("no source file `{name}`"))?;
-                (crate::program::FileId(id as u32), *line)
-            }
+            Some(BreakLoc::Line { file, line }) => match self.files_named(file.as_deref()).first() {
+                Some(&f) => (f, *line),
+                None => return Err(format!("no source file `{}`", file.as_deref().unwrap_or(""))),
+            },
             Some(other) => {
                 let span = self.program.inst(self.locate(other)?[0]).span;
                 (span.file, span.line)
@@ -618,17 +623,10 @@ impl Session {
         };
         let values: Vec<String> =
             bytes.chunks(unit as usize).map(|c| fmt_value(ty, load_le(c, unit), format)).collect();
-        let prefix = match space {
-            MemSpace::Svm => String::new(),
-            MemSpace::Slm(g) => format!("slm{g}+"),
-        };
         let mut text = String::new();
         for (i, row) in values.chunks(8).enumerate() {
-            text.push_str(&format!(
-                "{prefix}{:#x}: {}\n",
-                addr + (i * 8) as u64 * unit as u64,
-                row.join(" ")
-            ));
+            let at = location_text(space, addr + (i * 8) as u64 * unit as u64);
+            text.push_str(&format!("{at}: {}\n", row.join(" ")));
         }
         Ok(Reply::text(text.trim_end())
             .with("space", json!(space_name(space)))

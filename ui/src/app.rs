@@ -349,10 +349,9 @@ impl App {
 
     fn watch_selection(&mut self) {
         let line = match self.pane {
-            Pane::Memory => match self.mem_space {
-                MemSpace::Svm => format!("watch {:#x} 1", self.mem_cursor),
-                MemSpace::Slm(g) => format!("watch slm{g}+{:#x} 1", self.mem_cursor),
-            },
+            Pane::Memory => {
+                format!("watch {} 1", session::expr::location_text(self.mem_space, self.mem_cursor))
+            }
             _ => {
                 let Some(var) = self.reg_var else {
                     self.push_log("choose a variable first (v)");
