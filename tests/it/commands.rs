@@ -5,22 +5,13 @@ use vdb::isa::UnitId;
 use vdb::machine::ThreadId;
 use vdb::session::{parse, Session, StopReason};
 
-use crate::harness::{cmd as run, launch, numbers, session};
+use crate::harness::{cmd as run, launch, numbers, session, thread_steps};
 
 const COLLATZ: &str = "opencl/collatz/skl.launch.json";
 
 fn fails(s: &mut Session, line: &str) -> String {
     let cmd = parse(line).expect("parses").expect("a command");
     s.execute(&cmd).err().unwrap_or_else(|| panic!("{line} should fail"))
-}
-
-/// The global index and pc of each of thread `t`'s steps in the whole run.
-fn thread_steps(s: &mut Session, t: u32) -> (Vec<u64>, Vec<u32>) {
-    s.run_to_end();
-    let steps: Vec<u64> =
-        (0..s.recorder.len()).filter(|&x| s.recorder.trace.steps.at(x).thread == t).collect();
-    let pcs = steps.iter().map(|&x| s.recorder.trace.steps.at(x).pc).collect();
-    (steps, pcs)
 }
 
 fn pc_of(s: &Session, id: u32) -> u32 {

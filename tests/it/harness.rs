@@ -132,3 +132,11 @@ pub fn cmd(s: &mut vdb::session::Session, line: &str) -> vdb::session::Reply {
 pub fn numbers(list: &serde_json::Value, key: &str) -> Vec<u64> {
     list.as_array().expect("an array").iter().filter_map(|item| item[key].as_u64()).collect()
 }
+
+/// Runs the session to the end; then the global index and pc of each of thread `t`'s steps.
+pub fn thread_steps(s: &mut vdb::session::Session, t: u32) -> (Vec<u64>, Vec<u32>) {
+    s.run_to_end();
+    let steps: Vec<u64> = (0..s.recorder.len()).filter(|&x| s.recorder.trace.steps.thread(x) == t).collect();
+    let pcs = steps.iter().map(|&x| s.recorder.trace.steps.at(x).pc).collect();
+    (steps, pcs)
+}

@@ -17,9 +17,7 @@ struct Path0 {
 }
 
 fn thread0_path(s: &mut Session) -> Path0 {
-    s.run_to_end();
-    let total = s.recorder.len();
-    let steps: Vec<u64> = (0..total).filter(|&t| s.recorder.trace.steps.at(t).thread == 0).collect();
+    let (steps, _) = crate::harness::thread_steps(s, 0);
     let depth = |s: &mut Session, t: u64| {
         s.goto(t);
         s.machine.thread(ThreadId(0)).control.stack.len()

@@ -13,10 +13,16 @@ use crate::action::Action;
 use crate::app::App;
 use crate::keymap::Keymap;
 
-fn app(name: &str) -> App {
+/// An app on a launch under `sample-kernels/` (`rel`), monochrome, default keys.
+fn app_at(rel: &str) -> App {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
-    let launch = vdb::launch::raw::load(&root.join("sample-kernels/hand").join(name)).expect("launch");
+    let launch = vdb::launch::raw::load(&root.join("sample-kernels").join(rel)).expect("launch");
     App::new(vdb::session::Session::new(launch), Keymap::default(), true)
+}
+
+/// An app on one of the hand kernels' launches.
+fn app(name: &str) -> App {
+    app_at(&format!("hand/{name}"))
 }
 
 fn screen(app: &App, w: u16, h: u16) -> String {
@@ -104,10 +110,7 @@ fn type_text(app: &mut App, text: &str) {
 
 #[test]
 fn memory_pane_shows_a_work_groups_slm_and_watches_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
-    let launch = vdb::launch::raw::load(&root.join("sample-kernels/opencl/slm_reduce/skl.launch.json"))
-        .expect("launch");
-    let mut app = App::new(vdb::session::Session::new(launch), Keymap::default(), true);
+    let mut app = app_at("opencl/slm_reduce/skl.launch.json");
     app.update(Action::MemoryAddress);
     type_text(&mut app, "slm1+0x40");
     assert_eq!((app.mem_space, app.mem_cursor), (vdb::machine::MemSpace::Slm(1), 0x40));
@@ -203,12 +206,10 @@ fn out_keys_leave_and_reenter_a_call_and_the_status_bar_shows_the_frames() {
 /// panics, and the session still travels afterwards.
 #[test]
 fn random_action_sequences_never_panic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
     let answers =
         ["3", "99999999", "V0053", "nope(", "slm+0x10", "slm7", "arg1+4", "", "display x/2xw slm", "until"];
     for rel in ["opencl/slm_reduce/skl.launch.json", "hand/subroutine.launch.json"] {
-        let launch = vdb::launch::raw::load(&root.join("sample-kernels").join(rel)).expect("launch");
-        let mut app = App::new(vdb::session::Session::new(launch), Keymap::default(), true);
+        let mut app = app_at(rel);
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             seed ^= seed << 13;
