@@ -124,6 +124,7 @@ fn memory_pane_shows_a_work_groups_slm_and_watches_it() {
     assert!(app.status.starts_with("watchpoint"), "{}", app.status);
     let text = screen(&app, 140, 44);
     assert!(text.contains("SLM of work-group 1"), "{text}");
+    assert!(text.contains("Write slm1+0x40 1B"), "the breakpoint pane names the SLM: {text}");
     assert!(text.contains("last write: step"), "{text}");
     // The byte under the cursor is the SLM's, as `x` reads it.
     let x = app.session.execute(&vdb::session::parse("x/1xb slm1+0x40").expect("p").expect("c")).expect("x");

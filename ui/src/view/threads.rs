@@ -68,7 +68,9 @@ pub fn render_breakpoints(app: &App, area: Rect, buf: &mut Buffer) {
         .collect();
     rows.extend(s.watchpoints.iter().map(|w| {
         let what = match &w.target {
-            vdb::session::WatchTarget::Memory { addr, len, .. } => format!("{addr:#x}+{len}"),
+            vdb::session::WatchTarget::Memory { space, addr, len } => {
+                format!("{} {len}B", vdb::session::expr::location_text(*space, *addr))
+            }
             vdb::session::WatchTarget::Register { text, .. } => text.clone(),
         };
         format!("{} {:?} {what}{} ×{}", w.id, w.kind, if w.enabled { "" } else { " off" }, w.hits)
