@@ -23,7 +23,7 @@ use super::raw::{
     decode_hex, load_program, read_relative, Launch, LaunchError, Number, Output, OutputSource,
 };
 use super::zeinfo::{ArgType, ZeInfo, ZeKernel};
-use super::{Platform, Zebin};
+use super::{NdGeometry, Platform, Zebin};
 use crate::exec::Scheduler;
 use crate::isa::{Opcode, Operand};
 use crate::machine::{Machine, Shared, Slm, ThreadState, PAGE_SIZE};
@@ -356,7 +356,14 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
         local_size: local,
         global_offset: offset,
     };
-    let plan = payload::Launch { kernel, unit: program.kernel(), platform, simd, range, args: &values };
+    let plan = payload::Launch {
+        kernel,
+        unit: program.kernel(),
+        platform,
+        simd,
+        range: range.clone(),
+        args: &values,
+    };
     let mut machine = Machine::default();
     if let Some(z) = &zebin {
         load_data_sections(&mut machine, z, &program);
@@ -428,6 +435,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
         base_dir: base.to_path_buf(),
         thread_labels: labels,
         buffers,
+        geometry: Some(NdGeometry { range, simd }),
     })
 }
 

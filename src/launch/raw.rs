@@ -168,6 +168,8 @@ pub struct Launch {
     /// Named SVM buffers (`argN` for OpenCL arguments, region names for raw launches):
     /// name, address, size. Commands accept `NAME+OFF` as an address.
     pub buffers: Vec<(String, u64, u64)>,
+    /// The NDRange of an OpenCL launch (which work-item each lane holds); None for a raw one.
+    pub geometry: Option<super::NdGeometry>,
 }
 
 /// Reads a file relative to `base`, naming the field on failure.
@@ -360,6 +362,7 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         outputs,
         base_dir: base.to_path_buf(),
         thread_labels: vec![([0; 3], 0)],
+        geometry: None,
         buffers,
     })
 }

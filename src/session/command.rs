@@ -76,6 +76,8 @@ pub enum InfoWhat {
     Display,
     /// The recording: steps, bytes by part, checkpoints, how the run ended.
     Record,
+    /// The focused thread's lanes: work-item, dispatched, active now.
+    Lanes,
 }
 
 /// The threads `thread apply` runs a command in.
@@ -103,6 +105,9 @@ pub enum Command {
     When,
     Thread(u32),
     Lane(u32),
+    /// `workitem [X[,Y[,Z]]]`: focus the thread and lane holding the work-item of that global
+    /// id (OpenCL launches); without one, the focused lane's work-item. Kept as text.
+    WorkItem(Option<String>),
     /// `break`, or `tbreak` (`temporary`: deleted when it first stops a movement).
     Break {
         loc: BreakLoc,
@@ -199,6 +204,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("when", "print the current step"),
     ("thread T", "focus thread T"),
     ("lane L", "focus lane L"),
+    ("workitem [X[,Y[,Z]]] (wi)", "focus the lane holding a work-item (global id); alone: the focused one"),
     ("break LOC [if COND] (b)", "LOC: line, file:line, label or $id"),
     ("tbreak LOC [if COND]", "a breakpoint deleted when it first stops"),
     ("advance LOC", "continue to LOC (or to an earlier breakpoint, watchpoint or the end)"),
@@ -218,7 +224,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("undisplay [N]", "remove display N (all without N)"),
     ("list [LOC]", "ten source lines around LOC or the focused thread's instruction"),
     ("thread apply all|LIST CMD", "run print, x, info, bt, last-write or history in each thread"),
-    ("info registers|predicates|masks|threads|breakpoints|marks|frame|display|record", "state summaries"),
+    (
+        "info registers|predicates|masks|threads|breakpoints|marks|frame|display|record|lanes",
+        "state summaries",
+    ),
     ("backtrace (bt)", "the focused thread's call stack, innermost first"),
     ("last-write LOC [LEN]", "who last wrote a register element or memory range"),
     ("history LOC [LEN]", "every write to LOC with values"),
@@ -426,6 +435,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         }
         "thread" | "t" => Command::Thread(number(one_arg("a thread number")?, "thread number")?),
         "lane" | "l" => Command::Lane(number(one_arg("a lane number")?, "lane number")?),
+        "workitem" | "wi" => Command::WorkItem((!rest.is_empty()).then(|| rest.to_string())),
         "break" | "b" | "tbreak" | "tb" => {
             let (loc, cond) = parse_break(rest)?;
             Command::Break { loc, cond, temporary: name.starts_with('t') }
@@ -499,6 +509,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             "frame" | "f" => InfoWhat::Frame,
             "display" | "displays" => InfoWhat::Display,
             "record" | "rec" => InfoWhat::Record,
+            "lanes" | "workitems" => InfoWhat::Lanes,
             other => return err(format!("unknown info subject `{other}`")),
         }),
         "last-write" | "lw" | "history" if rest.is_empty() => {
@@ -558,6 +569,10 @@ mod tests {
             ("goto here", Command::GotoMark("here".into())),
             ("thread 3", Command::Thread(3)),
             ("lane 7", Command::Lane(7)),
+            ("workitem 3,1", Command::WorkItem(Some("3,1".into()))),
+            ("wi (1, 2, 3)", Command::WorkItem(Some("(1, 2, 3)".into()))),
+            ("workitem", Command::WorkItem(None)),
+            ("info lanes", Command::Info(InfoWhat::Lanes)),
             (
                 "break 42",
                 Command::Break { loc: BreakLoc::Line { file: None, line: 42 }, cond: None, temporary: false },

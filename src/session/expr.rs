@@ -195,17 +195,40 @@ pub enum Quantifier {
     All,
 }
 
-/// A parsed condition `[any|all](REGION OP VALUE)`.
+/// A comparison `[any|all](REGION OP VALUE)`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Condition {
+pub struct Comparison {
     pub quantifier: Quantifier,
     pub region: String,
     pub cmp: Cmp,
     pub value: String,
 }
 
+/// A breakpoint condition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Condition {
+    Compare(Comparison),
+    /// `workitem == X[,Y,Z]`: the thread at the breakpoint holds the work-item of that global
+    /// id, and its lane is in the execution mask (the work-item itself reaches the line).
+    WorkItem([u64; 3]),
+}
+
+/// Parses `workitem == ID` or a comparison.
 pub fn parse_condition(text: &str) -> Result<Condition, String> {
     let t = text.trim();
+    for name in ["workitem", "wi"] {
+        let Some(rest) = t.strip_prefix(name).map(str::trim_start) else { continue };
+        if let Some(id) = rest.strip_prefix("==") {
+            return crate::launch::workitems::parse_global_id(id).map(Condition::WorkItem);
+        }
+        if rest.is_empty() || rest.starts_with(['!', '<', '>', '=']) {
+            return Err(format!("write `{name} == X[,Y,Z]`: a work-item condition names one work-item"));
+        }
+    }
+    parse_comparison(t).map(Condition::Compare)
+}
+
+fn parse_comparison(t: &str) -> Result<Comparison, String> {
     let (quantifier, inner) = if let Some(r) = t.strip_prefix("any(") {
         (Quantifier::Any, r.strip_suffix(')').ok_or("missing `)`")?)
     } else if let Some(r) = t.strip_prefix("all(") {
@@ -217,7 +240,7 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
         // A lone `<` or `>` needs spaces around it: regions are written `<1;1,0>`.
         let op = if symbol.len() == 1 { format!(" {symbol} ") } else { symbol.to_string() };
         if let Some((a, b)) = inner.split_once(op.as_str()) {
-            return Ok(Condition {
+            return Ok(Comparison {
                 quantifier,
                 region: a.trim().to_string(),
                 cmp,
@@ -228,8 +251,17 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
     Err(format!("`{inner}` is not a comparison (REGION == VALUE, !=, <, <=, >, >=)"))
 }
 
-/// The condition as it is written: `any(V0048(0,0)<1;1,0> == 7)`.
+/// The condition as it is written: `any(V0048(0,0)<1;1,0> == 7)`, `workitem == 5,0,0`.
 impl std::fmt::Display for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Condition::Compare(c) => c.fmt(f),
+            Condition::WorkItem([x, y, z]) => write!(f, "workitem == {x},{y},{z}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Comparison {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let comparison = format!("{} {} {}", self.region, self.cmp.symbol(), self.value);
         match self.quantifier {
@@ -240,8 +272,8 @@ impl std::fmt::Display for Condition {
     }
 }
 
-impl Condition {
-    /// Evaluates the condition on `thread` (`lane` for the per-lane form).
+impl Comparison {
+    /// Evaluates the comparison on `thread` (`lane` for the per-lane form).
     pub fn eval(
         &self,
         program: &Program,
@@ -286,21 +318,34 @@ mod tests {
 
     #[test]
     fn conditions_parse() {
-        let c = parse_condition("any(V0048(0,0)<1;1,0> == 7)").expect("parse");
+        let compare = |text: &str| match parse_condition(text) {
+            Ok(Condition::Compare(c)) => c,
+            other => panic!("{text}: {other:?}"),
+        };
+        let c = compare("any(V0048(0,0)<1;1,0> == 7)");
         assert_eq!(c.quantifier, Quantifier::Any);
         assert_eq!(c.region, "V0048(0,0)<1;1,0>");
         assert_eq!(c.cmp, Cmp::Eq);
         assert_eq!(c.value, "7");
-        assert_eq!(parse_condition("X(0,1)<0;1,0> <= -3").expect("parse").cmp, Cmp::Le);
+        assert_eq!(compare("X(0,1)<0;1,0> <= -3").cmp, Cmp::Le);
         assert!(parse_condition("X").is_err());
         // Written back, every comparison parses to itself.
         for (cmp, _) in CMP_SYMBOLS {
             for quantifier in ["", "any(", "all("] {
                 let close = if quantifier.is_empty() { "" } else { ")" };
                 let text = format!("{quantifier}X(0,0)<1;1,0> {} 3{close}", cmp.symbol());
-                let c = parse_condition(&text).expect("parse");
+                let c = compare(&text);
                 assert_eq!((c.cmp, c.to_string()), (cmp, text));
             }
+        }
+        // A variable whose name starts like the keyword is a comparison.
+        assert_eq!(compare("wid(0,0) == 1").region, "wid(0,0)");
+        assert_eq!(parse_condition("workitem == 5"), Ok(Condition::WorkItem([5, 0, 0])));
+        assert_eq!(parse_condition(" wi==(3, 2)"), Ok(Condition::WorkItem([3, 2, 0])));
+        let written = parse_condition("wi == 1,2,3").expect("parse").to_string();
+        assert_eq!(parse_condition(&written), Ok(Condition::WorkItem([1, 2, 3])));
+        for bad in ["workitem", "workitem != 3", "wi < 4", "workitem == x", "workitem == 1,2,3,4"] {
+            assert!(parse_condition(bad).is_err(), "{bad}");
         }
     }
 

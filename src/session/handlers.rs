@@ -27,10 +27,10 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn text(text: impl Into<String>) -> Reply {
+    pub(super) fn text(text: impl Into<String>) -> Reply {
         Reply { text: text.into(), ..Reply::default() }
     }
-    fn with(mut self, key: &str, value: Value) -> Reply {
+    pub(super) fn with(mut self, key: &str, value: Value) -> Reply {
         self.fields.insert(key.to_string(), value);
         self
     }
@@ -49,8 +49,21 @@ fn stop_text(reason: &StopReason) -> String {
         StopReason::Step => String::new(),
         StopReason::Breakpoint { id } => format!("breakpoint {id}"),
         StopReason::Watchpoint(h) => format!(
-            "watchpoint {}: {} by step {} (thread {}, line {}, lanes {:?}): {} -> {}\n  {}",
-            h.id, h.access, h.step, h.thread, h.line, h.lanes, h.old, h.new, h.instruction
+            "watchpoint {}: {} by step {} (thread {}, line {}, lanes {:?}{}): {} -> {}\n  {}",
+            h.id,
+            h.access,
+            h.step,
+            h.thread,
+            h.line,
+            h.lanes,
+            match h.workitems.as_slice() {
+                [] => String::new(),
+                [one] => format!(", work-item {one}"),
+                many => format!(", work-items {}", many.join(" ")),
+            },
+            h.old,
+            h.new,
+            h.instruction
         ),
         StopReason::Start => "reached the start of the run".into(),
         StopReason::End => "reached the end of the run".into(),
@@ -139,13 +152,17 @@ impl Session {
             Command::When => Ok(Reply::text(format!("step {} of {}", self.now, self.total_steps()))
                 .with("total", json!(self.total_steps()))),
             Command::Thread(t) => self.focus_thread(*t),
+            Command::WorkItem(id) => self.focus_work_item(id.as_deref()),
             Command::Lane(l) => {
                 let simd = self.machine.thread(self.focus).simd;
                 if *l >= simd {
                     return Err(format!("lane {l} is outside SIMD{simd}"));
                 }
                 self.lane = *l;
-                Ok(Reply::text(format!("lane {l}")).with("lane", json!(l)))
+                let item = self.work_item_suffix(self.focus.0, *l);
+                Ok(Reply::text(format!("lane {l}{item}"))
+                    .with("lane", json!(l))
+                    .with("workitem", self.work_item_json(self.focus.0, *l)))
             }
             Command::Break { loc, cond, temporary } => {
                 self.add_breakpoint(loc, cond.as_deref(), *temporary).map(|(_, reply)| reply)
@@ -224,7 +241,15 @@ impl Session {
         }
         self.focus = ThreadId(t);
         self.lane = self.lane.min(self.machine.thread(self.focus).simd - 1);
-        Ok(Reply::text(format!("thread {t}: line {}: {}", self.line(), self.current_text())))
+        let item = self.work_item_suffix(t, self.lane);
+        Ok(Reply::text(format!(
+            "thread {t} (lane {}{item}): line {}: {}",
+            self.lane,
+            self.line(),
+            self.current_text()
+        ))
+        .with("lane", json!(self.lane))
+        .with("workitem", self.work_item_json(t, self.lane)))
     }
 
     /// The source files a location's file part names: those whose path ends with `name`, or
@@ -349,7 +374,15 @@ impl Session {
     /// A breakpoint condition, its region checked against the kernel's names now.
     fn checked_condition(&self, text: &str) -> Result<Condition, String> {
         let c = parse_condition(text)?;
-        resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
+        match &c {
+            Condition::Compare(c) => {
+                resolve_region(&self.program, crate::isa::UnitId(0), &c.region, 32)?;
+            }
+            Condition::WorkItem(id) => {
+                let geometry = self.geometry.as_ref().ok_or("this is a raw launch: it has no work-items")?;
+                geometry.locate(*id)?;
+            }
+        }
         Ok(c)
     }
 
@@ -669,27 +702,40 @@ impl Session {
                 "step": h.step, "thread": h.thread, "line": inst.span.line, "id": inst.id,
                 "instruction": self.program.inst_text(InstIdx(h.pc)),
                 "lane": lanes.first(), "lanes": lanes,
+                "workitem": lanes.first().map_or(Value::Null, |&l| self.work_item_json(h.thread, l)),
+                "workitems": lanes.iter().filter_map(|&l| self.work_item(h.thread, l))
+                    .map(|w| self.work_item_text(&w)).collect::<Vec<_>>(),
                 "old": hex(&h.old), "new": hex(&h.new),
             }));
         }
         let desc = describe_target(&target);
+        // ` (work-item 53)` after the writer's lane, for OpenCL launches.
+        let item = |w: &Value| match w["workitems"].as_array().map(Vec::as_slice) {
+            Some([one]) => format!(" (work-item {})", one.as_str().unwrap_or("")),
+            Some(many) if !many.is_empty() => {
+                let ids: Vec<&str> = many.iter().filter_map(Value::as_str).collect();
+                format!(" (work-items {})", ids.join(" "))
+            }
+            _ => String::new(),
+        };
         if limit == 1 {
             let Some(w) = writes.first() else {
                 return Ok(Reply::text(format!("{desc}: no write before step {}", self.now))
                     .with("writer", Value::Null));
             };
             let text = format!(
-                "{desc} ({base:#x}): last written at step {} by thread {}, lane {}, line {}: {}  ({} -> {})",
+                "{desc} ({base:#x}): last written at step {} by thread {}, lane {}{}, line {}: {}  ({} -> {})",
                 w["step"],
                 w["thread"],
                 w["lane"],
+                item(w),
                 w["line"],
                 w["instruction"].as_str().unwrap_or(""),
                 w["old"].as_str().unwrap_or(""),
                 w["new"].as_str().unwrap_or("")
             );
             let mut reply = Reply::text(text);
-            for key in ["step", "thread", "lane", "line", "instruction", "old", "new"] {
+            for key in ["step", "thread", "lane", "workitem", "line", "instruction", "old", "new"] {
                 reply.fields.insert(format!("writer_{key}"), w[key].clone());
             }
             return Ok(reply.with("writer", w.clone()));
@@ -698,10 +744,11 @@ impl Session {
             .iter()
             .map(|w| {
                 format!(
-                    "step {} thread {} lane {} line {}: {} -> {}",
+                    "step {} thread {} lane {}{} line {}: {} -> {}",
                     w["step"],
                     w["thread"],
                     w["lane"],
+                    item(w),
                     w["line"],
                     w["old"].as_str().unwrap_or(""),
                     w["new"].as_str().unwrap_or("")
@@ -832,6 +879,7 @@ impl Session {
                 let text = if text.is_empty() { "no displays".into() } else { text.join("\n") };
                 Ok(Reply::text(text).with("displays", json!(rows)))
             }
+            InfoWhat::Lanes => self.info_lanes(),
             InfoWhat::Record => {
                 let parts = self.recorder.recorded_bytes_by_part();
                 let (steps, bytes) = (self.total_steps(), parts.total());

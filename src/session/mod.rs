@@ -9,6 +9,7 @@ mod frontier;
 mod handlers;
 mod history;
 mod motion;
+mod workitems;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use crate::exec::{Fault, Interpreter, Scheduler};
 use crate::isa::{InstIdx, UnitId};
 use crate::launch::raw::{Launch, Output};
+use crate::launch::NdGeometry;
 use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
 use crate::trace::{Batch, Recorder};
@@ -76,6 +78,9 @@ pub struct WatchHit {
     pub instruction: String,
     /// Lanes that accessed it, where the instruction says.
     pub lanes: Vec<u32>,
+    /// The work-items those lanes hold (global ids as `work_item_text` writes them), for
+    /// OpenCL launches.
+    pub workitems: Vec<String>,
     /// Hex bytes of the watched range before and after the step.
     pub old: String,
     pub new: String,
@@ -159,6 +164,8 @@ pub struct Session {
     pub record_limit: u64,
     pub buffers: Vec<(String, u64, u64)>,
     pub thread_labels: Vec<([u32; 3], u32)>,
+    /// Which work-item each lane holds (OpenCL launches).
+    pub geometry: Option<NdGeometry>,
     pub outputs: Vec<Output>,
     pub base_dir: PathBuf,
     /// Set from another thread (Ctrl-C) to stop a long movement.
@@ -188,7 +195,8 @@ pub const DEFAULT_RECORD_LIMIT: u64 = 4 << 30;
 
 impl Session {
     pub fn new(launch: Launch) -> Session {
-        let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, .. } = launch;
+        let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry } =
+            launch;
         let recorder = Recorder::new(&machine, program.grf_size);
         Session {
             interp: Interpreter::new(program.clone()),
@@ -209,6 +217,7 @@ impl Session {
             record_limit: DEFAULT_RECORD_LIMIT,
             buffers,
             thread_labels,
+            geometry,
             outputs,
             base_dir,
             interrupt: Arc::new(AtomicBool::new(false)),

@@ -319,19 +319,20 @@ impl Session {
     /// caller stops on it, so hits are counted here (ignored ones too, as gdb counts them),
     /// and a temporary one (`tbreak`) is deleted.
     fn breakpoint_at(&mut self, thread: u32, pc: u32) -> Option<u32> {
-        let unit = self.program.insts.get(pc as usize).map(|i| i.unit)?;
-        let thread = self.machine.thread(ThreadId(thread));
         for i in 0..self.breakpoints.len() {
-            let bp = &mut self.breakpoints[i];
-            let holds = bp.enabled
-                && bp.pcs.contains(&InstIdx(pc))
-                && bp
-                    .cond
-                    .as_ref()
-                    .is_none_or(|c| c.eval(&self.program, unit, thread, self.lane).unwrap_or(false));
-            if !holds {
+            let bp = &self.breakpoints[i];
+            if !bp.enabled || !bp.pcs.contains(&InstIdx(pc)) {
                 continue;
             }
+            // A work-item condition that holds names the lane the stop focuses.
+            let lane = match &bp.cond {
+                None => None,
+                Some(cond) => match self.condition_lane(cond, thread, pc) {
+                    Some(lane) => lane,
+                    None => continue,
+                },
+            };
+            let bp = &mut self.breakpoints[i];
             bp.hits += 1;
             if bp.ignore > 0 {
                 bp.ignore -= 1;
@@ -340,6 +341,9 @@ impl Session {
             let id = bp.id;
             if bp.temporary {
                 self.breakpoints.remove(i);
+            }
+            if let Some(lane) = lane {
+                self.lane = lane;
             }
             return Some(id);
         }
@@ -406,6 +410,11 @@ impl Session {
                     self.lanes_touching(step, &wp.target, &self.machine)
                 };
                 let inst = self.program.inst(InstIdx(rec.pc));
+                let workitems = lanes
+                    .iter()
+                    .filter_map(|&l| self.work_item(rec.thread, l))
+                    .map(|w| self.work_item_text(&w))
+                    .collect();
                 let hit = WatchHit {
                     id,
                     access,
@@ -414,6 +423,7 @@ impl Session {
                     line: inst.span.line,
                     instruction: self.program.inst_text(InstIdx(rec.pc)).to_string(),
                     lanes,
+                    workitems,
                     old: hex(&old),
                     new: hex(&new),
                 };

@@ -267,6 +267,7 @@ fn every_command_with_odd_arguments_gives_errors_not_panics() {
         "goto",
         "thread",
         "lane",
+        "workitem",
         "break",
         "tbreak",
         "condition",
@@ -346,6 +347,13 @@ fn every_command_with_odd_arguments_gives_errors_not_panics() {
         "V0053(0,0)<1;1,0> lane 99",
         "$1 if",
         "all(V0053(0,0)<1;1,0> >= 0)",
+        "1,2,3",
+        "(0,0,0)",
+        "4294967296,0,0",
+        "1 if workitem == 3",
+        "1 if workitem == 1,99",
+        "1 if wi != 3",
+        "lanes",
     ];
     for launch_file in ["opencl/slm_reduce/skl.launch.json", "hand/indirect.launch.json"] {
         let mut s = session(&launch(launch_file));

@@ -15,3 +15,4 @@ mod regions;
 mod stepping;
 mod threads;
 mod timetravel;
+mod workitems;

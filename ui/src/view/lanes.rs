@@ -16,7 +16,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let s = &app.session;
     let t = s.machine.thread(s.focus);
     let simd = t.simd;
-    let b = block(app, Pane::Lanes, &format!(" SIMD{simd}, lane {}", s.lane));
+    let item = s
+        .work_item(s.focus.0, s.lane)
+        .map_or(String::new(), |w| format!(", work-item {}", s.work_item_text(&w)));
+    let b = block(app, Pane::Lanes, &format!(" SIMD{simd}, lane {}{item}", s.lane));
     let inner = b.inner(area);
     b.render(area, buf);
     let inst = s.program.insts.get(t.control.pc.0 as usize);

@@ -28,8 +28,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .collect();
         format!(" │ in {}", names.join(" ← "))
     };
+    // The work-item the focused lane holds, in an OpenCL launch.
+    let item = s
+        .work_item(s.focus.0, s.lane)
+        .map_or(String::new(), |w| format!(" = work-item {}", s.work_item_text(&w)));
     let text = format!(
-        " step {} of {}{end} │ thread {} (group {:?} #{index}, SIMD{}, {:?}) │ lane {}{frames} │ stop: {}",
+        " step {} of {}{end} │ thread {} (group {:?} #{index}, SIMD{}, {:?}) │ lane {}{item}{frames} │ stop: {}",
         s.now,
         s.total_steps(),
         s.focus.0,

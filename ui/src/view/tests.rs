@@ -250,3 +250,25 @@ fn help_is_as_wide_as_its_longest_line_where_the_terminal_allows() {
     // A narrow terminal still gets the overlay, cut at its edge.
     assert!(screen(&app, 100, 30).contains("Keys (? closes)"));
 }
+
+#[test]
+fn the_focused_lanes_work_item_is_shown_and_can_be_typed() {
+    let mut app = app_at("opencl/ids3d/skl.launch.json");
+    app.update(Action::CommandLine);
+    type_text(&mut app, "workitem 4,3,1");
+    let geometry = app.session.geometry.clone().expect("an OpenCL launch");
+    let (thread, lane) = geometry.locate([4, 3, 1]).expect("in the NDRange");
+    assert_eq!((app.session.focus.0, app.session.lane), (thread, lane));
+    let text = screen(&app, 160, 48);
+    assert!(text.contains(&format!("lane {lane} = work-item 4,3,1")), "status bar: {text}");
+    assert!(text.contains(&format!("lane {lane}, work-item 4,3,1")), "lane pane: {text}");
+    // Moving along the lane strip names the next lane's work-item (x is fastest).
+    app.pane = crate::app::Pane::Lanes;
+    app.update(Action::Right);
+    assert_eq!(app.session.lane, lane + 1);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains(&format!("lane {}, work-item 5,3,1", lane + 1)), "{text}");
+    // A hand kernel's lanes hold no work-items: nothing is named.
+    let text = screen(&app_at("hand/divergent_if.launch.json"), 160, 48);
+    assert!(!text.contains("work-item"), "{text}");
+}

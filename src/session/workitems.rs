@@ -1,0 +1,108 @@
+//! OpenCL work-items in the session: focusing the lane that holds one (`workitem`), the
+//! focused thread's lanes (`info lanes`), work-item breakpoint conditions, and the work-item
+//! named next to every lane a reply reports.
+
+use serde_json::{json, Value};
+
+use super::expr::Condition;
+use super::handlers::Reply;
+use super::Session;
+use crate::launch::workitems::parse_global_id;
+use crate::launch::WorkItem;
+use crate::machine::ThreadId;
+
+impl Session {
+    /// The work-item lane `lane` of `thread` holds (OpenCL launches).
+    pub fn work_item(&self, thread: u32, lane: u32) -> Option<WorkItem> {
+        self.geometry.as_ref()?.work_item(thread, lane)
+    }
+
+    /// A work-item's global id as the launch writes it (`5` in 1D, `5,2` in 2D).
+    pub fn work_item_text(&self, item: &WorkItem) -> String {
+        item.text(self.geometry.as_ref().map_or(3, |g| g.range.work_dim))
+    }
+
+    /// A work-item as JSON: its global, local and group ids; null for a lane that holds none.
+    pub(super) fn work_item_json(&self, thread: u32, lane: u32) -> Value {
+        match self.work_item(thread, lane) {
+            Some(w) => json!({"global": w.global, "local": w.local, "group": w.group}),
+            None => Value::Null,
+        }
+    }
+
+    /// `, work-item 5` for a lane that holds one, else nothing.
+    pub(super) fn work_item_suffix(&self, thread: u32, lane: u32) -> String {
+        self.work_item(thread, lane)
+            .map_or(String::new(), |w| format!(", work-item {}", self.work_item_text(&w)))
+    }
+
+    /// `workitem [ID]`.
+    pub(super) fn focus_work_item(&mut self, id: Option<&str>) -> Result<Reply, String> {
+        let Some(geometry) = &self.geometry else {
+            return Err("this is a raw launch: its lanes hold no OpenCL work-items".into());
+        };
+        if let Some(id) = id {
+            let (thread, lane) = geometry.locate(parse_global_id(id)?)?;
+            if thread as usize >= self.machine.threads.len() {
+                return Err(format!("work-item {id} would be in thread {thread}, past the launch"));
+            }
+            self.focus = ThreadId(thread);
+            self.lane = lane;
+        }
+        let (thread, lane) = (self.focus.0, self.lane);
+        let Some(item) = self.work_item(thread, lane) else {
+            return Err(format!("lane {lane} of thread {thread} holds no work-item"));
+        };
+        let t = self.machine.thread(self.focus);
+        let active = t.control.em >> lane & 1 != 0;
+        let text = format!(
+            "work-item {} (group {:?}, local {:?}): thread {thread} lane {lane}{}: line {}: {}",
+            self.work_item_text(&item),
+            item.group,
+            item.local,
+            if active { "" } else { " (not in the execution mask)" },
+            self.line(),
+            self.current_text()
+        );
+        Ok(Reply::text(text)
+            .with("lane", json!(lane))
+            .with("active", json!(active))
+            .with("workitem", self.work_item_json(thread, lane)))
+    }
+
+    /// `info lanes`: per lane of the focused thread, its work-item, whether it was dispatched
+    /// and whether it is in the execution mask now.
+    pub(super) fn info_lanes(&self) -> Result<Reply, String> {
+        let t = self.machine.thread(self.focus);
+        let mut rows = Vec::new();
+        let mut text = vec![format!("  lane  {:<16} dispatched  active", "work-item")];
+        for lane in 0..t.simd {
+            let dispatched = t.dispatch_mask >> lane & 1 != 0;
+            let active = t.control.em >> lane & 1 != 0;
+            let item = self.work_item(self.focus.0, lane);
+            let shown = item.map_or("-".to_string(), |w| self.work_item_text(&w));
+            let yes = |b: bool| if b { "yes" } else { "no" };
+            let mark = if lane == self.lane { "*" } else { " " };
+            text.push(format!("{mark} {lane:>4}  {shown:<16} {:<11} {}", yes(dispatched), yes(active)));
+            rows.push(json!({"lane": lane, "workitem": self.work_item_json(self.focus.0, lane),
+                             "dispatched": dispatched, "active": active}));
+        }
+        Ok(Reply::text(text.join("\n")).with("lanes", json!(rows)))
+    }
+
+    /// Whether `cond` holds for `thread` before it executes `pc`: None if not; else the lane
+    /// a work-item condition names (the stop focuses it), or None inside for a comparison.
+    pub(super) fn condition_lane(&self, cond: &Condition, thread: u32, pc: u32) -> Option<Option<u32>> {
+        let state = self.machine.threads.get(thread as usize)?;
+        match cond {
+            Condition::Compare(c) => {
+                let unit = self.program.insts.get(pc as usize)?.unit;
+                c.eval(&self.program, unit, state, self.lane).unwrap_or(false).then_some(None)
+            }
+            Condition::WorkItem(id) => {
+                let (t, lane) = self.geometry.as_ref()?.locate(*id).ok()?;
+                (t == thread && state.control.em >> lane & 1 != 0).then_some(Some(lane))
+            }
+        }
+    }
+}

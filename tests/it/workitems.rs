@@ -1,0 +1,160 @@
+//! Work-items: `workitem`, `info lanes`, work-item breakpoint conditions, and the work-item
+//! named with each writer and watchpoint lane, checked against what real compiled kernels
+//! compute from their ids.
+
+use serde_json::Value;
+
+use crate::harness::{cmd, launch, session, thread_steps};
+use vdb::session::{parse, StopReason};
+
+/// ids3d (SIMD32, a 6x4x2 NDRange in 3x2x2 groups, so each group's thread is partly
+/// dispatched) writes, for the work-item of global id (x,y,z), its local ids at out[4i] and
+/// its group ids at out[4i+1], where i = (z*4 + y)*6 + x.
+const IDS3D: &str = "opencl/ids3d/skl.launch.json";
+const SIZE: [u64; 3] = [6, 4, 2];
+
+fn ids(v: &Value) -> Vec<u64> {
+    v.as_array().expect("ids").iter().map(|n| n.as_u64().expect("id")).collect()
+}
+
+fn every_work_item() -> impl Iterator<Item = [u64; 3]> {
+    (0..SIZE[2]).flat_map(|z| (0..SIZE[1]).flat_map(move |y| (0..SIZE[0]).map(move |x| [x, y, z])))
+}
+
+fn index(id: [u64; 3]) -> u64 {
+    (id[2] * SIZE[1] + id[1]) * SIZE[0] + id[0]
+}
+
+/// Each output element's writer, found by `last-write`, is the lane `workitem` focuses for
+/// the work-item that element belongs to; the ids vdb names for it are the ids the kernel
+/// computed there (get_local_id, get_group_id).
+#[test]
+fn writers_are_the_work_items_the_kernel_says() {
+    let mut s = session(&launch(IDS3D));
+    s.run_to_end();
+    for id in every_work_item() {
+        let at = cmd(&mut s, &format!("workitem {},{},{}", id[0], id[1], id[2])).fields;
+        let (thread, lane) = (s.focus.0, s.lane);
+        assert_eq!(ids(&at["workitem"]["global"]), id.to_vec());
+        let (local, group) = (ids(&at["workitem"]["local"]), ids(&at["workitem"]["group"]));
+        let i = index(id);
+        for (slot, ids_there) in [(0, &local), (1, &group)] {
+            let w = cmd(&mut s, &format!("last-write out+{} 4", 16 * i + 4 * slot)).fields;
+            let writer = &w["writer"];
+            assert_eq!(writer["thread"].as_u64(), Some(u64::from(thread)), "{id:?} slot {slot}: {writer}");
+            assert_eq!(writer["lane"].as_u64(), Some(u64::from(lane)), "{id:?} slot {slot}: {writer}");
+            assert_eq!(ids(&writer["workitem"]["global"]), id.to_vec());
+            let new =
+                u32::from_str_radix(writer["new"].as_str().expect("hex"), 16).expect("hex").swap_bytes();
+            assert_eq!(
+                u64::from(new),
+                ids_there[0] + 10 * ids_there[1] + 100 * ids_there[2],
+                "{id:?} slot {slot}"
+            );
+        }
+    }
+}
+
+/// `info lanes` names a work-item exactly for the dispatched lanes, and each one's
+/// `workitem` focuses that same thread and lane.
+#[test]
+fn info_lanes_matches_dispatch_and_workitem() {
+    let mut s = session(&launch(IDS3D));
+    let threads = s.machine.threads.len() as u32;
+    let mut named = 0;
+    for t in 0..threads {
+        cmd(&mut s, &format!("thread {t}"));
+        let lanes = cmd(&mut s, "info lanes").fields["lanes"].as_array().expect("lanes").clone();
+        let dispatch = s.machine.thread(s.focus).dispatch_mask;
+        assert_eq!(lanes.len(), 32);
+        for row in &lanes {
+            let lane = row["lane"].as_u64().expect("lane") as u32;
+            assert_eq!(row["dispatched"], Value::Bool(dispatch >> lane & 1 != 0));
+            assert_eq!(row["workitem"].is_null(), dispatch >> lane & 1 == 0, "thread {t} lane {lane}");
+            if let Some(global) = row["workitem"]["global"].as_array() {
+                let text: Vec<String> = global.iter().map(|n| n.to_string()).collect();
+                cmd(&mut s, &format!("workitem {}", text.join(",")));
+                assert_eq!((s.focus.0, s.lane), (t, lane));
+                named += 1;
+            }
+        }
+    }
+    assert_eq!(named, SIZE.iter().product::<u64>());
+}
+
+/// `break LOC if workitem == ID` stops where that work-item's thread first reaches LOC with
+/// its lane in the execution mask, focused on that lane, in both directions.
+#[test]
+fn work_item_breakpoints_stop_that_work_item() {
+    let mut s = session(&launch("opencl/collatz/skl.launch.json"));
+    let loc = "$18";
+    for id in [0u64, 37, 200, 1023] {
+        cmd(&mut s, "run");
+        cmd(&mut s, &format!("workitem {id}"));
+        let (thread, lane) = (s.focus.0, s.lane);
+        cmd(&mut s, "thread 0");
+        let b = cmd(&mut s, &format!("break {loc} if workitem == {id}")).fields;
+        let bp = b["id"].as_u64().expect("id");
+        let hit = cmd(&mut s, "continue");
+        assert!(matches!(hit.stop, Some(StopReason::Breakpoint { .. })), "{id}: {:?}", hit.stop);
+        assert_eq!((s.focus.0, s.lane), (thread, lane), "work-item {id}");
+        let step = s.now;
+        // The first step of that thread at the breakpoint with the lane active: scan the
+        // recording, undoing nothing (the execution mask before each of the thread's steps).
+        let mut scan = session(&launch("opencl/collatz/skl.launch.json"));
+        let (steps, pcs) = thread_steps(&mut scan, thread);
+        let first = steps.iter().zip(&pcs).find_map(|(&at, &pc)| {
+            scan.execute(&parse(&format!("goto {at}")).expect("p").expect("c")).ok()?;
+            let t = scan.machine.thread(vdb::machine::ThreadId(thread));
+            let here = scan.program.insts[pc as usize].id == 18;
+            (here && t.control.em >> lane & 1 != 0).then_some(at)
+        });
+        assert_eq!(Some(step), first, "work-item {id}");
+        // From the end, reverse-continue stops at its last arrival, on the same lane.
+        cmd(&mut s, "continue");
+        cmd(&mut s, "thread 0");
+        cmd(&mut s, "lane 3");
+        let back = cmd(&mut s, "rcontinue");
+        assert!(matches!(back.stop, Some(StopReason::Breakpoint { .. })), "{id}: {:?}", back.stop);
+        assert_eq!((s.focus.0, s.lane), (thread, lane), "work-item {id} backwards");
+        let t = s.machine.thread(s.focus);
+        assert_eq!(s.program.insts[t.control.pc.0 as usize].id, 18);
+        assert!(t.control.em >> lane & 1 != 0);
+        assert!(s.now >= step);
+        cmd(&mut s, &format!("delete {bp}"));
+    }
+}
+
+/// Watchpoint hits name the work-items of the lanes that wrote.
+#[test]
+fn watchpoint_hits_name_the_writing_work_item() {
+    let mut s = session(&launch(IDS3D));
+    let id = [4u64, 3, 1];
+    cmd(&mut s, "workitem 4,3,1");
+    let (thread, lane) = (s.focus.0, s.lane);
+    cmd(&mut s, &format!("watch out+{} 4", 16 * index(id)));
+    let hit = cmd(&mut s, "continue");
+    let Some(StopReason::Watchpoint(h)) = hit.stop else { panic!("{:?}", hit.stop) };
+    assert_eq!((h.thread, h.lanes.clone()), (thread, vec![lane]));
+    assert_eq!(h.workitems, vec!["4,3,1".to_string()]);
+    assert!(hit.text.contains(&format!("lanes [{lane}], work-item 4,3,1)")), "{}", hit.text);
+}
+
+/// A raw launch has no work-items: the commands say so and change nothing.
+#[test]
+fn raw_launches_have_no_work_items() {
+    let mut s = session(&launch("hand/divergent_if.launch.json"));
+    for line in ["workitem 0", "workitem", "break 1 if workitem == 0"] {
+        let c = parse(line).expect("parses").expect("a command");
+        let e = s.execute(&c).expect_err(line);
+        assert!(e.contains("raw launch"), "{line}: {e}");
+    }
+    assert!(s.breakpoints.is_empty());
+    let lanes = cmd(&mut s, "info lanes").fields["lanes"].clone();
+    assert!(lanes.as_array().expect("lanes").iter().all(|r| r["workitem"].is_null()));
+    // And an OpenCL launch refuses ids outside its NDRange, naming the axis.
+    let mut s = session(&launch(IDS3D));
+    let e = s.execute(&parse("workitem 1,4").expect("p").expect("c")).expect_err("y = 4");
+    assert!(e.contains("y = 4"), "{e}");
+    assert_eq!((s.focus.0, s.lane), (0, 0));
+}
