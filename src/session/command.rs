@@ -152,6 +152,14 @@ pub enum Command {
         addr: String,
     },
     Info(InfoWhat),
+    /// `compare[/FU] LOC FILE`: memory from LOC against FILE's bytes, element by element (F
+    /// and U as in `x`), with the last writer of each differing element.
+    Compare {
+        format: Format,
+        unit: u32,
+        loc: String,
+        file: String,
+    },
     /// `display REGION [/fmt]` or `display x/NFU ADDR`: that `print` or `x` after every
     /// movement (the boxed command is one of the two); `display` alone shows them all now.
     Display(Option<Box<Command>>),
@@ -343,6 +351,22 @@ fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
     Ok(Command::Examine { count, format, unit, addr: rest.trim().to_string() })
 }
 
+/// `compare[/FU] LOC FILE`: the format and unit letters of `x` (no count).
+fn parse_compare(spec: &str, rest: &str) -> Result<Command, CommandError> {
+    if spec.starts_with(|c: char| c.is_ascii_digit()) {
+        return err("compare/ takes a format and a unit (`compare/dw`), no count: the file sets it");
+    }
+    let Command::Examine { format, unit, .. } = parse_examine(spec, "-")? else {
+        return err("compare/: a format and a unit");
+    };
+    match rest.trim().rsplit_once(char::is_whitespace) {
+        Some((loc, file)) if !loc.trim().is_empty() => {
+            Ok(Command::Compare { format, unit, loc: loc.trim().to_string(), file: file.to_string() })
+        }
+        _ => err("compare needs a memory location and a file: compare out expected/out.bin"),
+    }
+}
+
 /// `thread apply all|LIST CMD`, LIST being thread numbers and ranges (`0 2 4-7`).
 fn parse_thread_apply(rest: &str) -> Result<Command, CommandError> {
     let words: Vec<&str> = rest.split_whitespace().collect();
@@ -524,6 +548,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         _ => {
             if let Some(spec) = name.strip_prefix("x/") {
                 parse_examine(spec, rest)?
+            } else if let Some(spec) = name.strip_prefix("compare/") {
+                parse_compare(spec, rest)?
+            } else if name == "compare" {
+                parse_compare("", rest)?
             } else if name == "x" {
                 parse_examine("", rest)?
             } else if let Some(f) = name.strip_prefix("print/").or_else(|| name.strip_prefix("p/")) {
@@ -573,6 +601,24 @@ mod tests {
             ("wi (1, 2, 3)", Command::WorkItem(Some("(1, 2, 3)".into()))),
             ("workitem", Command::WorkItem(None)),
             ("info lanes", Command::Info(InfoWhat::Lanes)),
+            (
+                "compare out expected/out.bin",
+                Command::Compare {
+                    format: Format::Hex,
+                    unit: 4,
+                    loc: "out".into(),
+                    file: "expected/out.bin".into(),
+                },
+            ),
+            (
+                "compare/fg arg1 + 8 ref.bin",
+                Command::Compare {
+                    format: Format::Float,
+                    unit: 8,
+                    loc: "arg1 + 8".into(),
+                    file: "ref.bin".into(),
+                },
+            ),
             (
                 "break 42",
                 Command::Break { loc: BreakLoc::Line { file: None, line: 42 }, cond: None, temporary: false },
@@ -750,6 +796,10 @@ mod tests {
             "list 3 if R == 1",
             "goto +0",
             "goto -x",
+            "compare",
+            "compare out",
+            "compare/4xw out ref.bin",
+            "compare/q out ref.bin",
         ] {
             assert!(parse(line).is_err(), "{line} should not parse");
         }

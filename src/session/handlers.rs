@@ -209,6 +209,7 @@ impl Session {
             Command::Print { expr, format } => self.print(expr, *format),
             Command::Examine { count, format, unit, addr } => self.examine(*count, *format, *unit, addr),
             Command::Info(what) => self.info(*what),
+            Command::Compare { format, unit, loc, file } => self.compare(*format, *unit, loc, file),
             Command::LastWrite(loc) => self.writes_query(loc, 1),
             Command::History(loc) => self.writes_query(loc, usize::MAX),
             Command::Mark(name) => {
@@ -667,7 +668,7 @@ impl Session {
             .with("value", json!(values)))
     }
 
-    fn writes_query(&mut self, loc: &str, limit: usize) -> Result<Reply, String> {
+    pub(super) fn writes_query(&mut self, loc: &str, limit: usize) -> Result<Reply, String> {
         let (text, len) = match loc.rsplit_once(' ') {
             Some((t, l)) => (t.trim(), crate::launch::raw::parse_number(l)),
             None => (loc.trim(), None),
@@ -1041,7 +1042,7 @@ impl crate::exec::Observer for LaneAccesses {
 }
 
 /// The longest memory range a watchpoint, `last-write` or `history` takes (16 MiB).
-const MAX_MEMORY_LEN: u64 = 1 << 24;
+pub(super) const MAX_MEMORY_LEN: u64 = 1 << 24;
 
 /// `svm`, or `slmG` for work-group G's SLM.
 fn space_name(space: MemSpace) -> String {

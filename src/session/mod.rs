@@ -3,6 +3,7 @@
 //! this; nothing here prints.
 
 pub mod command;
+mod compare;
 pub mod expr;
 pub mod format;
 mod frontier;

@@ -286,6 +286,8 @@ fn every_command_with_odd_arguments_gives_errors_not_panics() {
         "x",
         "x/4xw",
         "x/0b",
+        "compare",
+        "compare/dw",
         "list",
         "info",
         "last-write",

@@ -158,3 +158,62 @@ fn raw_launches_have_no_work_items() {
     assert!(e.contains("y = 4"), "{e}");
     assert_eq!((s.focus.0, s.lane), (0, 0));
 }
+
+/// `compare` against the pocl reference: at the start every element the kernel sets to
+/// non-zero differs (the buffer starts zeroed) and nothing wrote it; at the end all are
+/// equal; against a reference with elements changed, exactly those differ, each with the
+/// writer `last-write` names and the work-item the element belongs to.
+#[test]
+fn compare_finds_the_differing_elements_and_their_writers() {
+    let mut s = session(&launch(IDS3D));
+    let reference = std::fs::read(launch("opencl/ids3d/expected/out.bin")).expect("reference");
+    let words: Vec<u32> = reference.chunks(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect();
+    // Relative to the launch file's folder (no such path from the test's working folder).
+    let start = cmd(&mut s, "compare out expected/out.bin").fields;
+    assert_eq!(start["elements"].as_u64(), Some(words.len() as u64));
+    assert_eq!(start["count"].as_u64(), Some(words.iter().filter(|&&w| w != 0).count() as u64));
+    let shown = start["mismatches"].as_array().expect("mismatches");
+    assert_eq!(shown.len(), 10);
+    assert!(shown.iter().all(|m| m["writer"].is_null() && m["actual"] == "0x00000000"));
+    cmd(&mut s, "continue");
+    let end = cmd(&mut s, "compare out expected/out.bin");
+    assert_eq!(end.fields["count"].as_u64(), Some(0), "{}", end.text);
+    assert!(end.text.ends_with("all equal"), "{}", end.text);
+
+    let changed = [3usize, 44, 50, 191];
+    let mut bad = reference.clone();
+    for &i in &changed {
+        bad[4 * i + 1] ^= 0x10;
+    }
+    let dir = std::env::temp_dir().join(format!("vdb-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("bad.bin");
+    std::fs::write(&file, &bad).expect("write");
+    let r = cmd(&mut s, &format!("compare/dw out {}", file.display())).fields;
+    assert_eq!(r["count"].as_u64(), Some(changed.len() as u64));
+    let mismatches = r["mismatches"].as_array().expect("mismatches");
+    assert_eq!(crate::harness::numbers(&r["mismatches"], "element"), changed.map(|i| i as u64));
+    for m in mismatches {
+        let i = m["element"].as_u64().expect("element");
+        assert_eq!(m["actual"].as_str(), Some(format!("{}", words[i as usize] as i32).as_str()));
+        let last = cmd(&mut s, &format!("last-write out+{} 4", 4 * i)).fields;
+        assert_eq!(m["writer"], last["writer"], "element {i}");
+        // Element i is slot i % 4 of work-item i / 4 (x fastest over a 6x4 plane).
+        let item = i / 4;
+        let id = [item % SIZE[0], item / SIZE[0] % SIZE[1], item / (SIZE[0] * SIZE[1])];
+        assert_eq!(ids(&m["writer"]["workitem"]["global"]), id.to_vec(), "element {i}");
+    }
+    // Files that do not fit are refused, naming why; the session is unchanged.
+    let now = s.now;
+    std::fs::write(&file, [&reference[..], &[0u8; 4][..]].concat()).expect("write");
+    let e = s.execute(&parse(&format!("compare out {}", file.display())).expect("p").expect("c"));
+    assert!(e.expect_err("longer").contains("longer than the memory"));
+    std::fs::write(&file, &reference[..6]).expect("write");
+    let e = s.execute(&parse(&format!("compare out {}", file.display())).expect("p").expect("c"));
+    assert!(e.expect_err("6 bytes").contains("not a whole number of 4-byte elements"));
+    std::fs::write(&file, []).expect("write");
+    assert!(s.execute(&parse(&format!("compare out {}", file.display())).expect("p").expect("c")).is_err());
+    assert!(s.execute(&parse("compare out no/such/file.bin").expect("p").expect("c")).is_err());
+    assert_eq!(s.now, now);
+    let _ = std::fs::remove_dir_all(&dir);
+}
