@@ -152,13 +152,15 @@ pub enum Command {
         addr: String,
     },
     Info(InfoWhat),
-    /// `compare[/FU] LOC FILE`: memory from LOC against FILE's bytes, element by element (F
-    /// and U as in `x`), with the last writer of each differing element.
+    /// `compare[/FU] LOC FILE [ulp N]`: memory from LOC against FILE's bytes, element by
+    /// element (F and U as in `x`), with the last writer of each differing element; float
+    /// elements within `ulps` units in the last place count as equal.
     Compare {
         format: Format,
         unit: u32,
         loc: String,
         file: String,
+        ulps: u64,
     },
     /// `display REGION [/fmt]` or `display x/NFU ADDR`: that `print` or `x` after every
     /// movement (the boxed command is one of the two); `display` alone shows them all now.
@@ -359,9 +361,21 @@ fn parse_compare(spec: &str, rest: &str) -> Result<Command, CommandError> {
     let Command::Examine { format, unit, .. } = parse_examine(spec, "-")? else {
         return err("compare/: a format and a unit");
     };
-    match rest.trim().rsplit_once(char::is_whitespace) {
+    // A trailing `ulp N`: float elements within N units in the last place are equal.
+    let mut rest = rest.trim();
+    let mut ulps = 0;
+    if let Some((head, n)) = rest.rsplit_once(char::is_whitespace) {
+        if let Some(head) = head.trim_end().strip_suffix(" ulp") {
+            if format != Format::Float || (unit != 4 && unit != 8) {
+                return err("`ulp N` is for float elements: compare/fw or compare/fg");
+            }
+            ulps = u64::from(number(n, "ulp count")?);
+            rest = head.trim_end();
+        }
+    }
+    match rest.rsplit_once(char::is_whitespace) {
         Some((loc, file)) if !loc.trim().is_empty() => {
-            Ok(Command::Compare { format, unit, loc: loc.trim().to_string(), file: file.to_string() })
+            Ok(Command::Compare { format, unit, loc: loc.trim().to_string(), file: file.to_string(), ulps })
         }
         _ => err("compare needs a memory location and a file: compare out expected/out.bin"),
     }
@@ -608,6 +622,7 @@ mod tests {
                     unit: 4,
                     loc: "out".into(),
                     file: "expected/out.bin".into(),
+                    ulps: 0,
                 },
             ),
             (
@@ -617,6 +632,17 @@ mod tests {
                     unit: 8,
                     loc: "arg1 + 8".into(),
                     file: "ref.bin".into(),
+                    ulps: 0,
+                },
+            ),
+            (
+                "compare/fw out ref.bin ulp 8",
+                Command::Compare {
+                    format: Format::Float,
+                    unit: 4,
+                    loc: "out".into(),
+                    file: "ref.bin".into(),
+                    ulps: 8,
                 },
             ),
             (
@@ -800,6 +826,9 @@ mod tests {
             "compare out",
             "compare/4xw out ref.bin",
             "compare/q out ref.bin",
+            "compare out ref.bin ulp 2",
+            "compare/fw out ref.bin ulp x",
+            "compare/fw out ulp 2",
         ] {
             assert!(parse(line).is_err(), "{line} should not parse");
         }

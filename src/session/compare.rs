@@ -47,6 +47,7 @@ impl Session {
         unit: u32,
         loc: &str,
         file: &str,
+        ulps: u64,
     ) -> Result<Reply, String> {
         let (space, addr) = self.memory_at(loc)?;
         let path = self.reference_path(file);
@@ -74,8 +75,9 @@ impl Session {
             _ => DataType::Ud,
         };
         let size = unit as usize;
+        let element = |bytes: &[u8], i: usize| load_le(&bytes[i * size..][..size], unit);
         let differing: Vec<usize> = (0..expected.len() / size)
-            .filter(|&i| expected[i * size..][..size] != actual[i * size..][..size])
+            .filter(|&i| !equal(ty, element(&expected, i), element(&actual, i), ulps))
             .collect();
         let mut shown = Vec::new();
         for &i in differing.iter().take(SHOWN_MISMATCHES) {
@@ -86,13 +88,14 @@ impl Session {
                 .fields
                 .remove("writer")
                 .unwrap_or(Value::Null);
-            let value = |bytes: &[u8]| fmt_value(ty, load_le(&bytes[i * size..][..size], unit), format);
+            let value = |bytes: &[u8]| fmt_value(ty, element(bytes, i), format);
             shown.push(json!({"element": i, "location": here, "address": format!("{at:#x}"),
                               "expected": value(&expected), "actual": value(&actual), "writer": writer}));
         }
         let n = expected.len() / size;
+        let within = if ulps > 0 { format!(" within {ulps} ULP") } else { String::new() };
         let what = format!(
-            "{} ({n} elements of {unit} bytes) against {}",
+            "{} ({n} elements of {unit} bytes) against {}{within}",
             self.named_location(space, addr),
             path.display()
         );
@@ -120,6 +123,38 @@ impl Session {
     }
 }
 
+/// Whether an element equals its reference: the same bits, or for floats within `ulps` units in
+/// the last place (any two NaNs are equal; so are +0 and -0 once `ulps` is above 0).
+fn equal(ty: DataType, expected: u64, actual: u64, ulps: u64) -> bool {
+    if expected == actual {
+        return true;
+    }
+    let bits = match ty {
+        DataType::F => 32,
+        DataType::Df => 64,
+        _ => return false,
+    };
+    let nan = |b: u64| match bits {
+        32 => f32::from_bits(b as u32).is_nan(),
+        _ => f64::from_bits(b).is_nan(),
+    };
+    if nan(expected) || nan(actual) {
+        return nan(expected) && nan(actual);
+    }
+    ulps > 0 && ordered(expected, bits).abs_diff(ordered(actual, bits)) <= u128::from(ulps)
+}
+
+/// A float's bits mapped to integers in the order of the values (sign-magnitude to a line).
+fn ordered(raw: u64, bits: u32) -> i128 {
+    let sign = raw >> (bits - 1) & 1 != 0;
+    let magnitude = i128::from(raw & ((1u64 << (bits - 1)) - 1));
+    if sign {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
 fn str(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
@@ -137,4 +172,45 @@ fn writer_text(w: &Value) -> String {
         "written at step {} by thread {} lane {}{item}, line {}",
         w["step"], w["thread"], w["lane"], w["line"]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ULP distances agree with stepping through the floats one representable value at a time,
+    /// across zero and between denormals and normals.
+    #[test]
+    fn ulp_distance_counts_representable_floats() {
+        let next = |x: f32| {
+            if x == 0.0 {
+                f32::from_bits(1)
+            } else if x > 0.0 {
+                f32::from_bits(x.to_bits() + 1)
+            } else {
+                f32::from_bits(x.to_bits() - 1)
+            }
+        };
+        for start in [-1.5e-38f32, -3.0, 0.0, 1.0, 1.17e-38, 3.4e38] {
+            let mut x = start;
+            for k in 0..40u64 {
+                let (a, b) = (u64::from(start.to_bits()), u64::from(x.to_bits()));
+                assert!(equal(DataType::F, a, b, k.max(1)), "{start} {x} {k}");
+                if k > 1 {
+                    assert!(!equal(DataType::F, a, b, k - 1), "{start} {x} {k}");
+                }
+                if x.is_infinite() {
+                    break;
+                }
+                x = next(x);
+            }
+        }
+        let (pos, neg) = (0f32.to_bits() as u64, (-0f32).to_bits() as u64);
+        assert!(!equal(DataType::F, pos, neg, 0) && equal(DataType::F, pos, neg, 1));
+        let nan = f32::NAN.to_bits() as u64;
+        assert!(equal(DataType::F, nan, nan | 1, 0) && !equal(DataType::F, nan, 0, u64::MAX));
+        assert!(!equal(DataType::Ud, 5, 6, 100), "integers compare bits");
+        let one = 1f64.to_bits();
+        assert!(equal(DataType::Df, one, one + 7, 7) && !equal(DataType::Df, one, one + 8, 7));
+    }
 }

@@ -209,7 +209,9 @@ impl Session {
             Command::Print { expr, format } => self.print(expr, *format),
             Command::Examine { count, format, unit, addr } => self.examine(*count, *format, *unit, addr),
             Command::Info(what) => self.info(*what),
-            Command::Compare { format, unit, loc, file } => self.compare(*format, *unit, loc, file),
+            Command::Compare { format, unit, loc, file, ulps } => {
+                self.compare(*format, *unit, loc, file, *ulps)
+            }
             Command::LastWrite(loc) => self.writes_query(loc, 1),
             Command::History(loc) => self.writes_query(loc, usize::MAX),
             Command::Mark(name) => {

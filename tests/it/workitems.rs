@@ -217,3 +217,40 @@ fn compare_finds_the_differing_elements_and_their_writers() {
     assert_eq!(s.now, now);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `compare/fw … ulp N` on float_math's `approx` output: pocl's reference is met within the
+/// 8 ULP its compare.json allows; against vdb's own output moved by k ULP at a few elements,
+/// `ulp k-1` finds exactly those and `ulp k` none.
+#[test]
+fn compare_tolerates_float_differences_in_ulps() {
+    let mut s = session(&launch("opencl/float_math/skl.launch.json"));
+    s.run_to_end();
+    let ok = cmd(&mut s, "compare/fw arg2 expected/approx.bin ulp 8");
+    assert_eq!(ok.fields["count"].as_u64(), Some(0), "{}", ok.text);
+    let (_, base, size) = s.buffers.iter().find(|(n, _, _)| n == "arg2").cloned().expect("arg2");
+    let mut own = vec![0u8; size as usize];
+    s.read_memory(vdb::machine::MemSpace::Svm, base, &mut own).expect("read");
+    let dir = std::env::temp_dir().join(format!("vdb-ulp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("moved.bin");
+    let moved = [5usize, 17, 200];
+    for k in [1u32, 3] {
+        let mut reference = own.clone();
+        for &i in &moved {
+            let x = f32::from_le_bytes(reference[4 * i..4 * i + 4].try_into().expect("4"));
+            assert!(x.is_finite() && x != 0.0, "element {i} is {x}");
+            let bits = x.to_bits() + k; // k representable values away from zero
+            reference[4 * i..4 * i + 4].copy_from_slice(&bits.to_le_bytes());
+        }
+        std::fs::write(&file, &reference).expect("write");
+        let near = cmd(&mut s, &format!("compare/fw arg2 {} ulp {}", file.display(), k - 1)).fields;
+        assert_eq!(
+            crate::harness::numbers(&near["mismatches"], "element"),
+            moved.map(|i| i as u64),
+            "k = {k}"
+        );
+        let within = cmd(&mut s, &format!("compare/fw arg2 {} ulp {k}", file.display())).fields;
+        assert_eq!(within["count"].as_u64(), Some(0), "k = {k}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
