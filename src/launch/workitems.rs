@@ -36,6 +36,15 @@ impl WorkItem {
 }
 
 impl NdGeometry {
+    /// Dimensions worth writing in a global id: the launch's `work_dim`, less trailing ones of
+    /// size 1 and offset 0 (launch files often give `[N, 1, 1]` for a 1D range).
+    pub fn shown_dims(&self) -> u32 {
+        let r = &self.range;
+        let used =
+            (0..3).rev().find(|&d| r.global_size[d] > 1 || r.global_offset[d] > 0).map_or(1, |d| d + 1);
+        r.work_dim.clamp(1, 3).min(used as u32)
+    }
+
     /// Work-groups in each dimension.
     pub fn groups(&self) -> [u32; 3] {
         let r = &self.range;
@@ -163,6 +172,22 @@ mod tests {
             assert_eq!(g.work_item(n_threads, 0), None);
             assert_eq!(g.work_item(0, g.simd), None);
         }
+    }
+
+    #[test]
+    fn ids_are_written_in_the_dimensions_used() {
+        let item = WorkItem { global: [7, 0, 0], local: [7, 0, 0], group: [0; 3] };
+        for (global, offset, dims) in [
+            ([64, 1, 1], [0, 0, 0], 1),
+            ([8, 8, 1], [0, 0, 0], 2),
+            ([8, 1, 1], [0, 0, 3], 3),
+            ([8, 1, 2], [0; 3], 3),
+        ] {
+            let g = geometry(global, [1, 1, 1], offset, 16);
+            assert_eq!(g.shown_dims(), dims, "{global:?} {offset:?}");
+        }
+        assert_eq!(item.text(1), "7");
+        assert_eq!(item.text(3), "7,0,0");
     }
 
     #[test]

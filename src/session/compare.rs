@@ -7,13 +7,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::command::Format;
-use super::expr::location_text;
 use super::format::value as fmt_value;
 use super::handlers::{Reply, MAX_MEMORY_LEN};
 use super::Session;
 use crate::exec::load_le;
 use crate::isa::DataType;
-use crate::machine::MemSpace;
 
 /// Differing elements reported with their writers (the count covers them all).
 pub const SHOWN_MISMATCHES: usize = 10;
@@ -27,17 +25,6 @@ impl Session {
             given.to_path_buf()
         } else {
             self.base_dir.join(given)
-        }
-    }
-
-    /// `out+0xb0` for an SVM address inside a named buffer (its source name when the zebin
-    /// gives one, else `argN`), else the address as `x` writes it.
-    fn named_location(&self, space: MemSpace, addr: u64) -> String {
-        let inside = self.buffers.iter().rev().find(|(_, base, size)| (*base..base + size).contains(&addr));
-        match (space, inside) {
-            (MemSpace::Svm, Some((name, base, _))) if addr == *base => name.clone(),
-            (MemSpace::Svm, Some((name, base, _))) => format!("{name}+{:#x}", addr - base),
-            _ => location_text(space, addr),
         }
     }
 

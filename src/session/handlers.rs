@@ -586,8 +586,23 @@ impl Session {
         Ok(WatchTarget::Memory { space, addr, len })
     }
 
-    /// A memory address expression (SVM, or `slm[G][+OFF]`) resolved for the focused thread;
-    /// an SLM one must name a work-group that has SLM.
+    /// `out+0xb0` for an SVM address inside a buffer: its source name when the zebin gives
+    /// one, else `argN` (raw launches: the region's name).
+    pub fn buffer_location(&self, addr: u64) -> Option<String> {
+        let (name, base, _) =
+            self.buffers.iter().rev().find(|(_, base, size)| (*base..base + size).contains(&addr))?;
+        Some(if addr == *base { name.clone() } else { format!("{name}+{:#x}", addr - base) })
+    }
+
+    /// A memory location as commands accept it: [`Session::buffer_location`] for SVM inside
+    /// a buffer, else as `x` writes it (`0x1000`, `slm1+0x40`).
+    pub fn named_location(&self, space: MemSpace, addr: u64) -> String {
+        match space {
+            MemSpace::Svm => self.buffer_location(addr).unwrap_or_else(|| location_text(space, addr)),
+            MemSpace::Slm(_) => location_text(space, addr),
+        }
+    }
+
     pub fn memory_at(&self, text: &str) -> Result<(MemSpace, u64), String> {
         let group = self.machine.thread(self.focus).group;
         let (space, addr) = resolve_memory(text, &self.buffers, group)?;

@@ -8,7 +8,7 @@ use super::expr::Condition;
 use super::handlers::Reply;
 use super::Session;
 use crate::launch::workitems::parse_global_id;
-use crate::launch::WorkItem;
+use crate::launch::{NdGeometry, WorkItem};
 use crate::machine::ThreadId;
 
 impl Session {
@@ -19,7 +19,7 @@ impl Session {
 
     /// A work-item's global id as the launch writes it (`5` in 1D, `5,2` in 2D).
     pub fn work_item_text(&self, item: &WorkItem) -> String {
-        item.text(self.geometry.as_ref().map_or(3, |g| g.range.work_dim))
+        item.text(self.geometry.as_ref().map_or(3, NdGeometry::shown_dims))
     }
 
     /// A work-item as JSON: its global, local and group ids; null for a lane that holds none.

@@ -28,13 +28,19 @@ fn watched(app: &App, addr: u64) -> bool {
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = Theme { no_color: app.no_color };
     let s = &app.session;
-    let region = match app.mem_space {
-        MemSpace::Svm => {
-            s.machine.svm.region_of(app.mem_cursor, 1).map_or("unmapped".to_string(), |r| r.name.clone())
-        }
-        MemSpace::Slm(g) => format!("SLM of work-group {g}"),
+    // The cursor inside its buffer (`out+0x10 = 0x…`) when one holds it, else its region.
+    let title = match app.mem_space {
+        MemSpace::Svm => match s.buffer_location(app.mem_cursor) {
+            Some(name) => format!(" {name} = {:#x}", app.mem_cursor),
+            None => {
+                let region =
+                    s.machine.svm.region_of(app.mem_cursor, 1).map_or("unmapped", |r| r.name.as_str());
+                format!(" {:#x} ({region})", app.mem_cursor)
+            }
+        },
+        MemSpace::Slm(g) => format!(" {:#x} (SLM of work-group {g})", app.mem_cursor),
     };
-    let b = block(app, Pane::Memory, &format!(" {:#x} ({region})", app.mem_cursor));
+    let b = block(app, Pane::Memory, &title);
     let inner = b.inner(area);
     b.render(area, buf);
     if inner.height == 0 {

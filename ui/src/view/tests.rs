@@ -142,6 +142,8 @@ fn memory_pane_goes_to_a_buffer_address_and_watches_the_cursor_byte() {
     type_text(&mut app, "out+36");
     assert_eq!(app.mem_cursor, 0x1_0001_0024);
     assert_eq!(app.pane, crate::app::Pane::Memory);
+    let text = screen(&app, 140, 44);
+    assert!(text.contains("Memory out+0x24 = 0x100010024"), "the title names the buffer: {text}");
     app.update(Action::Watch);
     assert_eq!(app.session.watchpoints.len(), 1);
     app.update(Action::Continue);
