@@ -58,7 +58,10 @@ impl Action {
         (Action::Right, "move right (source: next operand; lanes: next lane)"),
         (Action::PageUp, "page up"),
         (Action::PageDown, "page down"),
-        (Action::Select, "select (operand → register pane, thread → focus)"),
+        (
+            Action::Select,
+            "select (operand → register pane, thread → focus, register cell or memory byte → its last write)",
+        ),
         (Action::CycleFormat, "cycle value format: natural, hex, signed, float"),
         (Action::Help, "this help"),
         (Action::Quit, "quit"),

@@ -257,6 +257,7 @@ impl App {
         };
         match self.pane {
             Pane::Source => self.navigate_source(action, delta),
+            Pane::Registers | Pane::Memory if action == Action::Select => self.goto_last_writer(),
             Pane::Registers => match action {
                 Action::Left => self.reg_col = self.reg_col.saturating_sub(1),
                 Action::Right => self.reg_col += 1,
@@ -347,22 +348,57 @@ impl App {
         self.execute(&cmd);
     }
 
-    fn watch_selection(&mut self) {
-        let line = match self.pane {
-            Pane::Memory => {
-                format!("watch {} 1", session::expr::location_text(self.mem_space, self.mem_cursor))
-            }
-            _ => {
-                let Some(var) = self.reg_var else {
-                    self.push_log("choose a variable first (v)");
-                    return;
-                };
-                let v = self.session.program.var(var);
-                let per_row = (self.session.program.grf_size / v.ty.size()) as usize;
-                format!("watch {}({},{})<0;1,0>", v.name, self.reg_row, self.reg_col.min(per_row - 1))
-            }
+    /// The register pane's cursor cell in `var` (row, element in the row), clamped to the
+    /// variable: the cursor keeps its place when another, smaller variable is shown.
+    pub fn register_cell(&self, var: vdb::isa::VarId) -> (usize, usize) {
+        let v = self.session.program.var(var);
+        let grf = self.session.program.grf_size.max(1);
+        let per_row = (grf / v.ty.size()).max(1) as usize;
+        let rows = v.size.div_ceil(grf).max(1) as usize;
+        let row = self.reg_row.min(rows - 1);
+        let in_row =
+            (v.size.saturating_sub(row as u32 * grf) / v.ty.size()).clamp(1, per_row as u32) as usize;
+        (row, self.reg_col.min(in_row - 1))
+    }
+
+    /// The selection as a command location: the memory pane's cursor byte, else the register
+    /// pane's cell (one element of the chosen variable); None (said in the log) without one.
+    fn selection_location(&mut self) -> Option<String> {
+        if self.pane == Pane::Memory {
+            return Some(format!("{} 1", session::expr::location_text(self.mem_space, self.mem_cursor)));
+        }
+        let Some(var) = self.reg_var else {
+            self.push_log("choose a variable first (v)");
+            return None;
         };
-        self.run_command(&line);
+        let (row, col) = self.register_cell(var);
+        let v = self.session.program.var(var);
+        Some(format!("{}({row},{col})<0;1,0>", v.name))
+    }
+
+    fn watch_selection(&mut self) {
+        if let Some(loc) = self.selection_location() {
+            self.run_command(&format!("watch {loc}"));
+        }
+    }
+
+    /// Goes to the step that last wrote the selection (memory byte or register cell), focused
+    /// on the writing thread and lane: the writing instruction is the current one.
+    fn goto_last_writer(&mut self) {
+        let Some(loc) = self.selection_location() else { return };
+        self.push_log(&format!("(vdb) last-write {loc}"));
+        let reply = match self.session.execute(&Command::LastWrite(loc)) {
+            Ok(reply) => reply,
+            Err(e) => return self.push_log(&format!("error: {e}")),
+        };
+        self.push_log(&reply.text);
+        let writer = &reply.fields["writer"];
+        let (Some(step), Some(thread)) = (writer["step"].as_u64(), writer["thread"].as_u64()) else { return };
+        self.movement(Command::GotoStep(step));
+        self.execute(&Command::Thread(thread as u32));
+        if let Some(lane) = writer["lane"].as_u64() {
+            self.execute(&Command::Lane(lane as u32));
+        }
     }
 
     /// Handles a typed character or editing key while a prompt is open.

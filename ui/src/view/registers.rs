@@ -75,7 +75,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let width = cell_width(v.ty, app.format).min(widest(app, t, v));
     let hits = touched(app);
     let mut out = Vec::new();
-    let first_row = (app.reg_row as u32).min(rows.saturating_sub(1)).saturating_sub(inner.height as u32 / 2);
+    let cursor = app.register_cell(var_id);
+    let first_row = (cursor.0 as u32).min(rows.saturating_sub(1)).saturating_sub(inner.height as u32 / 2);
     for r in first_row..rows.min(first_row + inner.height as u32) {
         let mut spans = vec![Span::styled(format!("r{r:<3}"), theme.dim())];
         for c in 0..per_row {
@@ -93,7 +94,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             if before.is_some_and(|b| b.get(at as usize..(at + size) as usize) != Some(bytes)) {
                 style = style.patch(theme.changed());
             }
-            if app.pane == Pane::Registers && r as usize == app.reg_row && c as usize == app.reg_col {
+            if app.pane == Pane::Registers && (r as usize, c as usize) == cursor {
                 style = style.patch(theme.cursor());
             }
             spans.push(Span::raw(" "));

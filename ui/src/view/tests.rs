@@ -274,3 +274,58 @@ fn the_focused_lanes_work_item_is_shown_and_can_be_typed() {
     let text = screen(&app_at("hand/divergent_if.launch.json"), 160, 48);
     assert!(!text.contains("work-item"), "{text}");
 }
+
+#[test]
+fn enter_goes_to_the_last_write_of_the_selection() {
+    let mut app = app_at("opencl/ids3d/skl.launch.json");
+    app.update(Action::Continue);
+    let end = app.session.now;
+    // A memory byte: the writing step, thread and lane, as `last-write` names them.
+    app.update(Action::MemoryAddress);
+    type_text(&mut app, "out+177");
+    let last = |app: &mut App, loc: &str| {
+        let cmd = vdb::session::parse(&format!("last-write {loc}")).expect("p").expect("c");
+        app.session.execute(&cmd).expect("last-write").fields["writer"].clone()
+    };
+    let writer = last(&mut app, "out+177 1");
+    app.update(Action::Select);
+    assert_eq!(Some(app.session.now), writer["step"].as_u64());
+    assert_eq!(Some(u64::from(app.session.focus.0)), writer["thread"].as_u64());
+    assert_eq!(Some(u64::from(app.session.lane)), writer["lane"].as_u64());
+    assert!(app.session.now < end);
+    // The writing instruction is the focused thread's current one.
+    let pc = app.session.machine.thread(app.session.focus).control.pc;
+    assert_eq!(Some(u64::from(app.session.program.inst(pc).span.line)), writer["line"].as_u64());
+    // A register cell: its last write before now, in the focused thread.
+    app.update(Action::Continue);
+    app.update(Action::ChooseVariable);
+    type_text(&mut app, "V0132");
+    app.pane = crate::app::Pane::Registers;
+    app.update(Action::Down);
+    app.update(Action::Down);
+    let (thread, writer) = (app.session.focus.0, last(&mut app, "V0132(2,0)<0;1,0>"));
+    assert!(writer["step"].is_u64(), "{writer}");
+    app.update(Action::Select);
+    assert_eq!(Some(app.session.now), writer["step"].as_u64());
+    assert_eq!(app.session.focus.0, thread);
+    // A cursor past the variable's last row and column selects its last cell (the one the
+    // pane highlights), for watch as for Enter.
+    app.reg_row = 1000;
+    app.reg_col = 1000;
+    let var = app.reg_var.expect("a variable");
+    let v = app.session.program.var(var);
+    let last_offset = v.offset + v.size - v.ty.size();
+    app.update(Action::Watch);
+    let Some(w) = app.session.watchpoints.last() else { panic!("no watchpoint: {:?}", app.log) };
+    let vdb::session::WatchTarget::Register { ranges, .. } = &w.target else { panic!("{:?}", w.target) };
+    assert_eq!(ranges[0].0, last_offset, "{:?}", app.log);
+    // Nothing wrote it yet: the log says so and time stays.
+    app.update(Action::GotoStep);
+    type_text(&mut app, "0");
+    app.update(Action::ChooseVariable);
+    type_text(&mut app, "V0132");
+    app.pane = crate::app::Pane::Registers;
+    app.update(Action::Select);
+    assert_eq!(app.session.now, 0);
+    assert!(app.log.iter().any(|l| l.contains("no write before step 0")), "{:?}", app.log);
+}
