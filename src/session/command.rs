@@ -180,6 +180,9 @@ pub enum Command {
     Backtrace,
     LastWrite(String),
     History(String),
+    /// `lane-history [L]`: when lane L (default: the focused one) of the focused thread left
+    /// and rejoined the execution mask, newest first.
+    LaneHistory(Option<u32>),
     Mark(String),
     StateHash,
     Help,
@@ -555,6 +558,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         }
         "last-write" | "lw" => Command::LastWrite(rest.to_string()),
         "history" => Command::History(rest.to_string()),
+        "lane-history" | "lh" => match args.as_slice() {
+            [] => Command::LaneHistory(None),
+            [lane] => Command::LaneHistory(Some(number(lane, "lane number")?)),
+            _ => return err("lane-history takes at most a lane number"),
+        },
         "mark" => Command::Mark(one_arg("a name")?.to_string()),
         "state-hash" => no_args(Command::StateHash)?,
         "backtrace" | "bt" | "where" => no_args(Command::Backtrace)?,
@@ -615,6 +623,8 @@ mod tests {
             ("wi (1, 2, 3)", Command::WorkItem(Some("(1, 2, 3)".into()))),
             ("workitem", Command::WorkItem(None)),
             ("info lanes", Command::Info(InfoWhat::Lanes)),
+            ("lane-history", Command::LaneHistory(None)),
+            ("lh 5", Command::LaneHistory(Some(5))),
             (
                 "compare out expected/out.bin",
                 Command::Compare {
@@ -824,6 +834,8 @@ mod tests {
             "goto -x",
             "compare",
             "compare out",
+            "lane-history x",
+            "lh 1 2",
             "compare/4xw out ref.bin",
             "compare/q out ref.bin",
             "compare out ref.bin ulp 2",

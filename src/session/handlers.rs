@@ -214,6 +214,7 @@ impl Session {
             }
             Command::LastWrite(loc) => self.writes_query(loc, 1),
             Command::History(loc) => self.writes_query(loc, usize::MAX),
+            Command::LaneHistory(lane) => self.lane_history_reply(lane.unwrap_or(self.lane)),
             Command::Mark(name) => {
                 self.marks.insert(name.clone(), self.now);
                 Ok(Reply::text(format!("mark {name} = step {}", self.now)).with("mark", json!(name)))

@@ -49,6 +49,85 @@ impl Session {
     }
 }
 
+/// A step at which one lane of a thread left or rejoined the execution mask.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LaneEvent {
+    pub step: u64,
+    /// `left` or `rejoined`.
+    pub event: &'static str,
+    pub line: u32,
+    pub id: u32,
+    pub instruction: String,
+    /// The execution mask before and after the step.
+    pub em_before: u32,
+    pub em_after: u32,
+    /// For a predicated instruction: its predicate variable and that variable's bit for the
+    /// lane before the step (the instruction's text says whether it is inverted).
+    pub predicate: Option<(String, bool)>,
+}
+
+/// Most events `lane_history` reports.
+pub const MAX_LANE_EVENTS: usize = 20;
+
+impl Session {
+    /// The steps before now at which `lane` of `thread` left or rejoined its execution mask,
+    /// newest first, at most [`MAX_LANE_EVENTS`]: the story of a lane's divergence (which
+    /// `goto` parked it, on which predicate bit, and where it came back). Scans the thread's
+    /// steps back to its first; predicate bits come from a copy of the machine walked back.
+    pub fn lane_history(&self, thread: ThreadId, lane: u32) -> Vec<LaneEvent> {
+        let trace = &self.recorder.trace;
+        let first = trace.first_step.get(thread.0 as usize).copied().unwrap_or(u64::MAX);
+        let bit = 1u32.checked_shl(lane).unwrap_or(0);
+        let mut em = self.machine.thread(thread).control.em;
+        let mut found = Vec::new();
+        let mut step = self.now;
+        while step > first && step != u64::MAX && found.len() < MAX_LANE_EVENTS {
+            step -= 1;
+            let rec = trace.steps.at(step);
+            if rec.thread != thread.0 || rec.falls_through() {
+                continue;
+            }
+            let after = em;
+            for e in trace.entries(step) {
+                if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
+                    if let Some((old, _)) = trace.control_change(*index) {
+                        em = old.em;
+                    }
+                }
+            }
+            if (em ^ after) & bit != 0 {
+                found.push((step, rec.pc, em, after));
+            }
+        }
+        let mut state = self.machine.clone();
+        let mut at = self.now;
+        found
+            .into_iter()
+            .map(|(step, pc, before, after)| {
+                let inst = self.program.inst(InstIdx(pc));
+                let predicate = inst.pred.map(|p| {
+                    self.recorder.seek(&mut state, at, step);
+                    at = step;
+                    let bits = state.thread(thread).preds.get(p.pred.0 as usize).copied().unwrap_or(0);
+                    let name =
+                        self.program.preds.get(p.pred.0 as usize).map_or("?".into(), |d| d.name.clone());
+                    (name, bits & bit != 0)
+                });
+                LaneEvent {
+                    step,
+                    event: if after & bit != 0 { "rejoined" } else { "left" },
+                    line: inst.span.line,
+                    id: inst.id,
+                    instruction: self.program.inst_text(InstIdx(pc)).to_string(),
+                    em_before: before,
+                    em_after: after,
+                    predicate,
+                }
+            })
+            .collect()
+    }
+}
+
 /// One frame of a thread's call stack.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FrameInfo {

@@ -1,6 +1,6 @@
-//! OpenCL work-items in the session: focusing the lane that holds one (`workitem`), the
-//! focused thread's lanes (`info lanes`), work-item breakpoint conditions, and the work-item
-//! named next to every lane a reply reports.
+//! Lanes and the OpenCL work-items they hold: focusing the lane that holds one (`workitem`),
+//! the focused thread's lanes (`info lanes`), a lane's divergence story (`lane-history`),
+//! work-item breakpoint conditions, and the work-item named next to every lane a reply reports.
 
 use serde_json::{json, Value};
 
@@ -88,6 +88,43 @@ impl Session {
                              "dispatched": dispatched, "active": active}));
         }
         Ok(Reply::text(text.join("\n")).with("lanes", json!(rows)))
+    }
+
+    /// `lane-history [L]`.
+    pub(super) fn lane_history_reply(&self, lane: u32) -> Result<Reply, String> {
+        let simd = self.machine.thread(self.focus).simd;
+        if lane >= simd {
+            return Err(format!("lane {lane} is outside SIMD{simd}"));
+        }
+        let events = self.lane_history(self.focus, lane);
+        let item = self.work_item_suffix(self.focus.0, lane);
+        let mut text = vec![match events.len() {
+            0 => format!(
+                "lane {lane} of thread {}{item}: in the execution mask as dispatched, never left it",
+                self.focus.0
+            ),
+            n => format!(
+                "lane {lane} of thread {}{item}: {n} changes before step {}, newest first",
+                self.focus.0, self.now
+            ),
+        }];
+        if events.is_empty() && self.machine.thread(self.focus).dispatch_mask >> lane & 1 == 0 {
+            text[0] = format!(
+                "lane {lane} of thread {}: not dispatched (no work-item), never active",
+                self.focus.0
+            );
+        }
+        for e in &events {
+            let pred = e
+                .predicate
+                .as_ref()
+                .map_or(String::new(), |(p, b)| format!("  [{p} lane {lane} = {}]", u8::from(*b)));
+            text.push(format!(
+                "  step {:<8} {:<8} line {} ${}  {}{pred}  (em {:#x} -> {:#x})",
+                e.step, e.event, e.line, e.id, e.instruction, e.em_before, e.em_after
+            ));
+        }
+        Ok(Reply::text(text.join("\n")).with("lane", json!(lane)).with("events", json!(events)))
     }
 
     /// Whether `cond` holds for `thread` before it executes `pc`: None if not; else the lane

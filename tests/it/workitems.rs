@@ -254,3 +254,59 @@ fn compare_tolerates_float_differences_in_ulps() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `lane-history` agrees with going to each of the thread's steps and reading its execution
+/// mask and predicates before and after.
+#[test]
+fn lane_history_agrees_with_the_masks_step_by_step() {
+    for (file, thread) in
+        [("hand/nested_divergence.launch.json", 0u32), ("opencl/collatz/skl.launch.json", 5)]
+    {
+        let mut s = session(&launch(file));
+        let (steps, _) = thread_steps(&mut s, thread);
+        let end = s.recorder.len();
+        let tid = vdb::machine::ThreadId(thread);
+        let simd = s.machine.thread(tid).simd;
+        // Before and after each step: (step, em before, em after, predicate bits before).
+        let mut masks = Vec::new();
+        for &at in &steps {
+            cmd(&mut s, &format!("goto {at}"));
+            let before = s.machine.thread(tid).control.em;
+            let preds = s.machine.thread(tid).preds.clone();
+            cmd(&mut s, &format!("goto {}", at + 1));
+            masks.push((at, before, s.machine.thread(tid).control.em, preds));
+        }
+        cmd(&mut s, &format!("goto {end}"));
+        cmd(&mut s, &format!("thread {thread}"));
+        for lane in 0..simd {
+            let bit = 1u32 << lane;
+            let expected: Vec<(u64, &str)> = masks
+                .iter()
+                .rev()
+                .filter(|(_, b, a, _)| (b ^ a) & bit != 0)
+                .map(|&(at, _, a, _)| (at, if a & bit != 0 { "rejoined" } else { "left" }))
+                .take(20)
+                .collect();
+            let reply = cmd(&mut s, &format!("lane-history {lane}")).fields;
+            let events = reply["events"].as_array().expect("events");
+            let got: Vec<(u64, &str)> = events
+                .iter()
+                .map(|e| (e["step"].as_u64().expect("step"), e["event"].as_str().expect("event")))
+                .collect();
+            assert_eq!(got, expected, "{file} lane {lane}");
+            for e in events {
+                let at = e["step"].as_u64().expect("step");
+                let (_, _, _, preds) = masks.iter().find(|m| m.0 == at).expect("a step of the thread");
+                if let Some(p) = e["predicate"].as_array() {
+                    let name = p[0].as_str().expect("name");
+                    let index = s.program.preds.iter().position(|d| d.name == name).expect("a predicate");
+                    assert_eq!(p[1].as_bool(), Some(preds[index] & bit != 0), "{file} lane {lane} step {at}");
+                }
+            }
+        }
+        assert!(
+            masks.iter().any(|(_, b, a, _)| b != a && *a != 0),
+            "{file}: thread {thread} diverges, so the check above saw events"
+        );
+    }
+}
