@@ -139,6 +139,8 @@ pub enum Command {
         target: String,
         len: Option<u64>,
         lane: Option<u32>,
+        /// `if OP VALUE`: a condition on the watched value after the access.
+        cond: Option<String>,
     },
     Print {
         expr: String,
@@ -224,10 +226,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("until [LOC]", "next, running loops through; with LOC: to LOC or out of this frame"),
     ("delete [N]", "delete breakpoint/watchpoint N (all without N)"),
     ("disable N / enable N", "toggle breakpoint/watchpoint N"),
-    ("condition N [COND]", "set breakpoint N's condition (remove it without COND)"),
+    ("condition N [COND]", "set breakpoint or watchpoint N's condition (remove it without COND)"),
     ("ignore N COUNT", "the next COUNT hits of breakpoint/watchpoint N do not stop"),
     (
-        "watch|rwatch|awatch LOC [LEN] [lane L]",
+        "watch|rwatch|awatch LOC [LEN] [lane L] [if OP VALUE]",
         "address (N, argN+OFF, NAME+OFF, slm[G]+OFF) or register region",
     ),
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
@@ -319,6 +321,12 @@ fn parse_break(rest: &str) -> Result<(BreakLoc, Option<String>), CommandError> {
 }
 
 fn parse_watch(kind: WatchKind, rest: &str) -> Result<Command, CommandError> {
+    let (rest, cond) = match rest.split_once(" if ") {
+        Some((head, cond)) if !cond.trim().is_empty() => (head, Some(cond.trim().to_string())),
+        Some(_) => return err("`if` needs a condition: watch LOC if == 7"),
+        None if rest.trim_end().ends_with(" if") => return err("`if` needs a condition: watch LOC if == 7"),
+        None => (rest, None),
+    };
     let mut words: Vec<&str> = rest.split_whitespace().collect();
     let mut lane = None;
     if let Some(pos) = words.iter().position(|w| *w == "lane") {
@@ -336,7 +344,7 @@ fn parse_watch(kind: WatchKind, rest: &str) -> Result<Command, CommandError> {
     if words.len() > 2 {
         return err(format!("unexpected `{}`", words[2]));
     }
-    Ok(Command::Watch { kind, target: target.to_string(), len, lane })
+    Ok(Command::Watch { kind, target: target.to_string(), len, lane, cond })
 }
 
 fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
@@ -692,7 +700,23 @@ mod tests {
             ("delete 2", Command::Delete(Some(2))),
             (
                 "watch arg1+8 4",
-                Command::Watch { kind: WatchKind::Write, target: "arg1+8".into(), len: Some(4), lane: None },
+                Command::Watch {
+                    kind: WatchKind::Write,
+                    target: "arg1+8".into(),
+                    len: Some(4),
+                    lane: None,
+                    cond: None,
+                },
+            ),
+            (
+                "watch out+4 4 if >= 0x10",
+                Command::Watch {
+                    kind: WatchKind::Write,
+                    target: "out+4".into(),
+                    len: Some(4),
+                    lane: None,
+                    cond: Some(">= 0x10".into()),
+                },
             ),
             (
                 "awatch 0x100000000",
@@ -701,6 +725,7 @@ mod tests {
                     target: "0x100000000".into(),
                     len: None,
                     lane: None,
+                    cond: None,
                 },
             ),
             (
@@ -710,6 +735,7 @@ mod tests {
                     target: "V0048(0,0)<1;1,0>".into(),
                     len: None,
                     lane: Some(3),
+                    cond: None,
                 },
             ),
             (
@@ -835,6 +861,8 @@ mod tests {
             "compare",
             "compare out",
             "lane-history x",
+            "watch out if",
+            "watch out 4 if ",
             "lh 1 2",
             "compare/4xw out ref.bin",
             "compare/q out ref.bin",

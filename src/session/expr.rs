@@ -185,6 +185,72 @@ impl Cmp {
     pub fn symbol(self) -> &'static str {
         CMP_SYMBOLS.iter().find(|(c, _)| *c == self).map_or("==", |(_, s)| s)
     }
+
+    /// `lhs OP rhs`.
+    pub fn holds(self, lhs: f64, rhs: f64) -> bool {
+        match self {
+            Cmp::Eq => lhs == rhs,
+            Cmp::Ne => lhs != rhs,
+            Cmp::Lt => lhs < rhs,
+            Cmp::Le => lhs <= rhs,
+            Cmp::Gt => lhs > rhs,
+            Cmp::Ge => lhs >= rhs,
+        }
+    }
+}
+
+/// A condition's right-hand number: an integer (decimal, hex, negative) or a float.
+fn number_value(text: &str) -> Result<f64, String> {
+    Ok(match parse_number(text) {
+        Some(v) if !text.contains('.') => {
+            if text.trim_start().starts_with('-') {
+                v as i64 as f64
+            } else {
+                v as f64
+            }
+        }
+        _ => text.trim().parse::<f64>().map_err(|_| format!("`{text}` is not a number"))?,
+    })
+}
+
+/// A watchpoint's condition on the watched value after the access: `OP VALUE` (`value OP
+/// VALUE` too), the value read as `ty`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueCondition {
+    pub cmp: Cmp,
+    pub value: String,
+    pub rhs: f64,
+    pub ty: DataType,
+}
+
+impl ValueCondition {
+    pub fn parse(text: &str, ty: DataType) -> Result<ValueCondition, String> {
+        let t = text.trim();
+        let t = t.strip_prefix("value").map_or(t, str::trim_start);
+        // Longest symbols first: `<=` before `<`.
+        let mut symbols = CMP_SYMBOLS.to_vec();
+        symbols.sort_by_key(|(_, s)| std::cmp::Reverse(s.len()));
+        let (cmp, rest) =
+            symbols.iter().find_map(|(c, s)| t.strip_prefix(s).map(|r| (*c, r.trim()))).ok_or_else(|| {
+                format!("`{t}`: a watch condition is OP VALUE (== != < <= > >=), as in `if == 7`")
+            })?;
+        Ok(ValueCondition { cmp, value: rest.to_string(), rhs: number_value(rest)?, ty })
+    }
+
+    /// Whether the watched bytes (little-endian, `ty`'s size) satisfy it.
+    pub fn holds(&self, bytes: &[u8]) -> bool {
+        let size = self.ty.size() as usize;
+        bytes.len() >= size
+            && self
+                .cmp
+                .holds(crate::exec::alu::to_f64(self.ty, load_le(&bytes[..size], size as u32)), self.rhs)
+    }
+}
+
+impl std::fmt::Display for ValueCondition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "value {} {}", self.cmp.symbol(), self.value)
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -282,27 +348,10 @@ impl Comparison {
         lane: u32,
     ) -> Result<bool, String> {
         let r = resolve_region(program, unit, &self.region, thread.simd)?;
-        let rhs = match parse_number(&self.value) {
-            Some(v) if !self.value.contains('.') => {
-                if self.value.trim_start().starts_with('-') {
-                    v as i64 as f64
-                } else {
-                    v as f64
-                }
-            }
-            _ => self.value.parse::<f64>().map_err(|_| format!("`{}` is not a number", self.value))?,
-        };
+        let rhs = number_value(&self.value)?;
         let test = |i: u32| -> bool {
             let Some(bits) = r.value(thread, i) else { return false };
-            let lhs = crate::exec::alu::to_f64(r.ty, bits);
-            match self.cmp {
-                Cmp::Eq => lhs == rhs,
-                Cmp::Ne => lhs != rhs,
-                Cmp::Lt => lhs < rhs,
-                Cmp::Le => lhs <= rhs,
-                Cmp::Gt => lhs > rhs,
-                Cmp::Ge => lhs >= rhs,
-            }
+            self.cmp.holds(crate::exec::alu::to_f64(r.ty, bits), rhs)
         };
         Ok(match self.quantifier {
             Quantifier::Any => (0..r.n).any(test),

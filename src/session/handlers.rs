@@ -5,12 +5,14 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS};
-use super::expr::{location_text, parse_condition, resolve_memory, resolve_region, Condition};
+use super::expr::{
+    location_text, parse_condition, resolve_memory, resolve_region, Condition, ValueCondition,
+};
 use super::format::value as fmt_value;
 use super::motion::hex;
 use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
 use crate::exec::load_le;
-use crate::isa::{InstIdx, Opcode, Operand};
+use crate::isa::{DataType, InstIdx, Opcode, Operand};
 use crate::machine::{Machine, MemSpace, ThreadId, ThreadStatus};
 
 /// The result of one command.
@@ -205,7 +207,9 @@ impl Session {
             Command::Delete(id) => self.delete(*id),
             Command::Disable(id) => self.set_enabled(*id, false),
             Command::Enable(id) => self.set_enabled(*id, true),
-            Command::Watch { kind, target, len, lane } => self.add_watch(*kind, target, *len, *lane),
+            Command::Watch { kind, target, len, lane, cond } => {
+                self.add_watch(*kind, target, *len, *lane, cond.as_deref())
+            }
             Command::Print { expr, format } => self.print(expr, *format),
             Command::Examine { count, format, unit, addr } => self.examine(*count, *format, *unit, addr),
             Command::Info(what) => self.info(*what),
@@ -391,12 +395,20 @@ impl Session {
     }
 
     fn set_condition(&mut self, id: u32, cond: Option<&str>) -> Result<Reply, String> {
+        if let Some(i) = self.watchpoints.iter().position(|w| w.id == id) {
+            let target = &self.watchpoints[i].target;
+            let ty = self.watch_type(target);
+            let cond = cond.map(|c| watch_condition(target, ty, c)).transpose()?;
+            let text = match &cond {
+                Some(c) => format!("watchpoint {id} stops only if {c}"),
+                None => format!("watchpoint {id} is now unconditional"),
+            };
+            self.watchpoints[i].cond = cond;
+            return Ok(Reply::text(text));
+        }
         let cond = cond.map(|c| self.checked_condition(c)).transpose()?;
         let Some(bp) = self.breakpoints.iter_mut().find(|b| b.id == id) else {
-            return Err(match self.watchpoints.iter().any(|w| w.id == id) {
-                true => format!("{id} is a watchpoint; conditions are for breakpoints"),
-                false => format!("no breakpoint {id}"),
-            });
+            return Err(format!("no breakpoint or watchpoint {id}"));
         };
         let text = match &cond {
             Some(c) => format!("breakpoint {id} stops only if {c}"),
@@ -627,15 +639,52 @@ impl Session {
         target: &str,
         len: Option<u64>,
         lane: Option<u32>,
+        cond: Option<&str>,
     ) -> Result<Reply, String> {
-        let target = self.location(target, len, lane)?;
+        let (target, ty) = self.watch_location(target, len, lane)?;
         if matches!(target, WatchTarget::Register { .. }) && kind != WatchKind::Write {
             return Err("read watchpoints work on SVM memory only".into());
         }
+        let cond = cond.map(|c| watch_condition(&target, ty, c)).transpose()?;
         let id = self.fresh_id();
         let desc = describe_target(&target);
-        self.watchpoints.push(Watchpoint { id, kind, target, enabled: true, hits: 0, ignore: 0 });
-        Ok(Reply::text(format!("watchpoint {id}: {desc}")).with("id", json!(id)))
+        let text = match &cond {
+            Some(c) => format!("watchpoint {id}: {desc} if {c}"),
+            None => format!("watchpoint {id}: {desc}"),
+        };
+        self.watchpoints.push(Watchpoint { id, kind, target, cond, enabled: true, hits: 0, ignore: 0 });
+        Ok(Reply::text(text).with("id", json!(id)))
+    }
+
+    /// A watch target and the type its value reads as ([`Session::watch_type`]).
+    fn watch_location(
+        &self,
+        text: &str,
+        len: Option<u64>,
+        lane: Option<u32>,
+    ) -> Result<(WatchTarget, DataType), String> {
+        let target = self.location(text, len, lane)?;
+        let ty = self.watch_type(&target);
+        Ok((target, ty))
+    }
+
+    /// How a watched value reads: a register region's element type, or for memory an unsigned
+    /// integer of the range's length.
+    fn watch_type(&self, target: &WatchTarget) -> DataType {
+        match target {
+            WatchTarget::Register { text, thread, .. } => {
+                let simd = self.machine.thread(ThreadId(*thread)).simd;
+                resolve_region(&self.program, self.unit(), text, simd)
+                    .or_else(|_| resolve_region(&self.program, crate::isa::UnitId(0), text, simd))
+                    .map_or(DataType::Ud, |r| r.ty)
+            }
+            WatchTarget::Memory { len, .. } => match len {
+                1 => DataType::Ub,
+                2 => DataType::Uw,
+                8 => DataType::Uq,
+                _ => DataType::Ud,
+            },
+        }
     }
 
     fn print(&mut self, expr: &str, format: Format) -> Result<Reply, String> {
@@ -865,7 +914,7 @@ impl Session {
                 }
                 for w in &self.watchpoints {
                     rows.push(json!({"id": w.id, "kind": format!("{:?}", w.kind).to_lowercase() + "-watch", "at": describe_target(&w.target), "enabled": w.enabled, "hits": w.hits,
-                                     "cond": null, "ignore": w.ignore}));
+                                     "cond": w.cond.as_ref().map(|c| c.to_string()), "ignore": w.ignore}));
                 }
                 let text: Vec<String> = rows
                     .iter()
@@ -1061,6 +1110,21 @@ impl crate::exec::Observer for LaneAccesses {
 
 /// The longest memory range a watchpoint, `last-write` or `history` takes (16 MiB).
 pub(super) const MAX_MEMORY_LEN: u64 = 1 << 24;
+
+/// A watchpoint's value condition, which needs one value to test: one register element, or a
+/// memory range of 1, 2, 4 or 8 bytes.
+fn watch_condition(target: &WatchTarget, ty: DataType, text: &str) -> Result<ValueCondition, String> {
+    let one = match target {
+        WatchTarget::Register { ranges, .. } => ranges.iter().all(|r| *r == ranges[0]),
+        WatchTarget::Memory { len, .. } => matches!(len, 1 | 2 | 4 | 8),
+    };
+    if !one {
+        return Err(
+            "a watch condition tests one value: watch one element (`lane L`) or 1, 2, 4 or 8 bytes".into()
+        );
+    }
+    ValueCondition::parse(text, ty)
+}
 
 /// `svm`, or `slmG` for work-group G's SLM.
 fn space_name(space: MemSpace) -> String {

@@ -28,7 +28,7 @@ use crate::program::Program;
 use crate::trace::{Batch, Recorder};
 
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind};
-pub use expr::{Condition, RegionRef};
+pub use expr::{Condition, RegionRef, ValueCondition};
 pub use handlers::Reply;
 pub use history::{FrameInfo, MaskStep};
 pub use motion::hex;
@@ -108,6 +108,9 @@ pub struct Watchpoint {
     pub id: u32,
     pub kind: WatchKind,
     pub target: WatchTarget,
+    /// `watch … if == 7`: only accesses after which the watched value satisfies it stop (and
+    /// count as hits).
+    pub cond: Option<ValueCondition>,
     pub enabled: bool,
     pub hits: u64,
     /// Hits still to pass without stopping (`ignore`).

@@ -392,6 +392,12 @@ impl Session {
                 if !wanted {
                     continue;
                 }
+                let (old, new) = self.watch_values(&wp.target, xor, at, after);
+                // A value condition is on the value after the step: the same test in both
+                // directions of time.
+                if wp.cond.as_ref().is_some_and(|c| !c.holds(&new)) {
+                    break;
+                }
                 // Counted once per step, stopping or not.
                 let w = &mut self.watchpoints[wi];
                 w.hits += 1;
@@ -400,7 +406,6 @@ impl Session {
                     break;
                 }
                 let (id, wp) = (w.id, &self.watchpoints[wi]);
-                let (old, new) = self.watch_values(&wp.target, xor, at, after);
                 let lanes = if after {
                     // Forward stops are just after the step: its inputs are one undo away.
                     let mut before = self.machine.clone();

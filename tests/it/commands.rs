@@ -132,8 +132,9 @@ fn ignore_counts_and_conditions_choose_which_hit_stops() {
     run(&mut s, "ignore 2 3");
     assert!(matches!(run(&mut s, "continue").stop, Some(StopReason::Watchpoint(_))));
     assert_eq!(s.now, writes[3]);
-    assert!(fails(&mut s, "condition 2 V0056(0,0)<0;1,0> == 1").contains("watchpoint"));
-    assert!(fails(&mut s, "condition 7").contains("no breakpoint 7"));
+    // A watchpoint's condition is on its one value: a 4096-byte range has none.
+    assert!(fails(&mut s, "condition 2 == 1").contains("one value"));
+    assert!(fails(&mut s, "condition 7").contains("no breakpoint or watchpoint 7"));
     assert!(fails(&mut s, "ignore 7 1").contains("no breakpoint or watchpoint 7"));
 }
 
@@ -395,4 +396,76 @@ fn info_record_reports_the_recording_as_it_grows() {
     assert!(after
         .text
         .starts_with(&format!("{} steps recorded, now at step 100; the run is complete", s.total_steps())));
+}
+
+/// `watch … if OP VALUE` stops only at accesses after which the watched value satisfies the
+/// condition, in both directions, counting only those as hits; `condition N` sets and removes
+/// it on a watchpoint. Checked against `history` of the same location.
+#[test]
+fn watch_conditions_test_the_value_after_the_access() {
+    let mut s = session(&launch(COLLATZ));
+    run(&mut s, "thread 3");
+    s.run_to_end();
+    // Thread 3's loop counter (the scalar `add (M1_NM, 1) V0056 … 0x1:w`): its writes with
+    // their new values, oldest first.
+    let counter = "V0056(0,0)<0;1,0>";
+    let hist = run(&mut s, &format!("history {counter}")).fields["writes"].clone();
+    let mut writes: Vec<(u64, u32)> = hist
+        .as_array()
+        .expect("writes")
+        .iter()
+        .map(|w| {
+            let hex = w["new"].as_str().expect("new");
+            (w["step"].as_u64().expect("step"), u32::from_str_radix(hex, 16).expect("hex").swap_bytes())
+        })
+        .collect();
+    writes.reverse();
+    let at = |pred: &dyn Fn(u32) -> bool| {
+        writes.iter().filter(|(_, v)| pred(*v)).map(|(s, _)| *s).collect::<Vec<_>>()
+    };
+    let sevens = at(&|v| v == 7);
+    let big = at(&|v| v >= 40);
+    assert_eq!(sevens.len(), 1, "{writes:?}");
+    assert!(big.len() > 1, "the counter passes 40 more than once: {writes:?}");
+    run(&mut s, "run");
+    run(&mut s, &format!("watch {counter} if == 7"));
+    let r = run(&mut s, "continue");
+    let Some(StopReason::Watchpoint(h)) = &r.stop else { panic!("{:?}", r.stop) };
+    assert_eq!(h.step, sevens[0]);
+    assert_eq!(h.new, "07000000");
+    assert_eq!(run(&mut s, "continue").stop, Some(StopReason::End));
+    let back = run(&mut s, "rcontinue");
+    assert!(matches!(&back.stop, Some(StopReason::Watchpoint(h)) if h.step == sevens[0]), "{:?}", back.stop);
+    // `condition 1 >= 40`: every stop forward is a write of 40 or more, and backwards the same
+    // steps in reverse order.
+    run(&mut s, "condition 1 >= 40");
+    run(&mut s, "run");
+    let mut forward = Vec::new();
+    while let Some(StopReason::Watchpoint(h)) = run(&mut s, "continue").stop {
+        forward.push(h.step);
+    }
+    assert_eq!(forward, big);
+    let mut backward = Vec::new();
+    while let Some(StopReason::Watchpoint(h)) = run(&mut s, "rcontinue").stop {
+        backward.push(h.step);
+    }
+    backward.reverse();
+    assert_eq!(backward, big);
+    let info = run(&mut s, "info breakpoints").fields["breakpoints"][0].clone();
+    assert_eq!(info["cond"], "value >= 40");
+    assert_eq!(
+        info["hits"].as_u64(),
+        Some(2 * big.len() as u64 + 2),
+        "hits count only where the value passes"
+    );
+    // Without its condition it stops at every write again.
+    run(&mut s, "condition 1");
+    run(&mut s, "run");
+    let r = run(&mut s, "continue");
+    assert!(matches!(&r.stop, Some(StopReason::Watchpoint(h)) if h.step == writes[0].0), "{:?}", r.stop);
+    // One value to test: a whole SIMD region or a 3-byte range is refused.
+    assert!(fails(&mut s, "watch V0054(0,0)<1;1,0> if == 1").contains("one value"));
+    assert!(fails(&mut s, "watch arg1 3 if == 1").contains("one value"));
+    assert!(fails(&mut s, "watch arg1 4 if ~ 1").contains("OP VALUE"));
+    assert!(fails(&mut s, "condition 1 == x").contains("not a number"));
 }

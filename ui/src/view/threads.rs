@@ -73,7 +73,8 @@ pub fn render_breakpoints(app: &App, area: Rect, buf: &mut Buffer) {
             }
             vdb::session::WatchTarget::Register { text, .. } => text.clone(),
         };
-        format!("{} {:?} {what}{} ×{}", w.id, w.kind, if w.enabled { "" } else { " off" }, w.hits)
+        let cond = w.cond.as_ref().map(|c| format!(" if {c}")).unwrap_or_default();
+        format!("{} {:?} {what}{cond}{} ×{}", w.id, w.kind, if w.enabled { "" } else { " off" }, w.hits)
     }));
     if rows.is_empty() {
         rows.push("none (b: break at cursor, w: watch)".into());
