@@ -185,6 +185,8 @@ pub enum Command {
     /// `lane-history [L]`: when lane L (default: the focused one) of the focused thread left
     /// and rejoined the execution mask, newest first.
     LaneHistory(Option<u32>),
+    /// `source FILE`: run the commands in FILE.
+    Source(String),
     Mark(String),
     StateHash,
     Help,
@@ -566,6 +568,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         }
         "last-write" | "lw" => Command::LastWrite(rest.to_string()),
         "history" => Command::History(rest.to_string()),
+        "source" => Command::Source(match rest {
+            "" => return err("source needs a file of commands"),
+            file => file.to_string(),
+        }),
         "lane-history" | "lh" => match args.as_slice() {
             [] => Command::LaneHistory(None),
             [lane] => Command::LaneHistory(Some(number(lane, "lane number")?)),
@@ -632,6 +638,7 @@ mod tests {
             ("workitem", Command::WorkItem(None)),
             ("info lanes", Command::Info(InfoWhat::Lanes)),
             ("lane-history", Command::LaneHistory(None)),
+            ("source my setup.vdb", Command::Source("my setup.vdb".into())),
             ("lh 5", Command::LaneHistory(Some(5))),
             (
                 "compare out expected/out.bin",
@@ -861,6 +868,7 @@ mod tests {
             "compare",
             "compare out",
             "lane-history x",
+            "source",
             "watch out if",
             "watch out 4 if ",
             "lh 1 2",

@@ -2,8 +2,6 @@
 //! element, with the last writer of each element that differs, so a wrong output leads
 //! straight to the step, lane and work-item that wrote it.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{json, Value};
 
 use super::command::Format;
@@ -17,17 +15,6 @@ use crate::isa::DataType;
 pub const SHOWN_MISMATCHES: usize = 10;
 
 impl Session {
-    /// A reference file's path: as given when it exists from the working folder (absolute, or
-    /// relative to where vdb runs, as gdb reads files), else relative to the launch file.
-    fn reference_path(&self, file: &str) -> PathBuf {
-        let given = Path::new(file);
-        if given.is_absolute() || given.exists() {
-            given.to_path_buf()
-        } else {
-            self.base_dir.join(given)
-        }
-    }
-
     pub(super) fn compare(
         &mut self,
         format: Format,
@@ -37,7 +24,7 @@ impl Session {
         ulps: u64,
     ) -> Result<Reply, String> {
         let (space, addr) = self.memory_at(loc)?;
-        let path = self.reference_path(file);
+        let path = self.user_path(file);
         let expected = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let len = expected.len() as u64;
         if len == 0 || len > MAX_MEMORY_LEN {

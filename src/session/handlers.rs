@@ -213,6 +213,7 @@ impl Session {
             Command::Print { expr, format } => self.print(expr, *format),
             Command::Examine { count, format, unit, addr } => self.examine(*count, *format, *unit, addr),
             Command::Info(what) => self.info(*what),
+            Command::Source(file) => self.source(file),
             Command::Compare { format, unit, loc, file, ulps } => {
                 self.compare(*format, *unit, loc, file, *ulps)
             }
@@ -597,6 +598,60 @@ impl Session {
             ));
         }
         Ok(WatchTarget::Memory { space, addr, len })
+    }
+
+    /// A file a command names: as given when it exists from the working folder (absolute, or
+    /// relative to where vdb runs, as gdb reads files), else relative to the launch file.
+    pub(super) fn user_path(&self, file: &str) -> std::path::PathBuf {
+        let given = std::path::Path::new(file);
+        if given.is_absolute() || given.exists() {
+            given.to_path_buf()
+        } else {
+            self.base_dir.join(given)
+        }
+    }
+
+    /// `source FILE`: runs its commands (one per line, `#` comments) as if typed, stopping at
+    /// the first that fails (named by file and line). The reply holds every command's text
+    /// and the last movement's stop.
+    fn source(&mut self, file: &str) -> Result<Reply, String> {
+        if self.sourcing >= MAX_SOURCE_DEPTH {
+            return Err(format!("source: files nest more than {MAX_SOURCE_DEPTH} deep"));
+        }
+        let path = self.user_path(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        self.sourcing += 1;
+        let mut shown = Vec::new();
+        let mut stop = None;
+        let mut ran = 0;
+        let mut failed = None;
+        for (n, line) in text.lines().enumerate() {
+            let result = match super::command::parse(line) {
+                Ok(None) => continue,
+                Ok(Some(cmd)) => self.execute(&cmd),
+                Err(e) => Err(e.to_string()),
+            };
+            shown.push(format!("(vdb) {}", line.trim()));
+            match result {
+                Ok(reply) => {
+                    ran += 1;
+                    stop = reply.stop.or(stop);
+                    shown.push(reply.text);
+                }
+                Err(e) => {
+                    failed = Some(format!("{}:{}: {e}", path.display(), n + 1));
+                    break;
+                }
+            }
+        }
+        self.sourcing -= 1;
+        if let Some(e) = failed {
+            shown.push(e);
+            return Err(shown.join("\n"));
+        }
+        let mut reply = Reply::text(shown.join("\n")).with("commands", json!(ran));
+        reply.stop = stop;
+        Ok(reply)
     }
 
     /// `out+0xb0` for an SVM address inside a buffer: its source name when the zebin gives
@@ -1110,6 +1165,9 @@ impl crate::exec::Observer for LaneAccesses {
 
 /// The longest memory range a watchpoint, `last-write` or `history` takes (16 MiB).
 pub(super) const MAX_MEMORY_LEN: u64 = 1 << 24;
+
+/// How deep `source` files may nest (a file that sources itself stops here).
+const MAX_SOURCE_DEPTH: u32 = 8;
 
 /// A watchpoint's value condition, which needs one value to test: one register element, or a
 /// memory range of 1, 2, 4 or 8 bytes.

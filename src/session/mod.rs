@@ -191,6 +191,8 @@ pub struct Session {
     windows_from: u64,
     /// Steps recorded in burst windows (the rest were recorded one at a time).
     pub window_steps: u64,
+    /// `source` files being run, innermost last (their nesting is bounded).
+    sourcing: u32,
 }
 
 /// The recording budget a session starts with; front ends set `record_limit` from the
@@ -231,6 +233,7 @@ impl Session {
             spare_batches: Vec::new(),
             windows_from: 0,
             window_steps: 0,
+            sourcing: 0,
         }
     }
 

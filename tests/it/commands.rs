@@ -289,6 +289,7 @@ fn every_command_with_odd_arguments_gives_errors_not_panics() {
         "x/0b",
         "compare",
         "compare/dw",
+        "source",
         "list",
         "info",
         "last-write",
@@ -468,4 +469,46 @@ fn watch_conditions_test_the_value_after_the_access() {
     assert!(fails(&mut s, "watch arg1 3 if == 1").contains("one value"));
     assert!(fails(&mut s, "watch arg1 4 if ~ 1").contains("OP VALUE"));
     assert!(fails(&mut s, "condition 1 == x").contains("not a number"));
+}
+
+/// `source FILE` runs a file's commands as if typed one by one (the same state and stops),
+/// stops at the first that fails naming its file and line (what ran before stays done), and
+/// refuses files that source themselves past a depth.
+#[test]
+fn source_runs_a_files_commands_as_typed() {
+    let dir = std::env::temp_dir().join(format!("vdb-source-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let lines = ["# a setup", "break $29 if V0056(0,0)<0;1,0> == 3", "", "continue", "thread 2", "rstep 4"];
+    let setup = dir.join("setup.vdb");
+    std::fs::write(&setup, lines.join("\n")).expect("write");
+    let mut typed = session(&launch(COLLATZ));
+    let mut last_stop = None;
+    for line in lines {
+        if let Ok(Some(c)) = parse(line) {
+            last_stop = typed.execute(&c).expect(line).stop.or(last_stop);
+        }
+    }
+    let mut sourced = session(&launch(COLLATZ));
+    let r = run(&mut sourced, &format!("source {}", setup.display()));
+    assert_eq!(r.fields["commands"].as_u64(), Some(4));
+    assert_eq!(r.stop, last_stop);
+    assert!(matches!(r.stop, Some(StopReason::Step)), "{:?}", r.stop);
+    assert_eq!((sourced.now, sourced.focus), (typed.now, typed.focus));
+    assert_eq!(run(&mut sourced, "state-hash").fields["hash"], run(&mut typed, "state-hash").fields["hash"]);
+    assert!(r.text.contains("(vdb) continue"), "{}", r.text);
+
+    let broken = dir.join("broken.vdb");
+    std::fs::write(&broken, "watch arg1 4\nfrobnicate\ncontinue\n").expect("write");
+    let mut s = session(&launch(COLLATZ));
+    let e = fails(&mut s, &format!("source {}", broken.display()));
+    assert!(e.contains(&format!("{}:2: unknown command `frobnicate`", broken.display())), "{e}");
+    assert_eq!((s.watchpoints.len(), s.now), (1, 0), "line 1 ran, line 3 did not");
+
+    let looped = dir.join("loop.vdb");
+    std::fs::write(&looped, format!("when\nsource {}\n", dir.join("loop.vdb").display())).expect("write");
+    assert!(fails(&mut s, &format!("source {}", looped.display())).contains("nest more than 8"));
+    // And the session still answers (each nested `when` ran and moved nothing).
+    run(&mut s, "goto 3");
+    assert_eq!(s.now, 3);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -34,6 +34,9 @@ struct Cli {
     /// Key bindings to use on top of the defaults (TOML, `[keys] step = ["s", "F7"]`).
     #[arg(long)]
     keymap: Option<PathBuf>,
+    /// Run the debugger commands in FILE when the debugger opens (as `source FILE`; repeatable).
+    #[arg(short = 'x', long = "command", value_name = "FILE")]
+    commands: Vec<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -107,7 +110,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         return match cli.target {
-            Some(target) => ExitCode::from(interactive(&target, cli.keymap.as_deref())),
+            Some(target) => ExitCode::from(interactive(&target, cli.keymap.as_deref(), &cli.commands)),
             None => {
                 eprintln!("usage: vdb LAUNCH.json | KERNEL.visaasm, or vdb --help");
                 ExitCode::from(commands::EXIT_BAD_LAUNCH)
@@ -148,7 +151,7 @@ fn load_keymap(path: Option<&std::path::Path>) -> Result<keymap::Keymap, String>
     }
 }
 
-fn interactive(target: &std::path::Path, keymap: Option<&std::path::Path>) -> u8 {
+fn interactive(target: &std::path::Path, keymap: Option<&std::path::Path>, scripts: &[PathBuf]) -> u8 {
     let keymap = match load_keymap(keymap) {
         Ok(k) => k,
         Err(e) => {
@@ -160,7 +163,7 @@ fn interactive(target: &std::path::Path, keymap: Option<&std::path::Path>) -> u8
         Ok(s) => s,
         Err(code) => return code,
     };
-    match tui::run(session, keymap) {
+    match tui::run(session, keymap, scripts) {
         Ok(()) => commands::EXIT_OK,
         Err(e) => {
             eprintln!("error: {e}");

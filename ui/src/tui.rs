@@ -45,11 +45,21 @@ pub fn handle_key(app: &mut App, key: event::KeyEvent) {
     }
 }
 
-pub fn run(session: vdb::session::Session, keymap: Keymap) -> anyhow::Result<()> {
+/// Runs the debugger; `scripts` are command files run first (`vdb -x FILE`), their output in
+/// the log.
+pub fn run(
+    session: vdb::session::Session,
+    keymap: Keymap,
+    scripts: &[std::path::PathBuf],
+) -> anyhow::Result<()> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(session, keymap, no_color);
     app.session.progress = Some(Box::new(progress));
     let mut term = terminal::enter()?;
+    // In the terminal already, so that a long movement shows its progress and Ctrl-C stops it.
+    for script in scripts {
+        app.run_command(&format!("source {}", script.display()));
+    }
     let result = (|| -> anyhow::Result<()> {
         while !app.quit {
             term.draw(|f| {
