@@ -893,15 +893,32 @@ impl Session {
                     .map(|(i, t)| {
                         let (group, index) = self.thread_labels.get(i).copied().unwrap_or_default();
                         let line = self.program.insts.get(t.control.pc.0 as usize).map_or(0, |x| x.span.line);
+                        // The work-items of its first and last dispatched lanes (OpenCL).
+                        let lanes = (0..t.simd).filter(|l| t.dispatch_mask >> l & 1 != 0);
+                        let ends = [lanes.clone().next(), lanes.last()]
+                            .map(|l| l.and_then(|l| self.work_item(i as u32, l)).map(|w| self.work_item_text(&w)));
+                        let workitems = match ends {
+                            [Some(a), Some(b)] => json!([a, b]),
+                            _ => Value::Null,
+                        };
                         json!({"thread": i, "status": format!("{:?}", t.control.status).to_lowercase(),
-                               "group": group, "index": index, "line": line, "em": format!("{:#010x}", t.control.em)})
+                               "group": group, "index": index, "line": line, "em": format!("{:#010x}", t.control.em),
+                               "workitems": workitems})
                     })
                     .collect();
                 let text: Vec<String> = rows
                     .iter()
                     .map(|r| {
+                        let items = match r["workitems"].as_array().map(Vec::as_slice) {
+                            Some([a, b]) => format!(
+                                " work-items {}..{}",
+                                a.as_str().unwrap_or(""),
+                                b.as_str().unwrap_or("")
+                            ),
+                            _ => String::new(),
+                        };
                         format!(
-                            "{}{:>4} {:10} group {} line {} em {}",
+                            "{}{:>4} {:10} group {} line {} em {}{items}",
                             if r["thread"] == self.focus.0 { "*" } else { " " },
                             r["thread"],
                             r["status"].as_str().unwrap_or(""),

@@ -66,6 +66,14 @@ fn info_lanes_matches_dispatch_and_workitem() {
         cmd(&mut s, &format!("thread {t}"));
         let lanes = cmd(&mut s, "info lanes").fields["lanes"].as_array().expect("lanes").clone();
         let dispatch = s.machine.thread(s.focus).dispatch_mask;
+        // `info threads` names the work-items of the first and last dispatched lanes.
+        let ids: Vec<String> = lanes
+            .iter()
+            .filter_map(|r| r["workitem"]["global"].as_array())
+            .map(|g| g.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","))
+            .collect();
+        let row = cmd(&mut s, "info threads").fields["threads"][t as usize]["workitems"].clone();
+        assert_eq!(row, serde_json::json!([ids[0], ids[ids.len() - 1]]), "thread {t}");
         assert_eq!(lanes.len(), 32);
         for row in &lanes {
             let lane = row["lane"].as_u64().expect("lane") as u32;
