@@ -895,7 +895,7 @@ impl Session {
                         let line = self.program.insts.get(t.control.pc.0 as usize).map_or(0, |x| x.span.line);
                         // The work-items of its first and last dispatched lanes (OpenCL).
                         let lanes = (0..t.simd).filter(|l| t.dispatch_mask >> l & 1 != 0);
-                        let ends = [lanes.clone().next(), lanes.last()]
+                        let ends = [lanes.clone().next(), lanes.clone().next_back()]
                             .map(|l| l.and_then(|l| self.work_item(i as u32, l)).map(|w| self.work_item_text(&w)));
                         let workitems = match ends {
                             [Some(a), Some(b)] => json!([a, b]),
