@@ -24,8 +24,7 @@ impl Session {
         ulps: u64,
     ) -> Result<Reply, String> {
         let (space, addr) = self.memory_at(loc)?;
-        let path = self.user_path(file);
-        let expected = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (path, expected) = self.read_user_file(file, MAX_MEMORY_LEN)?;
         let len = expected.len() as u64;
         if len == 0 || len > MAX_MEMORY_LEN {
             return Err(format!("{}: {len} bytes; compare takes 1 to {MAX_MEMORY_LEN}", path.display()));

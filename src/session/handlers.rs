@@ -611,6 +611,28 @@ impl Session {
         }
     }
 
+    /// Reads a file a command names ([`Session::user_path`]): a regular file of at most `max`
+    /// bytes (`/dev/zero` or a huge file is an error, not an endless read).
+    pub(super) fn read_user_file(
+        &self,
+        file: &str,
+        max: u64,
+    ) -> Result<(std::path::PathBuf, Vec<u8>), String> {
+        use std::io::Read;
+        let path = self.user_path(file);
+        let shown = path.display().to_string();
+        let f = std::fs::File::open(&path).map_err(|e| format!("{shown}: {e}"))?;
+        if !f.metadata().map_err(|e| format!("{shown}: {e}"))?.is_file() {
+            return Err(format!("{shown}: not a regular file"));
+        }
+        let mut bytes = Vec::new();
+        f.take(max + 1).read_to_end(&mut bytes).map_err(|e| format!("{shown}: {e}"))?;
+        if bytes.len() as u64 > max {
+            return Err(format!("{shown}: larger than {max} bytes"));
+        }
+        Ok((path, bytes))
+    }
+
     /// `source FILE`: runs its commands (one per line, `#` comments) as if typed, stopping at
     /// the first that fails (named by file and line). The reply holds every command's text
     /// and the last movement's stop.
@@ -618,8 +640,8 @@ impl Session {
         if self.sourcing >= MAX_SOURCE_DEPTH {
             return Err(format!("source: files nest more than {MAX_SOURCE_DEPTH} deep"));
         }
-        let path = self.user_path(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (path, bytes) = self.read_user_file(file, MAX_SOURCE_BYTES)?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
         self.sourcing += 1;
         let mut shown = Vec::new();
         let mut stop = None;
@@ -1185,6 +1207,8 @@ pub(super) const MAX_MEMORY_LEN: u64 = 1 << 24;
 
 /// How deep `source` files may nest (a file that sources itself stops here).
 const MAX_SOURCE_DEPTH: u32 = 8;
+/// The largest command file `source` reads.
+const MAX_SOURCE_BYTES: u64 = 1 << 20;
 
 /// A watchpoint's value condition, which needs one value to test: one register element, or a
 /// memory range of 1, 2, 4 or 8 bytes.

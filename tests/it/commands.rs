@@ -507,6 +507,8 @@ fn source_runs_a_files_commands_as_typed() {
     let looped = dir.join("loop.vdb");
     std::fs::write(&looped, format!("when\nsource {}\n", dir.join("loop.vdb").display())).expect("write");
     assert!(fails(&mut s, &format!("source {}", looped.display())).contains("nest more than 8"));
+    assert!(fails(&mut s, "source /dev/zero").contains("not a regular file"));
+    assert!(fails(&mut s, &format!("source {}", dir.display())).contains("not a regular file"));
     // And the session still answers (each nested `when` ran and moved nothing).
     run(&mut s, "goto 3");
     assert_eq!(s.now, 3);

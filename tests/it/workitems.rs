@@ -222,6 +222,11 @@ fn compare_finds_the_differing_elements_and_their_writers() {
     std::fs::write(&file, []).expect("write");
     assert!(s.execute(&parse(&format!("compare out {}", file.display())).expect("p").expect("c")).is_err());
     assert!(s.execute(&parse("compare out no/such/file.bin").expect("p").expect("c")).is_err());
+    // Not regular files: refused before reading (no endless read of a device).
+    for odd in [dir.display().to_string(), "/dev/zero".to_string()] {
+        let e = s.execute(&parse(&format!("compare out {odd}")).expect("p").expect("c"));
+        assert!(e.expect_err("not a file").contains("not a regular file"), "{odd}");
+    }
     assert_eq!(s.now, now);
     let _ = std::fs::remove_dir_all(&dir);
 }
