@@ -175,8 +175,38 @@ pub struct Launch {
 /// Reads a file relative to `base`, naming the field on failure.
 pub fn read_relative(base: &Path, path: &str, file: &str, field: &str) -> Result<Vec<u8>, LaunchError> {
     let full = base.join(path);
-    std::fs::read(&full)
+    read_file(&full, super::opencl::MAX_BUFFER)
         .map_err(|e| LaunchError::new(file, Some(field), format!("cannot read {}: {e}", full.display())))
+}
+
+/// Most bytes of a launch file, a kernel or a command file vdb reads.
+pub const MAX_TEXT_FILE: u64 = 256 << 20;
+
+/// Reads a regular file (or a pipe, as `--script /dev/stdin` is) of at most `max` bytes: a
+/// device (`/dev/zero`), a folder or a longer file is an error, not an endless read or an
+/// allocation abort.
+pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let kind = f.metadata().map_err(|e| e.to_string())?.file_type();
+    #[cfg(unix)]
+    let pipe = std::os::unix::fs::FileTypeExt::is_fifo(&kind);
+    #[cfg(not(unix))]
+    let pipe = false;
+    if !kind.is_file() && !pipe {
+        return Err("not a regular file (nor a pipe)".into());
+    }
+    let mut bytes = Vec::new();
+    f.take(max + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than {max} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] of UTF-8 text up to [`MAX_TEXT_FILE`] bytes.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    String::from_utf8(read_file(path, MAX_TEXT_FILE)?).map_err(|_| "not UTF-8 text".into())
 }
 
 /// Reads the kernel and function files and parses them.
@@ -273,8 +303,7 @@ fn from_json<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T
 /// one-thread form.
 pub fn load(path: &Path) -> Result<Launch, LaunchError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LaunchError::new(&file, None, format!("cannot read: {e}")))?;
+    let text = read_text(path).map_err(|e| LaunchError::new(&file, None, format!("cannot read: {e}")))?;
     let value: serde_json::Value = from_json(&text, &file)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     if super::opencl::is_opencl(&value) {

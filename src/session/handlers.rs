@@ -618,18 +618,9 @@ impl Session {
         file: &str,
         max: u64,
     ) -> Result<(std::path::PathBuf, Vec<u8>), String> {
-        use std::io::Read;
         let path = self.user_path(file);
-        let shown = path.display().to_string();
-        let f = std::fs::File::open(&path).map_err(|e| format!("{shown}: {e}"))?;
-        if !f.metadata().map_err(|e| format!("{shown}: {e}"))?.is_file() {
-            return Err(format!("{shown}: not a regular file"));
-        }
-        let mut bytes = Vec::new();
-        f.take(max + 1).read_to_end(&mut bytes).map_err(|e| format!("{shown}: {e}"))?;
-        if bytes.len() as u64 > max {
-            return Err(format!("{shown}: larger than {max} bytes"));
-        }
+        let bytes =
+            crate::launch::raw::read_file(&path, max).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok((path, bytes))
     }
 

@@ -28,7 +28,7 @@ pub fn reply_json(session: &Session, cmd: &str, reply: &session::Reply) -> Value
 }
 
 pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u64>) -> u8 {
-    let text = match std::fs::read_to_string(script) {
+    let text = match vdb::launch::raw::read_text(script) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {}: cannot read: {e}", script.display());

@@ -16,7 +16,8 @@ pub const EXIT_BAD_LAUNCH: u8 = 2;
 pub const EXIT_FAULT: u8 = 3;
 
 fn read_source(path: &Path) -> Result<SourceFile, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let bytes = vdb::launch::raw::read_file(path, vdb::launch::raw::MAX_TEXT_FILE)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     Ok(SourceFile { path: path.display().to_string(), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 

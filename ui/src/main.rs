@@ -145,7 +145,7 @@ fn load_keymap(path: Option<&std::path::Path>) -> Result<keymap::Keymap, String>
     match chosen {
         None => Ok(keymap::Keymap::default()),
         Some(p) => {
-            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let text = vdb::launch::raw::read_text(&p).map_err(|e| format!("{}: {e}", p.display()))?;
             keymap::Keymap::with_overrides(&text).map_err(|e| format!("{}: {e}", p.display()))
         }
     }

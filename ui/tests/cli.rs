@@ -130,6 +130,12 @@ fn bad_launch_files_name_the_field_and_exit_2() {
             r#"{"kernel": "KERNEL", "simd": 32, "dispatch_mask": "0x1ffffffff"}"#,
             "0x1ffffffff has lanes beyond SIMD32",
         ),
+        // A device as a buffer's contents: refused, not read forever.
+        (
+            r#"{"kernel": "KERNEL", "zebin": "ZEBIN", "global_size": [64], "local_size": [64], "args": [{"index": 0, "buffer": "/dev/zero"}, {"index": 1, "size": 4}]}"#,
+            "args[0].buffer",
+        ),
+        (r#"{"kernel": "/dev/zero", "svm": []}"#, "not a regular file"),
     ];
     for (i, (text, needle)) in cases.iter().enumerate() {
         let text = text.replace("KERNEL", &kernel).replace("ZEBIN", &zebin);
