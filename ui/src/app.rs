@@ -258,6 +258,7 @@ impl App {
         match self.pane {
             Pane::Source => self.navigate_source(action, delta),
             Pane::Registers | Pane::Memory if action == Action::Select => self.goto_last_writer(),
+            Pane::Lanes | Pane::Timeline if action == Action::Select => self.run_command("lane-history"),
             Pane::Registers => match action {
                 Action::Left => self.reg_col = self.reg_col.saturating_sub(1),
                 Action::Right => self.reg_col += 1,

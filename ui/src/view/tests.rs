@@ -329,3 +329,17 @@ fn enter_goes_to_the_last_write_of_the_selection() {
     assert_eq!(app.session.now, 0);
     assert!(app.log.iter().any(|l| l.contains("no write before step 0")), "{:?}", app.log);
 }
+
+#[test]
+fn enter_on_the_lane_strip_tells_the_lanes_divergence() {
+    let mut app = app_at("opencl/collatz/skl.launch.json");
+    app.update(Action::Continue);
+    app.pane = crate::app::Pane::Lanes;
+    app.update(Action::Right);
+    app.update(Action::Select);
+    let cmd = vdb::session::parse("lane-history 1").expect("p").expect("c");
+    let expected = app.session.execute(&cmd).expect("lane-history").text;
+    assert!(expected.contains("left"), "{expected}");
+    assert_eq!(app.log.last().map(String::as_str), expected.lines().last(), "{:?}", app.log);
+    assert!(app.log.iter().any(|l| l == "(vdb) lane-history"), "{:?}", app.log);
+}
