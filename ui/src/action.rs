@@ -60,7 +60,7 @@ impl Action {
         (Action::PageDown, "page down"),
         (
             Action::Select,
-            "select (operand → register pane, thread → focus, register cell or memory byte → its last write)",
+            "select (operand → register pane, thread → focus, register cell or memory byte → its last write, lane → its history)",
         ),
         (Action::CycleFormat, "cycle value format: natural, hex, signed, float"),
         (Action::Help, "this help"),
