@@ -187,6 +187,14 @@ pub enum Command {
     LaneHistory(Option<u32>),
     /// `source FILE`: run the commands in FILE.
     Source(String),
+    /// `why LOC [LEN] [lane L] [depth N]`: where the value at LOC came from, as a tree of
+    /// writes and the values they read.
+    Why {
+        loc: String,
+        len: Option<u64>,
+        lane: Option<u32>,
+        depth: Option<u32>,
+    },
     Mark(String),
     StateHash,
     Help,
@@ -364,6 +372,35 @@ fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
         return err("x needs an address");
     }
     Ok(Command::Examine { count, format, unit, addr: rest.trim().to_string() })
+}
+
+/// `why LOC [LEN] [lane L] [depth N]`.
+fn parse_why(rest: &str) -> Result<Command, CommandError> {
+    let mut words: Vec<&str> = rest.split_whitespace().collect();
+    let mut take = |key: &str| -> Result<Option<u32>, CommandError> {
+        match words.iter().position(|w| *w == key) {
+            Some(pos) => {
+                let value =
+                    words.get(pos + 1).ok_or_else(|| CommandError(format!("`{key}` needs a number")))?;
+                let n = number(value, key)?;
+                words.drain(pos..pos + 2);
+                Ok(Some(n))
+            }
+            None => Ok(None),
+        }
+    };
+    let (lane, depth) = (take("lane")?, take("depth")?);
+    let (loc, len) = match words.as_slice() {
+        [] => return err("why needs a location: a register region, a predicate or an address [LEN]"),
+        [loc] => (loc.to_string(), None),
+        [loc, len] => {
+            let n = crate::launch::raw::parse_number(len)
+                .ok_or_else(|| CommandError(format!("`{len}` is not a length")))?;
+            (loc.to_string(), Some(n))
+        }
+        [_, _, extra, ..] => return err(format!("unexpected `{extra}`")),
+    };
+    Ok(Command::Why { loc, len, lane, depth })
 }
 
 /// `compare[/FU] LOC FILE`: the format and unit letters of `x` (no count).
@@ -568,6 +605,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         }
         "last-write" | "lw" => Command::LastWrite(rest.to_string()),
         "history" => Command::History(rest.to_string()),
+        "why" => parse_why(rest)?,
         "source" => Command::Source(match rest {
             "" => return err("source needs a file of commands"),
             file => file.to_string(),
@@ -639,6 +677,12 @@ mod tests {
             ("info lanes", Command::Info(InfoWhat::Lanes)),
             ("lane-history", Command::LaneHistory(None)),
             ("source my setup.vdb", Command::Source("my setup.vdb".into())),
+            ("why out+4", Command::Why { loc: "out+4".into(), len: None, lane: None, depth: None }),
+            (
+                "why V0055(0,0)<1;1,0> depth 6 lane 3",
+                Command::Why { loc: "V0055(0,0)<1;1,0>".into(), len: None, lane: Some(3), depth: Some(6) },
+            ),
+            ("why arg1 8", Command::Why { loc: "arg1".into(), len: Some(8), lane: None, depth: None }),
             ("lh 5", Command::LaneHistory(Some(5))),
             (
                 "compare out expected/out.bin",
@@ -869,6 +913,10 @@ mod tests {
             "compare out",
             "lane-history x",
             "source",
+            "why",
+            "why x depth",
+            "why a b c",
+            "why out lane -1",
             "watch out if",
             "watch out 4 if ",
             "lh 1 2",

@@ -214,6 +214,7 @@ impl Session {
             Command::Examine { count, format, unit, addr } => self.examine(*count, *format, *unit, addr),
             Command::Info(what) => self.info(*what),
             Command::Source(file) => self.source(file),
+            Command::Why { loc, len, lane, depth } => self.why_reply(loc, *len, *lane, depth.unwrap_or(4)),
             Command::Compare { format, unit, loc, file, ulps } => {
                 self.compare(*format, *unit, loc, file, *ulps)
             }
@@ -574,7 +575,12 @@ impl Session {
     }
 
     /// Resolves a location to a register byte range (focused thread) or a memory range.
-    fn location(&self, text: &str, len: Option<u64>, lane: Option<u32>) -> Result<WatchTarget, String> {
+    pub(super) fn location(
+        &self,
+        text: &str,
+        len: Option<u64>,
+        lane: Option<u32>,
+    ) -> Result<WatchTarget, String> {
         let simd = self.machine.thread(self.focus).simd;
         let name_end = text.find(['(', '<', ':']).unwrap_or(text.len());
         if self.program.var_id(self.unit(), &text[..name_end]).is_some() {
@@ -834,12 +840,14 @@ impl Session {
             }
             let inst = self.program.inst(InstIdx(h.pc));
             let lanes = self.writer_lanes(h.step, h.pc, &target, h.first_written, &state);
+            // A one-channel instruction writes the thread's value, no work-item's.
+            let items: &[u32] = if inst.exec.size == 1 { &[] } else { &lanes };
             writes.push(json!({
                 "step": h.step, "thread": h.thread, "line": inst.span.line, "id": inst.id,
                 "instruction": self.program.inst_text(InstIdx(h.pc)),
                 "lane": lanes.first(), "lanes": lanes,
-                "workitem": lanes.first().map_or(Value::Null, |&l| self.work_item_json(h.thread, l)),
-                "workitems": lanes.iter().filter_map(|&l| self.work_item(h.thread, l))
+                "workitem": items.first().map_or(Value::Null, |&l| self.work_item_json(h.thread, l)),
+                "workitems": items.iter().filter_map(|&l| self.work_item(h.thread, l))
                     .map(|w| self.work_item_text(&w)).collect::<Vec<_>>(),
                 "old": hex(&h.old), "new": hex(&h.new),
             }));
@@ -1154,25 +1162,27 @@ impl Session {
 }
 
 /// One memory access of a re-executed step.
-struct Access {
-    lane: Option<u32>,
-    space: MemSpace,
-    addr: u64,
-    len: u64,
+pub(super) struct Access {
+    pub lane: Option<u32>,
+    pub space: MemSpace,
+    pub addr: u64,
+    pub len: u64,
+    /// A write (a store, an atomic's update), not a read.
+    pub write: bool,
 }
 
 /// Hears a step's memory accesses and the lane of each.
 #[derive(Default)]
-struct LaneAccesses {
+pub(super) struct LaneAccesses {
     next_lane: Option<u32>,
-    accesses: Vec<Access>,
+    pub accesses: Vec<Access>,
 }
 
 impl LaneAccesses {
-    fn push(&mut self, space: MemSpace, addr: u64, len: u64) {
+    fn push(&mut self, space: MemSpace, addr: u64, len: u64, write: bool) {
         // The lane named just before this access, once (block messages name none).
         let lane = self.next_lane.take();
-        self.accesses.push(Access { lane, space, addr, len });
+        self.accesses.push(Access { lane, space, addr, len, write });
     }
 }
 
@@ -1183,10 +1193,10 @@ impl crate::exec::Observer for LaneAccesses {
     fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
     fn control(&mut self, _: ThreadId, _: &crate::machine::Control, _: &crate::machine::Control) {}
     fn mem(&mut self, _: ThreadId, space: MemSpace, addr: u64, _: &[u8], new: &[u8]) {
-        self.push(space, addr, new.len() as u64);
+        self.push(space, addr, new.len() as u64, true);
     }
     fn mem_read(&mut self, _: ThreadId, space: MemSpace, addr: u64, len: u64) {
-        self.push(space, addr, len);
+        self.push(space, addr, len, false);
     }
     fn access_lane(&mut self, lane: Option<u32>) {
         self.next_lane = lane;

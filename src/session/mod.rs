@@ -10,6 +10,7 @@ mod frontier;
 mod handlers;
 mod history;
 mod motion;
+mod why;
 mod workitems;
 
 use std::collections::BTreeMap;
@@ -30,8 +31,9 @@ use crate::trace::{Batch, Recorder};
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind};
 pub use expr::{Condition, RegionRef, ValueCondition};
 pub use handlers::Reply;
-pub use history::{FrameInfo, MaskStep};
+pub use history::{FrameInfo, LaneEvent, MaskStep};
 pub use motion::hex;
+pub use why::{Place, WhyNode, WhyWriter};
 
 /// How the recorded run ended at its frontier, once it has.
 #[derive(Clone, Debug, PartialEq)]

@@ -15,4 +15,5 @@ mod regions;
 mod stepping;
 mod threads;
 mod timetravel;
+mod why;
 mod workitems;

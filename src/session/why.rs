@@ -1,0 +1,497 @@
+//! `why LOC`: where a value came from. The last write to LOC before now, then the values that
+//! write read for the same lane, each traced back the same way, as a tree: a register element
+//! to the instruction that wrote it and its source operands, a stored memory element to the
+//! register that held the data, a loaded register to the memory it was loaded from.
+//!
+//! Every edge is checked before it is shown: the source's value at the writing step must be
+//! what the rule says flowed (the loaded or stored bytes equal, the operand element the one
+//! the channel reads). Operands the rules do not cover (indirect operands, message address
+//! payloads, ...) are listed as not followed rather than guessed.
+
+use serde::Serialize;
+
+use super::handlers::{Access, LaneAccesses};
+use super::Session;
+use crate::isa::{InstIdx, Operand, PredId};
+use crate::machine::{Machine, MemSpace, ThreadId};
+
+/// Most nodes one `why` shows (the tree stops growing there).
+pub const MAX_WHY_NODES: usize = 64;
+
+/// A place a value lives, for one lane.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    Grf {
+        thread: u32,
+        offset: u32,
+        len: u32,
+    },
+    Mem {
+        space: MemSpace,
+        addr: u64,
+        len: u64,
+    },
+    /// One lane's bit of a predicate.
+    Pred {
+        thread: u32,
+        pred: PredId,
+        lane: u32,
+    },
+}
+
+/// The step that wrote a value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WhyWriter {
+    pub step: u64,
+    pub thread: u32,
+    /// The thread channel whose write this is.
+    pub lane: u32,
+    pub line: u32,
+    pub id: u32,
+    pub instruction: String,
+    /// A one-channel instruction (`(M1_NM, 1)`): its value is the thread's, no work-item's.
+    pub scalar: bool,
+}
+
+/// One value in the tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WhyNode {
+    /// As commands take it: `V0132(0,5)`, `out+0xb0`, `P1`.
+    pub location: String,
+    /// The thread whose register or predicate it is (None for memory).
+    pub thread: Option<u32>,
+    /// Its bytes (little-endian hex) or predicate bit, when it was read or written.
+    pub value: String,
+    /// The write it came from; None for a value nothing in the run wrote (launch input),
+    /// an immediate, or an operand not followed.
+    pub writer: Option<WhyWriter>,
+    /// Why there is no writer or no sources, when that is not plain.
+    pub note: Option<String>,
+    pub sources: Vec<WhyNode>,
+}
+
+impl Session {
+    /// `why LOC [LEN] [lane L] [depth N]`.
+    pub(super) fn why_reply(
+        &self,
+        loc: &str,
+        len: Option<u64>,
+        lane: Option<u32>,
+        depth: u32,
+    ) -> Result<super::Reply, String> {
+        let lane = lane.unwrap_or(self.lane);
+        let simd = self.machine.thread(self.focus).simd;
+        let place = match self.program.preds.iter().position(|p| p.name == loc.trim()) {
+            Some(p) if lane < simd => Place::Pred { thread: self.focus.0, pred: PredId(p as u32), lane },
+            Some(_) => return Err(format!("lane {lane} is outside SIMD{simd}")),
+            None => match self.location(loc, len, Some(lane))? {
+                super::WatchTarget::Register { thread, ranges, .. } => {
+                    let (lo, hi) = ranges[0];
+                    Place::Grf { thread, offset: lo, len: hi - lo }
+                }
+                super::WatchTarget::Memory { space, addr, len } => {
+                    self.read_memory(space, addr, &mut vec![0u8; len as usize])?;
+                    Place::Mem { space, addr, len }
+                }
+            },
+        };
+        let tree = self.why(place, self.now, depth.min(64));
+        let mut lines = Vec::new();
+        self.why_lines(&tree, 0, &mut lines);
+        Ok(super::Reply::text(lines.join("\n")).with("tree", serde_json::json!(tree)))
+    }
+
+    /// The tree as indented lines, a value and its writer per line.
+    fn why_lines(&self, node: &WhyNode, level: usize, out: &mut Vec<String>) {
+        let indent = "  ".repeat(level);
+        let head = format!("{indent}{}{} = {}", if level > 0 { "← " } else { "" }, node.location, node.value);
+        let writer = node.writer.as_ref().map(|w| {
+            let who = match w.scalar {
+                true => "(scalar)".to_string(),
+                false => format!("lane {}{}", w.lane, self.work_item_suffix(w.thread, w.lane)),
+            };
+            format!(
+                "  written at step {} by thread {} {who}, line {} ${}: {}",
+                w.step, w.thread, w.line, w.id, w.instruction
+            )
+        });
+        let note = node.note.as_ref().map(|n| format!("  ({n})"));
+        out.push(format!("{head}{}{}", writer.unwrap_or_default(), note.unwrap_or_default()));
+        for s in &node.sources {
+            self.why_lines(s, level + 1, out);
+        }
+    }
+
+    /// The provenance tree of `place` as it is before step `before`, `depth` writes deep.
+    pub fn why(&self, place: Place, before: u64, depth: u32) -> WhyNode {
+        let mut walk = Walk { state: self.machine.clone(), at: self.now, nodes: 0 };
+        self.explain(&mut walk, place, before, depth)
+    }
+
+    fn explain(&self, walk: &mut Walk, place: Place, before: u64, depth: u32) -> WhyNode {
+        walk.nodes += 1;
+        walk.seek(self, before);
+        let value = self.place_value(&walk.state, place);
+        let mut node = WhyNode {
+            location: self.place_text(place),
+            thread: match place {
+                Place::Grf { thread, .. } | Place::Pred { thread, .. } => Some(thread),
+                Place::Mem { .. } => None,
+            },
+            value: value.text(),
+            writer: None,
+            note: None,
+            sources: Vec::new(),
+        };
+        let Some((step, first_byte)) = self.last_writer(place, before, &value) else {
+            node.note = Some("initial value: nothing in the run wrote it (launch payload or input)".into());
+            return node;
+        };
+        let rec = self.recorder.trace.steps.at(step);
+        let inst = self.program.inst(InstIdx(rec.pc));
+        walk.seek(self, step);
+        let channel = self.writing_channel(&walk.state, step, place, first_byte);
+        node.writer = Some(WhyWriter {
+            step,
+            thread: rec.thread,
+            lane: channel.map_or(inst.exec.offset, |c| c + inst.exec.offset),
+            line: inst.span.line,
+            id: inst.id,
+            instruction: self.program.inst_text(InstIdx(rec.pc)).to_string(),
+            scalar: inst.exec.size == 1,
+        });
+        if depth == 0 {
+            node.note = Some("depth reached: `why … depth N` goes further".into());
+            return node;
+        }
+        let Some(channel) = channel else {
+            node.note = Some("the writing lane is not known: sources not followed".into());
+            return node;
+        };
+        let sources = self.sources(walk, step, channel, place);
+        for source in sources {
+            if walk.nodes >= MAX_WHY_NODES {
+                node.note = Some(format!("more sources not shown (at most {MAX_WHY_NODES} values)"));
+                break;
+            }
+            node.sources.push(match source {
+                Source::Place(p) => self.explain(walk, p, step, depth - 1),
+                Source::Leaf { location, value, note } => {
+                    walk.nodes += 1;
+                    WhyNode {
+                        location,
+                        thread: None,
+                        value,
+                        writer: None,
+                        note: Some(note),
+                        sources: Vec::new(),
+                    }
+                }
+            });
+        }
+        node
+    }
+
+    /// The last step before `before` that wrote `place`, and the first byte of it that step
+    /// wrote (GRF offset or address; the lane bit for a predicate).
+    fn last_writer(&self, place: Place, before: u64, value: &Value) -> Option<(u64, u64)> {
+        let trace = &self.recorder.trace;
+        let hit = match (place, value) {
+            (Place::Grf { thread, offset, len }, Value::Bytes(cur)) => {
+                trace.grf_writes(thread, offset, len, before, cur, 1).into_iter().next()
+            }
+            (Place::Mem { space, addr, len }, Value::Bytes(cur)) => {
+                trace.mem_writes(space, addr, len, before, cur, 1).into_iter().next()
+            }
+            (Place::Pred { thread, pred, lane }, Value::Bits(bits, _)) => {
+                // Writes of the predicate that changed or wrote this lane's bit: the newest
+                // whose step enabled the lane (a predicate write covers its channels).
+                let hits = trace.pred_writes(thread, pred, before, *bits, usize::MAX);
+                return hits
+                    .into_iter()
+                    .find(|h| {
+                        let rec = trace.steps.at(h.step);
+                        let inst = self.program.inst(InstIdx(rec.pc));
+                        lane >= inst.exec.offset && rec.chen >> (lane - inst.exec.offset) & 1 != 0
+                    })
+                    .map(|h| (h.step, u64::from(lane)));
+            }
+            _ => None,
+        }?;
+        Some((hit.step, hit.first_written))
+    }
+
+    /// The channel (relative to the instruction's mask offset) of step `step` that wrote
+    /// `byte` of `place`, `state` being the machine before the step.
+    fn writing_channel(&self, state: &Machine, step: u64, place: Place, byte: u64) -> Option<u32> {
+        let rec = self.recorder.trace.steps.at(step);
+        let inst = self.program.inst(InstIdx(rec.pc));
+        let enabled = |c: u32| rec.chen >> c & 1 != 0;
+        match (place, inst.operands.first()) {
+            (Place::Grf { .. }, Some(Operand::Direct(d))) => {
+                let size = u64::from(d.ty.size());
+                (0..inst.exec.size).filter(|&c| enabled(c)).find(|&c| {
+                    let at = u64::from(d.base) + u64::from(d.region.element(c)) * size;
+                    byte >= at && byte < at + size
+                })
+            }
+            (Place::Grf { .. }, _) => {
+                // A message's return: the channel whose read brought the bytes (checked by
+                // value in `sources`), the slot layout of loads: channel c's data at
+                // dst + c * slot, 4-byte slots for elements up to a dword.
+                let dst = raw_dst(&inst.operands)?;
+                let slot = (byte.checked_sub(u64::from(dst))? / 4) as u32;
+                Some(slot % inst.exec.size.max(1)).filter(|&c| enabled(c))
+            }
+            (Place::Mem { space, addr, len }, _) => {
+                let accesses = self.step_accesses(state, step);
+                accesses
+                    .iter()
+                    .filter(|a| a.write && a.space == space && a.addr < addr + len && addr < a.addr + a.len)
+                    .find_map(|a| a.lane)
+            }
+            (Place::Pred { lane, .. }, _) => lane.checked_sub(inst.exec.offset),
+        }
+    }
+
+    /// What channel `channel` of step `step` read to make the value it wrote to `place`.
+    fn sources(&self, walk: &mut Walk, step: u64, channel: u32, place: Place) -> Vec<Source> {
+        let rec = self.recorder.trace.steps.at(step);
+        let inst = self.program.inst(InstIdx(rec.pc));
+        let thread = rec.thread;
+        let lane = channel + inst.exec.offset;
+        let mut out = Vec::new();
+        if let Some(p) = inst.pred {
+            out.push(Source::Place(Place::Pred { thread, pred: p.pred, lane }));
+        }
+        let message = !matches!(inst.operands.first(), Some(Operand::Direct(_) | Operand::Pred(_)));
+        if message {
+            out.extend(self.message_sources(walk, step, channel, place));
+            return out;
+        }
+        for op in inst.operands.iter().skip(1) {
+            match op {
+                Operand::Direct(d) if d.is_null => {}
+                Operand::Direct(d) => {
+                    let size = d.ty.size();
+                    let offset = d.base + d.region.element(channel) * size;
+                    out.push(Source::Place(Place::Grf { thread, offset, len: size }));
+                }
+                Operand::Pred(p) => out.push(Source::Place(Place::Pred { thread, pred: *p, lane })),
+                Operand::Imm(imm) => out.push(Source::Leaf {
+                    location: "immediate".into(),
+                    value: super::format::value(imm.ty, imm.bits, super::command::Format::Natural),
+                    note: "a constant in the instruction".into(),
+                }),
+                Operand::Indirect(_) => out.push(Source::Leaf {
+                    location: "indirect operand".into(),
+                    value: String::new(),
+                    note: "not followed: its element depends on an address register".into(),
+                }),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Sources of a message's write: for a store, the data register element holding the
+    /// bytes written; for a load, the memory the channel read. Each checked by value.
+    fn message_sources(&self, walk: &mut Walk, step: u64, channel: u32, place: Place) -> Vec<Source> {
+        let rec = self.recorder.trace.steps.at(step);
+        let inst = self.program.inst(InstIdx(rec.pc));
+        let accesses = self.step_accesses(&walk.state, step);
+        let mine: Vec<&Access> = accesses.iter().filter(|a| a.lane == Some(channel)).collect();
+        let unknown = |what: &str| Source::Leaf {
+            location: "message operands".into(),
+            value: String::new(),
+            note: format!("not followed: {what}"),
+        };
+        match place {
+            Place::Mem { space, addr, len } => {
+                // The bytes this channel stored at `addr`: component k of its write.
+                let Some(first) = mine.iter().filter(|a| a.write && a.space == space).map(|a| a.addr).min()
+                else {
+                    return vec![unknown("the channel's store is not seen")];
+                };
+                let mut stored = vec![0u8; len as usize];
+                walk.seek(self, step + 1);
+                let read = read_at(&walk.state, space, addr, &mut stored);
+                walk.seek(self, step);
+                if read.is_err() {
+                    return vec![unknown("the stored bytes cannot be read")];
+                }
+                let k = ((addr - first) / 4) as u32;
+                let n = inst.exec.size.max(1);
+                for base in data_operands(&inst.operands) {
+                    for slot in [4u32, 8] {
+                        let offset = base + (k * n + channel) * slot + (addr - first) as u32 % 4;
+                        let here = walk
+                            .state
+                            .thread(ThreadId(rec.thread))
+                            .grf
+                            .get(offset as usize..offset as usize + len as usize);
+                        if here == Some(&stored[..]) {
+                            return vec![Source::Place(Place::Grf {
+                                thread: rec.thread,
+                                offset,
+                                len: len as u32,
+                            })];
+                        }
+                    }
+                }
+                vec![unknown("no data operand element holds the stored bytes")]
+            }
+            Place::Grf { offset, len, .. } => {
+                // A load: the memory this channel read, where it holds the loaded bytes.
+                walk.seek(self, step + 1);
+                let loaded = walk
+                    .state
+                    .thread(ThreadId(rec.thread))
+                    .grf
+                    .get(offset as usize..(offset + len) as usize)
+                    .map(<[u8]>::to_vec);
+                walk.seek(self, step);
+                let Some(loaded) = loaded else { return vec![unknown("the register is out of range")] };
+                let dst = raw_dst(&inst.operands).unwrap_or(offset);
+                let n = inst.exec.size.max(1);
+                let k = (offset - dst) / 4 / n;
+                let reads: Vec<&&Access> = mine.iter().filter(|a| !a.write).collect();
+                let Some(first) = reads.iter().map(|a| (a.space, a.addr)).min_by_key(|x| x.1) else {
+                    return vec![unknown("the channel read no memory")];
+                };
+                let at = first.1 + u64::from(k) * 4 + u64::from((offset - dst) % 4);
+                let mut there = vec![0u8; len as usize];
+                if read_at(&walk.state, first.0, at, &mut there).is_ok() && there == loaded {
+                    return vec![Source::Place(Place::Mem { space: first.0, addr: at, len: u64::from(len) })];
+                }
+                vec![unknown("the loaded bytes are not where the channel read")]
+            }
+            Place::Pred { .. } => vec![unknown("a message does not write predicates")],
+        }
+    }
+
+    /// The memory accesses of step `step`, run again on a copy of `state` (the machine just
+    /// before it), each with its channel.
+    fn step_accesses(&self, state: &Machine, step: u64) -> Vec<Access> {
+        let rec = self.recorder.trace.steps.at(step);
+        let mut copy = state.clone();
+        let mut seen = LaneAccesses::default();
+        let _ = self.interp.step(&mut copy, ThreadId(rec.thread), &mut seen);
+        seen.accesses
+    }
+
+    fn place_value(&self, state: &Machine, place: Place) -> Value {
+        match place {
+            Place::Grf { thread, offset, len } => Value::Bytes(
+                state
+                    .thread(ThreadId(thread))
+                    .grf
+                    .get(offset as usize..(offset + len) as usize)
+                    .map_or_else(Vec::new, <[u8]>::to_vec),
+            ),
+            Place::Mem { space, addr, len } => {
+                let mut bytes = vec![0u8; len as usize];
+                let _ = read_at(state, space, addr, &mut bytes);
+                Value::Bytes(bytes)
+            }
+            Place::Pred { thread, pred, lane } => {
+                let bits = state.thread(ThreadId(thread)).preds.get(pred.0 as usize).copied().unwrap_or(0);
+                Value::Bits(bits, bits >> lane & 1 != 0)
+            }
+        }
+    }
+
+    fn place_text(&self, place: Place) -> String {
+        match place {
+            Place::Grf { offset, .. } => self.grf_element_text(offset),
+            Place::Mem { space, addr, .. } => self.named_location(space, addr),
+            Place::Pred { pred, lane, .. } => format!("{} lane {lane}", self.program.pred(pred).name),
+        }
+    }
+
+    /// `V0132(0,5)`: the innermost declared variable holding GRF byte `offset`, as an element
+    /// of its own type.
+    fn grf_element_text(&self, offset: u32) -> String {
+        let grf = self.program.grf_size.max(1);
+        let var = self
+            .program
+            .vars
+            .iter()
+            .filter(|v| !v.predefined && v.offset <= offset && offset < v.offset + v.size)
+            .min_by_key(|v| v.size);
+        match var {
+            Some(v) => {
+                let rel = offset - v.offset;
+                format!("{}({},{})", v.name, rel / grf, rel % grf / v.ty.size().max(1))
+            }
+            None => format!("GRF byte {offset:#x}"),
+        }
+    }
+}
+
+/// A copy of the machine walked through time as the tree needs it.
+struct Walk {
+    state: Machine,
+    at: u64,
+    nodes: usize,
+}
+
+impl Walk {
+    fn seek(&mut self, session: &Session, time: u64) {
+        if self.at != time {
+            session.recorder.seek(&mut self.state, self.at, time);
+            self.at = time;
+        }
+    }
+}
+
+enum Value {
+    Bytes(Vec<u8>),
+    /// A predicate's bits and the lane's bit.
+    Bits(u32, bool),
+}
+
+impl Value {
+    fn text(&self) -> String {
+        match self {
+            Value::Bytes(b) => super::motion::hex(b),
+            Value::Bits(_, bit) => u8::from(*bit).to_string(),
+        }
+    }
+}
+
+enum Source {
+    Place(Place),
+    Leaf { location: String, value: String, note: String },
+}
+
+fn read_at(state: &Machine, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
+    match space {
+        MemSpace::Svm => state.svm.read(addr, out).map_err(|e| e.to_string()),
+        MemSpace::Slm(g) => match state.slms.get(g as usize) {
+            Some(slm) => slm.read(addr, out).map_err(|e| e.to_string()),
+            None => Err(format!("no SLM for group {g}")),
+        },
+    }
+}
+
+/// The GRF offset a message writes its return to: its last raw operand that is not null.
+fn raw_dst(operands: &[Operand]) -> Option<u32> {
+    operands.iter().rev().find_map(|op| match op {
+        Operand::Raw(r) if !r.is_null => Some(r.base),
+        _ => None,
+    })
+}
+
+/// GRF offsets of a message's raw operands, last first (the data payload is last in the
+/// stores vISA has).
+fn data_operands(operands: &[Operand]) -> Vec<u32> {
+    operands
+        .iter()
+        .rev()
+        .filter_map(|op| match op {
+            Operand::Raw(r) if !r.is_null => Some(r.base),
+            _ => None,
+        })
+        .collect()
+}

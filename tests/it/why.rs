@@ -1,0 +1,142 @@
+//! `why`: every edge of a provenance tree is checked against the recording by other means:
+//! each writer is the newest step before its reader whose log entries touch the location (a
+//! scan of the log, not the write index), each value is what the location held at that
+//! time (by `goto`), and values flow as the instruction says (a `mov` copies, a store stores
+//! what its data register held).
+
+use serde_json::Value;
+
+use crate::harness::{cmd, launch, session};
+use vdb::machine::{MemSpace, ThreadId};
+use vdb::session::{expr, Session};
+use vdb::trace::EntryKind;
+
+/// Where a node's location lives: a GRF byte range of a thread or a memory range.
+enum At {
+    Grf(u32, u32, u32),
+    Mem(u64, u64),
+    Pred,
+    Leaf,
+}
+
+fn place(s: &Session, node: &Value) -> At {
+    let loc = node["location"].as_str().expect("location");
+    let len = node["value"].as_str().map_or(0, |v| v.len() as u64 / 2);
+    if let Some(thread) = node["thread"].as_u64() {
+        if s.program.preds.iter().any(|p| loc.starts_with(&format!("{} lane", p.name))) {
+            return At::Pred;
+        }
+        let unit = vdb::isa::UnitId(0);
+        let r = expr::resolve_region(&s.program, unit, loc, 32).expect("a register element");
+        return At::Grf(thread as u32, r.offset(0), len as u32);
+    }
+    match s.memory_at(loc) {
+        Ok((MemSpace::Svm, addr)) => At::Mem(addr, len),
+        _ => At::Leaf,
+    }
+}
+
+/// The newest step before `before` whose log entries write the location (the log itself,
+/// scanned step by step).
+fn scanned_writer(s: &Session, at: &At, before: u64) -> Option<u64> {
+    (0..before).rev().find(|&step| {
+        s.recorder.trace.entries(step).iter().any(|e| match (&e.kind, at) {
+            (EntryKind::Grf { offset, xor }, At::Grf(t, o, l)) => {
+                e.thread == *t && *offset < o + l && *o < offset + xor.len() as u32
+            }
+            (EntryKind::Mem { space: MemSpace::Svm, addr, xor }, At::Mem(a, l)) => {
+                *addr < a + l && *a < addr + xor.len() as u64
+            }
+            _ => false,
+        })
+    })
+}
+
+/// The location's bytes at time `time`, as hex (the tree's notation).
+fn value_at(s: &mut Session, at: &At, time: u64) -> Option<String> {
+    cmd(s, &format!("goto {time}"));
+    let bytes = match at {
+        At::Grf(t, o, l) => s.machine.thread(ThreadId(*t)).grf[*o as usize..(*o + *l) as usize].to_vec(),
+        At::Mem(a, l) => {
+            let mut b = vec![0u8; *l as usize];
+            s.read_memory(MemSpace::Svm, *a, &mut b).ok()?;
+            b
+        }
+        _ => return None,
+    };
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Checks `node` (read before `before`) and its subtree; returns the edges checked.
+fn check(s: &mut Session, node: &Value, before: u64) -> usize {
+    let at = place(s, node);
+    if let Some(value) = value_at(s, &at, before) {
+        assert_eq!(node["value"].as_str(), Some(value.as_str()), "value of {node}");
+    }
+    let writer = &node["writer"];
+    if matches!(at, At::Grf(..) | At::Mem(..)) {
+        let expected = scanned_writer(s, &at, before);
+        assert_eq!(writer["step"].as_u64(), expected, "writer of {}", node["location"]);
+    }
+    let Some(step) = writer["step"].as_u64() else { return 0 };
+    let instruction = writer["instruction"].as_str().unwrap_or("");
+    let sources = node["sources"].as_array().cloned().unwrap_or_default();
+    let followed: Vec<&Value> =
+        sources.iter().filter(|n| n["thread"].is_u64() || n["writer"].is_object()).collect();
+    // A plain `mov` or a store copies: the followed source held the value written.
+    let copies = instruction.starts_with("mov (") || instruction.starts_with("svm_scatter");
+    if copies && followed.len() == 1 && !matches!(at, At::Pred) {
+        let src = followed[0];
+        let (a, b) = (node["value"].as_str().unwrap_or(""), src["value"].as_str().unwrap_or(""));
+        if a.len() == b.len() {
+            assert_eq!(a, b, "{instruction}: {} from {}", node["location"], src["location"]);
+        }
+    }
+    sources.iter().map(|src| 1 + check(s, src, step)).sum()
+}
+
+#[test]
+fn why_trees_agree_with_the_trace() {
+    // ids3d: every output element, through the scatter to the ids in the payload.
+    let mut s = session(&launch("opencl/ids3d/skl.launch.json"));
+    s.run_to_end();
+    let end = s.now;
+    let mut edges = 0;
+    for i in (0..192u64).step_by(5) {
+        cmd(&mut s, &format!("goto {end}"));
+        let tree = cmd(&mut s, &format!("why out+{} 4 depth 6", 4 * i)).fields["tree"].clone();
+        assert!(tree["writer"].is_object(), "out[{i}] was written: {tree}");
+        let data = &tree["sources"][0];
+        assert!(data["thread"].is_u64(), "the stored data register is followed for out[{i}]: {tree}");
+        edges += check(&mut s, &tree, end);
+    }
+    // Collatz: the trip count of a few work-items, through the loop counter and its
+    // predicate (the loop's exit), from a point in the middle of the run.
+    let mut s = session(&launch("opencl/collatz/skl.launch.json"));
+    s.run_to_end();
+    let middle = s.now / 2;
+    for (thread, lane) in [(0u32, 3u32), (5, 0), (17, 15)] {
+        for (time, loc) in [(s.recorder.len(), "V0055(0,0)<1;1,0>"), (middle, "V0054(0,0)<1;1,0>")] {
+            cmd(&mut s, &format!("goto {time}"));
+            cmd(&mut s, &format!("thread {thread}"));
+            let tree = cmd(&mut s, &format!("why {loc} lane {lane} depth 5")).fields["tree"].clone();
+            edges += check(&mut s, &tree, time);
+        }
+    }
+    assert!(edges > 300, "{edges} edges checked");
+}
+
+#[test]
+fn why_refuses_what_it_cannot_name() {
+    let mut s = session(&launch("opencl/ids3d/skl.launch.json"));
+    for line in ["why nothing", "why V0132(0,0)<1;1,0> lane 40", "why out+100000", "why P1 lane 99"] {
+        let c = vdb::session::parse(line).expect("parses").expect("a command");
+        assert!(s.execute(&c).is_err(), "{line}");
+    }
+    // Before anything ran, an output element is an initial value.
+    let tree = cmd(&mut s, "why out 4").fields["tree"].clone();
+    assert!(
+        tree["writer"].is_null() && tree["note"].as_str().is_some_and(|n| n.contains("initial value")),
+        "{tree}"
+    );
+}
