@@ -320,11 +320,22 @@ impl Session {
                 if read.is_err() {
                     return vec![unknown("the stored bytes cannot be read")];
                 }
-                let k = ((addr - first) / 4) as u32;
-                let n = inst.exec.size.max(1);
+                // Component k of the channel's data, at its byte within the component.
+                let Some(into) = addr.checked_sub(first).and_then(|d| u32::try_from(d).ok()) else {
+                    return vec![unknown("the bytes are before the channel's store")];
+                };
+                let (k, n) = (into / 4, inst.exec.size.max(1));
                 for base in data_operands(&inst.operands) {
                     for slot in [4u32, 8] {
-                        let offset = base + (k * n + channel) * slot + (addr - first) as u32 % 4;
+                        let element = k
+                            .checked_mul(n)
+                            .and_then(|x| x.checked_add(channel))
+                            .and_then(|x| x.checked_mul(slot));
+                        let Some(offset) =
+                            element.and_then(|e| base.checked_add(e)).and_then(|o| o.checked_add(into % 4))
+                        else {
+                            continue;
+                        };
                         let here = walk
                             .state
                             .thread(ThreadId(rec.thread))
@@ -354,12 +365,15 @@ impl Session {
                 let Some(loaded) = loaded else { return vec![unknown("the register is out of range")] };
                 let dst = raw_dst(&inst.operands).unwrap_or(offset);
                 let n = inst.exec.size.max(1);
-                let k = (offset - dst) / 4 / n;
+                let Some(into) = offset.checked_sub(dst) else {
+                    return vec![unknown("the register is before the message's return")];
+                };
+                let k = into / 4 / n;
                 let reads: Vec<&&Access> = mine.iter().filter(|a| !a.write).collect();
                 let Some(first) = reads.iter().map(|a| (a.space, a.addr)).min_by_key(|x| x.1) else {
                     return vec![unknown("the channel read no memory")];
                 };
-                let at = first.1 + u64::from(k) * 4 + u64::from((offset - dst) % 4);
+                let at = first.1.saturating_add(u64::from(k) * 4 + u64::from(into % 4));
                 let mut there = vec![0u8; len as usize];
                 if read_at(&walk.state, first.0, at, &mut there).is_ok() && there == loaded {
                     return vec![Source::Place(Place::Mem { space: first.0, addr: at, len: u64::from(len) })];

@@ -290,6 +290,8 @@ fn every_command_with_odd_arguments_gives_errors_not_panics() {
         "compare",
         "compare/dw",
         "source",
+        "why",
+        "lane-history",
         "list",
         "info",
         "last-write",
