@@ -60,6 +60,19 @@ pub struct Prompt {
     pub history_pos: Option<usize>,
 }
 
+/// The `why` overlay: a provenance tree, one row per value, and a cursor.
+pub struct WhyView {
+    pub title: String,
+    pub rows: Vec<WhyRow>,
+    pub cursor: usize,
+}
+
+pub struct WhyRow {
+    pub text: String,
+    /// The write the value came from: step, thread, lane.
+    pub writer: Option<(u64, u32, u32)>,
+}
+
 pub struct App {
     pub session: Session,
     pub keymap: Keymap,
@@ -84,6 +97,7 @@ pub struct App {
     pub history: Vec<String>,
     pub log: Vec<String>,
     pub help: bool,
+    pub why: Option<WhyView>,
     pub status: String,
     /// GRF bytes of the focused thread before the last movement (to mark changed cells).
     pub before: Vec<u8>,
@@ -116,6 +130,7 @@ impl App {
             history: Vec::new(),
             log: vec!["vdb: press ? for help, : for commands".into()],
             help: false,
+            why: None,
             status: "start".into(),
             before,
             before_thread: ThreadId(0),
@@ -224,6 +239,7 @@ impl App {
             Action::CommandLine => self.open_prompt(PromptKind::Command),
             Action::NextPane | Action::PrevPane => self.cycle_pane(action == Action::NextPane),
             Action::Help => self.help = !self.help,
+            Action::Why => self.open_why(),
             Action::Quit => self.quit = true,
             Action::CycleFormat => {
                 self.format = match self.format {
@@ -366,7 +382,7 @@ impl App {
     /// pane's cell (one element of the chosen variable); None (said in the log) without one.
     fn selection_location(&mut self) -> Option<String> {
         if self.pane == Pane::Memory {
-            return Some(format!("{} 1", session::expr::location_text(self.mem_space, self.mem_cursor)));
+            return Some(format!("{} 1", self.session.named_location(self.mem_space, self.mem_cursor)));
         }
         let Some(var) = self.reg_var else {
             self.push_log("choose a variable first (v)");
@@ -375,6 +391,51 @@ impl App {
         let (row, col) = self.register_cell(var);
         let v = self.session.program.var(var);
         Some(format!("{}({row},{col})<0;1,0>", v.name))
+    }
+
+    /// `why` of the selection, shown as an overlay (its text lines are the tree's nodes in
+    /// order, each with the write it came from).
+    fn open_why(&mut self) {
+        let Some(loc) = self.selection_location() else { return };
+        let cmd = match session::parse(&format!("why {loc}")) {
+            Ok(Some(cmd)) => cmd,
+            _ => return,
+        };
+        let reply = match self.session.execute(&cmd) {
+            Ok(reply) => reply,
+            Err(e) => return self.push_log(&format!("error: {e}")),
+        };
+        let mut writers = Vec::new();
+        flatten_writers(&reply.fields["tree"], &mut writers);
+        let rows = reply
+            .text
+            .lines()
+            .zip(writers)
+            .map(|(text, writer)| WhyRow { text: text.to_string(), writer })
+            .collect();
+        self.why = Some(WhyView { title: format!("why {loc}"), rows, cursor: 0 });
+    }
+
+    /// A key while the `why` overlay is open: move, go to the write of the row, or close.
+    pub fn why_key(&mut self, code: crossterm::event::KeyCode) {
+        use crossterm::event::KeyCode;
+        let Some(view) = self.why.as_mut() else { return };
+        let last = view.rows.len().saturating_sub(1);
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => view.cursor = view.cursor.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => view.cursor = (view.cursor + 1).min(last),
+            KeyCode::Enter => {
+                let writer = view.rows.get(view.cursor).and_then(|r| r.writer);
+                self.why = None;
+                if let Some((step, thread, lane)) = writer {
+                    self.movement(Command::GotoStep(step));
+                    self.execute(&Command::Thread(thread));
+                    self.execute(&Command::Lane(lane));
+                }
+            }
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('y') => self.why = None,
+            _ => {}
+        }
     }
 
     fn watch_selection(&mut self) {
@@ -522,5 +583,18 @@ pub fn stop_label(stop: &StopReason) -> String {
         StopReason::Fault { .. } => "fault".into(),
         StopReason::Interrupted => "interrupted".into(),
         StopReason::RecordLimit { .. } => "recording budget reached".into(),
+    }
+}
+
+/// The writers of a `why` tree's nodes, in the order its text lists them (depth first).
+fn flatten_writers(node: &serde_json::Value, out: &mut Vec<Option<(u64, u32, u32)>>) {
+    let w = &node["writer"];
+    let writer = match (w["step"].as_u64(), w["thread"].as_u64(), w["lane"].as_u64()) {
+        (Some(step), Some(thread), Some(lane)) => Some((step, thread as u32, lane as u32)),
+        _ => None,
+    };
+    out.push(writer);
+    for s in node["sources"].as_array().into_iter().flatten() {
+        flatten_writers(s, out);
     }
 }

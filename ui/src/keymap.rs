@@ -135,6 +135,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("pagedown", Action::PageDown),
     ("enter", Action::Select),
     ("f", Action::CycleFormat),
+    ("y", Action::Why),
     ("?", Action::Help),
     ("q", Action::Quit),
 ];

@@ -1,4 +1,5 @@
-//! The help overlay: every action with its keys (from the keymap in force).
+//! Overlays: the help (every action with its keys, from the keymap in force) and `why`'s
+//! provenance tree (a row per value, Enter goes to the write it came from).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -22,4 +23,31 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     Clear.render(r, buf);
     let block = Block::default().borders(Borders::ALL).title(" Keys (? closes) ");
     Paragraph::new(lines).block(block).render(r, buf);
+}
+
+pub fn render_why(app: &App, view: &crate::app::WhyView, area: Rect, buf: &mut Buffer) {
+    let theme = super::Theme { no_color: app.no_color };
+    let w = area
+        .width
+        .min(view.rows.iter().map(|r| r.text.chars().count()).max().unwrap_or(0) as u16 + 2)
+        .max(40.min(area.width));
+    let h = area.height.min(view.rows.len() as u16 + 2);
+    let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
+    // Rows scroll so that the cursor stays in view.
+    let visible = h.saturating_sub(2) as usize;
+    let first = view.cursor.saturating_sub(visible.saturating_sub(1));
+    let lines: Vec<Line> = view
+        .rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(visible)
+        .map(|(i, row)| {
+            let style = if i == view.cursor { theme.cursor() } else { ratatui::style::Style::default() };
+            Line::styled(row.text.clone(), style)
+        })
+        .collect();
+    Clear.render(r, buf);
+    let title = format!(" {} — Enter: go to the write, Esc closes ", view.title);
+    Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)).render(r, buf);
 }

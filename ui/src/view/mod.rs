@@ -134,6 +134,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if app.help {
         help::render(app, area, buf);
     }
+    if let Some(view) = &app.why {
+        help::render_why(app, view, area, buf);
+    }
 }
 
 fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
@@ -149,7 +152,7 @@ fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
             Line::from(format!("{label}{}▏", p.text))
         }
         None => Line::styled(
-            "s/S step  n/N next  o/O out  c/C continue  b break  w watch  g goto  v variable  : command  Tab pane  ? help  q quit",
+            "s/S step  n/N next  o/O out  c/C continue  b break  w watch  y why  g goto  v variable  : command  Tab pane  ? help  q quit",
             theme.dim(),
         ),
     };

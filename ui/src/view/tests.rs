@@ -343,3 +343,37 @@ fn enter_on_the_lane_strip_tells_the_lanes_divergence() {
     assert_eq!(app.log.last().map(String::as_str), expected.lines().last(), "{:?}", app.log);
     assert!(app.log.iter().any(|l| l == "(vdb) lane-history"), "{:?}", app.log);
 }
+
+#[test]
+fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key =
+        |app: &mut App, code: KeyCode| crate::tui::handle_key(app, KeyEvent::new(code, KeyModifiers::NONE));
+    let mut app = app_at("opencl/ids3d/skl.launch.json");
+    app.update(Action::Continue);
+    app.update(Action::MemoryAddress);
+    type_text(&mut app, "out+176");
+    key(&mut app, KeyCode::Char('y'));
+    let expected = {
+        let cmd = vdb::session::parse("why out+0xb0 1").expect("p").expect("c");
+        app.session.execute(&cmd).expect("why")
+    };
+    let view = app.why.as_ref().expect("the overlay is open");
+    let texts: Vec<&str> = view.rows.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(texts, expected.text.lines().collect::<Vec<_>>());
+    assert!(view.rows.len() > 2, "{texts:?}");
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("why out+0xb0 1 — Enter: go to the write"), "{text}");
+    // Keys go to the overlay: down to the stored register, Enter goes to its write.
+    key(&mut app, KeyCode::Down);
+    let (step, thread, lane) = app.why.as_ref().expect("open").rows[1].writer.expect("a write");
+    key(&mut app, KeyCode::Enter);
+    assert!(app.why.is_none());
+    assert_eq!((app.session.now, app.session.focus.0, app.session.lane), (step, thread, lane));
+    // Esc closes without moving.
+    key(&mut app, KeyCode::Char('y'));
+    assert!(app.why.is_some(), "{:?}", app.log);
+    key(&mut app, KeyCode::Esc);
+    assert!(app.why.is_none());
+    assert_eq!(app.session.now, step);
+}
