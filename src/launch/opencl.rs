@@ -20,7 +20,8 @@ use serde::Deserialize;
 
 use super::payload::{self, build_payload, slm_layout, threads_per_group, ArgValue, NdRange};
 use super::raw::{
-    decode_hex, load_program, read_relative, Launch, LaunchError, Number, Output, OutputSource,
+    decode_hex, load_program, read_relative, KernelArg, KernelArgValue, Launch, LaunchError, Number, Output,
+    OutputSource,
 };
 use super::zeinfo::{ArgType, ZeInfo, ZeKernel};
 use super::{NdGeometry, Platform, Zebin};
@@ -295,6 +296,37 @@ fn bind_args(
     Ok(bound)
 }
 
+/// The bound arguments in index order, named and typed from the zebin's `args_info`.
+fn kernel_args(bound: &Bound, info: &[super::zeinfo::ArgInfo]) -> Vec<KernelArg> {
+    let mut indices: Vec<u32> = bound.values.keys().chain(bound.local_sizes.keys()).copied().collect();
+    indices.sort_unstable();
+    indices.dedup();
+    indices
+        .into_iter()
+        .filter_map(|index| {
+            let value = match (bound.values.get(&index), bound.local_sizes.get(&index)) {
+                (_, Some(&bytes)) => KernelArgValue::Local { bytes },
+                (Some(ArgValue::Bytes(b)), _) => KernelArgValue::Bytes(b.clone()),
+                (Some(ArgValue::Pointer(_)), _) => {
+                    let b = bound.buffers.iter().find(|b| b.index == index)?;
+                    KernelArgValue::Buffer { address: b.address, size: b.size }
+                }
+                _ => return None,
+            };
+            let info = info.iter().find(|a| a.index == index);
+            Some(KernelArg {
+                index,
+                name: info.map_or(String::new(), |a| a.name.clone()),
+                // The zebin writes `uint*;8`: the type, then its size.
+                type_name: info
+                    .map_or(String::new(), |a| a.type_name.split(';').next().unwrap_or("").to_string()),
+                address_qualifier: info.map_or(String::new(), |a| a.address_qualifier.clone()),
+                value,
+            })
+        })
+        .collect()
+}
+
 /// Maps zebin data sections and resolves the data symbols `faddr` instructions name.
 fn load_data_sections(machine: &mut Machine, zebin: &Zebin, program: &Program) {
     let mut next = DATA_BASE;
@@ -393,6 +425,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
             buffers.push((info.name.clone(), *addr, *size));
         }
     }
+    let args = kernel_args(&bound, &arg_names);
     let slm_total = kernel.execution_env.slm_size + slm_dynamic;
     let groups = [global[0] / local[0], global[1] / local[1], global[2] / local[2]];
     let per_group = threads_per_group(local, simd);
@@ -436,6 +469,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
         thread_labels: labels,
         buffers,
         geometry: Some(NdGeometry { range, simd }),
+        args,
     })
 }
 

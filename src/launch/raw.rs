@@ -170,6 +170,34 @@ pub struct Launch {
     pub buffers: Vec<(String, u64, u64)>,
     /// The NDRange of an OpenCL launch (which work-item each lane holds); None for a raw one.
     pub geometry: Option<super::NdGeometry>,
+    /// The kernel's arguments as the launch bound them (OpenCL launches; empty for raw ones).
+    pub args: Vec<KernelArg>,
+}
+
+/// One kernel argument of an OpenCL launch, with its source name and type from the zebin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelArg {
+    pub index: u32,
+    /// Empty when the zebin carries no `args_info`.
+    pub name: String,
+    pub type_name: String,
+    /// `global`, `constant`, `local`, `private`, as the zebin says.
+    pub address_qualifier: String,
+    pub value: KernelArgValue,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelArgValue {
+    Buffer {
+        address: u64,
+        size: u64,
+    },
+    /// A by-value argument's bytes.
+    Bytes(Vec<u8>),
+    /// A `__local` pointer: the bytes asked for.
+    Local {
+        bytes: u32,
+    },
 }
 
 /// Reads a file relative to `base`, naming the field on failure.
@@ -392,6 +420,7 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
         base_dir: base.to_path_buf(),
         thread_labels: vec![([0; 3], 0)],
         geometry: None,
+        args: Vec::new(),
         buffers,
     })
 }

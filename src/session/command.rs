@@ -78,6 +78,8 @@ pub enum InfoWhat {
     Record,
     /// The focused thread's lanes: work-item, dispatched, active now.
     Lanes,
+    /// The kernel's arguments (OpenCL) or the launch's memory regions (raw).
+    Args,
 }
 
 /// The threads `thread apply` runs a command in.
@@ -598,6 +600,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             "display" | "displays" => InfoWhat::Display,
             "record" | "rec" => InfoWhat::Record,
             "lanes" | "workitems" => InfoWhat::Lanes,
+            "args" | "arguments" | "buffers" => InfoWhat::Args,
             other => return err(format!("unknown info subject `{other}`")),
         }),
         "last-write" | "lw" | "history" if rest.is_empty() => {
@@ -675,6 +678,7 @@ mod tests {
             ("wi (1, 2, 3)", Command::WorkItem(Some("(1, 2, 3)".into()))),
             ("workitem", Command::WorkItem(None)),
             ("info lanes", Command::Info(InfoWhat::Lanes)),
+            ("info args", Command::Info(InfoWhat::Args)),
             ("lane-history", Command::LaneHistory(None)),
             ("source my setup.vdb", Command::Source("my setup.vdb".into())),
             ("why out+4", Command::Why { loc: "out+4".into(), len: None, lane: None, depth: None }),

@@ -1041,6 +1041,7 @@ impl Session {
                 Ok(Reply::text(text).with("displays", json!(rows)))
             }
             InfoWhat::Lanes => self.info_lanes(),
+            InfoWhat::Args => Ok(self.info_args()),
             InfoWhat::Record => {
                 let parts = self.recorder.recorded_bytes_by_part();
                 let (steps, bytes) = (self.total_steps(), parts.total());

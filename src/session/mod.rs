@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::exec::{Fault, Interpreter, Scheduler};
 use crate::isa::{InstIdx, UnitId};
-use crate::launch::raw::{Launch, Output};
+use crate::launch::raw::{KernelArg, Launch, Output};
 use crate::launch::NdGeometry;
 use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
@@ -172,6 +172,8 @@ pub struct Session {
     pub thread_labels: Vec<([u32; 3], u32)>,
     /// Which work-item each lane holds (OpenCL launches).
     pub geometry: Option<NdGeometry>,
+    /// The kernel's arguments as bound (OpenCL launches).
+    pub args: Vec<KernelArg>,
     pub outputs: Vec<Output>,
     pub base_dir: PathBuf,
     /// Set from another thread (Ctrl-C) to stop a long movement.
@@ -203,7 +205,7 @@ pub const DEFAULT_RECORD_LIMIT: u64 = 4 << 30;
 
 impl Session {
     pub fn new(launch: Launch) -> Session {
-        let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry } =
+        let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry, args } =
             launch;
         let recorder = Recorder::new(&machine, program.grf_size);
         Session {
@@ -226,6 +228,7 @@ impl Session {
             buffers,
             thread_labels,
             geometry,
+            args,
             outputs,
             base_dir,
             interrupt: Arc::new(AtomicBool::new(false)),

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::harness::{cmd, launch, session, thread_steps};
+use vdb::machine::MemSpace;
 use vdb::session::{parse, StopReason};
 
 /// ids3d (SIMD32, a 6x4x2 NDRange in 3x2x2 groups, so each group's thread is partly
@@ -322,4 +323,70 @@ fn lane_history_agrees_with_the_masks_step_by_step() {
             "{file}: thread {thread} diverges, so the check above saw events"
         );
     }
+}
+
+/// `info args` shows each argument as the launch file bound it: by-value bytes (decoded by
+/// their C type), buffers where `x argN` reads them with the file's size, local sizes.
+#[test]
+fn info_args_shows_the_arguments_as_bound() {
+    let dir = launch("shared/k23_scalar_args");
+    let spec: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("skl.launch.json")).expect("launch")).expect("json");
+    let mut s = session(&dir.join("skl.launch.json"));
+    let args = cmd(&mut s, "info args").fields["args"].clone();
+    let args = args.as_array().expect("args");
+    assert_eq!(args.len(), spec["args"].as_array().expect("args").len());
+    for given in spec["args"].as_array().expect("args") {
+        let index = given["index"].as_u64().expect("index");
+        let shown = args.iter().find(|a| a["index"].as_u64() == Some(index)).expect("listed");
+        if let Some(path) = given["scalar"].as_str() {
+            let bytes = std::fs::read(dir.join(path)).expect("scalar");
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(shown["value"]["bytes"].as_str(), Some(hex.as_str()), "arg{index}");
+            let value = shown["value"]["value"].as_str().expect("value");
+            let expected = match shown["type"].as_str().expect("type") {
+                "char" => Some(format!("{}", bytes[0] as i8)),
+                "uchar" => Some(format!("{}", bytes[0])),
+                "short" => Some(format!("{}", i16::from_le_bytes([bytes[0], bytes[1]]))),
+                "ushort" => Some(format!("{}", u16::from_le_bytes([bytes[0], bytes[1]]))),
+                "int" => Some(format!("{}", i32::from_le_bytes(bytes[..4].try_into().expect("4")))),
+                "uint" => Some(format!("{}", u32::from_le_bytes(bytes[..4].try_into().expect("4")))),
+                "long" => Some(format!("{}", i64::from_le_bytes(bytes[..8].try_into().expect("8")))),
+                "ulong" => Some(format!("{}", u64::from_le_bytes(bytes[..8].try_into().expect("8")))),
+                "float" => Some(format!("{}", f32::from_le_bytes(bytes[..4].try_into().expect("4")))),
+                _ => None,
+            };
+            match expected {
+                Some(e) => {
+                    assert!(value == e || value.starts_with(&format!("{e} (")), "arg{index}: {value} vs {e}")
+                }
+                None => assert_eq!(value, hex, "arg{index}: other types show their bytes"),
+            }
+        } else {
+            let (space, addr) = s.memory_at(&format!("arg{index}")).expect("a buffer");
+            assert_eq!(space, MemSpace::Svm);
+            assert_eq!(shown["value"]["buffer"].as_str(), Some(format!("{addr:#x}").as_str()));
+            let size =
+                std::fs::read(dir.join(given["buffer"].as_str().expect("buffer"))).expect("file").len();
+            assert_eq!(shown["value"]["size"].as_u64(), Some(size as u64));
+        }
+    }
+    // __local arguments show the bytes asked for; a raw launch lists its regions.
+    let mut s = session(&launch("shared/k24_local_arg/skl.launch.json"));
+    let spec: Value =
+        serde_json::from_slice(&std::fs::read(launch("shared/k24_local_arg/skl.launch.json")).expect("l"))
+            .expect("j");
+    let locals: Vec<u64> =
+        spec["args"].as_array().expect("args").iter().filter_map(|a| a["local"].as_u64()).collect();
+    let shown: Vec<u64> = cmd(&mut s, "info args").fields["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(|a| a["value"]["local"].as_u64())
+        .collect();
+    assert_eq!(shown, locals);
+    assert!(!locals.is_empty());
+    let mut raw = session(&launch("hand/loop_exit.launch.json"));
+    let regions = cmd(&mut raw, "info args").fields["regions"].clone();
+    assert_eq!(regions.as_array().map(Vec::len), Some(raw.buffers.len()));
 }
