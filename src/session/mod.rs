@@ -2,6 +2,7 @@
 //! watchpoints, and the commands that move and inspect. The TUI and `vdb batch` both drive
 //! this; nothing here prints.
 
+mod args;
 pub mod command;
 mod compare;
 pub mod expr;
