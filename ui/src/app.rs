@@ -17,10 +17,11 @@ pub enum Pane {
     Memory,
     Threads,
     Breakpoints,
+    Log,
 }
 
 impl Pane {
-    pub const ORDER: [Pane; 7] = [
+    pub const ORDER: [Pane; 8] = [
         Pane::Source,
         Pane::Registers,
         Pane::Lanes,
@@ -28,6 +29,7 @@ impl Pane {
         Pane::Memory,
         Pane::Threads,
         Pane::Breakpoints,
+        Pane::Log,
     ];
 
     pub fn title(self) -> &'static str {
@@ -39,6 +41,7 @@ impl Pane {
             Pane::Memory => "Memory",
             Pane::Threads => "Threads",
             Pane::Breakpoints => "Breakpoints",
+            Pane::Log => "Log",
         }
     }
 }
@@ -59,6 +62,9 @@ pub struct Prompt {
     /// Position in the command history while browsing it.
     pub history_pos: Option<usize>,
 }
+
+/// Lines of command output the log keeps (`info threads` on a large launch is thousands).
+pub const MAX_LOG_LINES: usize = 5000;
 
 /// The `why` overlay: a provenance tree, one row per value, and a cursor.
 pub struct WhyView {
@@ -96,6 +102,8 @@ pub struct App {
     pub prompt: Option<Prompt>,
     pub history: Vec<String>,
     pub log: Vec<String>,
+    /// Lines the log pane is scrolled up from its newest line (new output scrolls back down).
+    pub log_scroll: usize,
     pub help: bool,
     pub why: Option<WhyView>,
     pub status: String,
@@ -129,6 +137,7 @@ impl App {
             prompt: None,
             history: Vec::new(),
             log: vec!["vdb: press ? for help, : for commands".into()],
+            log_scroll: 0,
             help: false,
             why: None,
             status: "start".into(),
@@ -181,8 +190,9 @@ impl App {
         for line in text.lines() {
             self.log.push(line.to_string());
         }
-        let excess = self.log.len().saturating_sub(500);
+        let excess = self.log.len().saturating_sub(MAX_LOG_LINES);
         self.log.drain(..excess);
+        self.log_scroll = 0;
     }
 
     /// Runs a session command, logging its text.
@@ -309,6 +319,11 @@ impl App {
                     self.follow = true;
                     self.sync_cursor();
                 }
+            }
+            Pane::Log => {
+                // Up goes back in the log (at most to its first line), Down toward the newest.
+                let back = self.log_scroll as i64 - delta;
+                self.log_scroll = back.clamp(0, self.log.len().saturating_sub(1) as i64) as usize;
             }
             Pane::Breakpoints => {
                 let n = self.session.breakpoints.len() + self.session.watchpoints.len();

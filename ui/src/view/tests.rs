@@ -377,3 +377,28 @@ fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
     assert!(app.why.is_none());
     assert_eq!(app.session.now, step);
 }
+
+#[test]
+fn the_log_scrolls_back_through_long_output() {
+    let mut app = app_at("opencl/ids3d/skl.launch.json");
+    app.update(Action::CommandLine);
+    type_text(&mut app, "info lanes");
+    let header = "lane  work-item";
+    assert!(!screen(&app, 160, 48).contains(header), "32 lanes do not fit the log pane");
+    app.pane = crate::app::Pane::Log;
+    app.update(Action::PageUp);
+    app.update(Action::PageUp);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains(header), "{text}");
+    assert!(text.contains("lines back (Down returns)"), "{text}");
+    // Not past the first line, and new output comes back to the newest.
+    for _ in 0..100 {
+        app.update(Action::PageUp);
+    }
+    assert_eq!(app.log_scroll, app.log.len() - 1);
+    assert!(screen(&app, 160, 48).contains("press ? for help"));
+    app.update(Action::CommandLine);
+    type_text(&mut app, "when");
+    assert_eq!(app.log_scroll, 0);
+    assert!(screen(&app, 160, 48).contains("step 0 of 0"));
+}
