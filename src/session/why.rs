@@ -84,9 +84,16 @@ impl Session {
         let place = match self.program.preds.iter().position(|p| p.name == loc.trim()) {
             Some(p) if lane < simd => Place::Pred { thread: self.focus.0, pred: PredId(p as u32), lane },
             Some(_) => return Err(format!("lane {lane} is outside SIMD{simd}")),
-            None => match self.location(loc, len, Some(lane))? {
+            None => match self.location(loc, len, None)? {
+                // One element (`V(0,5)`, a scalar region) whatever the lane; else the lane's.
                 super::WatchTarget::Register { thread, ranges, .. } => {
-                    let (lo, hi) = ranges[0];
+                    let one = ranges.iter().all(|r| *r == ranges[0]);
+                    let (lo, hi) = match one {
+                        true => ranges[0],
+                        false => *ranges.get(lane as usize).ok_or_else(|| {
+                            format!("lane {lane} is outside the region's {} elements", ranges.len())
+                        })?,
+                    };
                     Place::Grf { thread, offset: lo, len: hi - lo }
                 }
                 super::WatchTarget::Memory { space, addr, len } => {
@@ -425,7 +432,7 @@ impl Session {
 
     /// `V0132(0,5)`: the innermost declared variable holding GRF byte `offset`, as an element
     /// of its own type.
-    fn grf_element_text(&self, offset: u32) -> String {
+    pub fn grf_element_text(&self, offset: u32) -> String {
         let grf = self.program.grf_size.max(1);
         let var = self
             .program

@@ -133,6 +133,14 @@ fn why_refuses_what_it_cannot_name() {
         let c = vdb::session::parse(line).expect("parses").expect("a command");
         assert!(s.execute(&c).is_err(), "{line}");
     }
+    // One element names itself whatever the focused lane; a region takes the lane's element.
+    s.run_to_end();
+    cmd(&mut s, "thread 1");
+    cmd(&mut s, "lane 5");
+    for line in ["why V0132(0,5)", "why V0132(0,0)<1;1,0>", "why V0132(0,0)<1;1,0> lane 5"] {
+        assert_eq!(cmd(&mut s, line).fields["tree"]["location"], "V0132(0,5)", "{line}");
+    }
+    cmd(&mut s, "run");
     // Before anything ran, an output element is an initial value.
     let tree = cmd(&mut s, "why out 4").fields["tree"].clone();
     assert!(

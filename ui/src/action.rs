@@ -64,7 +64,7 @@ impl Action {
             "select (operand → register pane, thread → focus, register cell or memory byte → its last write, lane → its history)",
         ),
         (Action::CycleFormat, "cycle value format: natural, hex, signed, float"),
-        (Action::Why, "why: where the selected register cell or memory byte's value came from (Enter goes there)"),
+        (Action::Why, "why: where the selected operand (source pane, focused lane), register cell or memory byte's value came from"),
         (Action::Help, "this help"),
         (Action::Quit, "quit"),
     ];

@@ -410,8 +410,28 @@ impl App {
 
     /// `why` of the selection, shown as an overlay (its text lines are the tree's nodes in
     /// order, each with the write it came from).
+    /// What `y` explains: in the source pane, the selected operand's element for the focused
+    /// lane (the value that lane reads or writes there); elsewhere the selection.
+    fn why_location(&mut self) -> Option<String> {
+        if self.pane != Pane::Source {
+            return self.selection_location();
+        }
+        let inst = self.session.program.inst(self.cursor_inst()?);
+        let Some(vdb::isa::Operand::Direct(d)) = inst.operands.get(self.operand) else {
+            self.push_log("y: select a register operand (Left/Right), or use the register or memory pane");
+            return None;
+        };
+        let channel = self.session.lane.checked_sub(inst.exec.offset).filter(|&c| c < inst.exec.size.max(1));
+        let Some(channel) = channel.or((d.region.element(1) == 0).then_some(0)) else {
+            self.push_log(&format!("y: lane {} is outside this instruction's channels", self.session.lane));
+            return None;
+        };
+        let offset = d.base + d.region.element(channel) * d.ty.size();
+        Some(format!("{} {}", self.session.grf_element_text(offset), d.ty.size()))
+    }
+
     fn open_why(&mut self) {
-        let Some(loc) = self.selection_location() else { return };
+        let Some(loc) = self.why_location() else { return };
         let cmd = match session::parse(&format!("why {loc}")) {
             Ok(Some(cmd)) => cmd,
             _ => return,

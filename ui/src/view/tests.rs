@@ -402,3 +402,29 @@ fn the_log_scrolls_back_through_long_output() {
     assert_eq!(app.log_scroll, 0);
     assert!(screen(&app, 160, 48).contains("step 0 of 0"));
 }
+
+#[test]
+fn y_in_the_source_pane_explains_the_selected_operand_for_the_focused_lane() {
+    let mut app = app_at("opencl/ids3d/skl.launch.json");
+    app.update(Action::CommandLine);
+    type_text(&mut app, "advance $72");
+    app.update(Action::CommandLine);
+    type_text(&mut app, "lane 3");
+    app.pane = crate::app::Pane::Source;
+    app.follow = true;
+    app.operand = 1; // `mov (M1, 16) V0132(0,0)<1> V0119(0,0)<1;1,0>`: src0
+    app.update(Action::Why);
+    let view = app.why.as_ref().unwrap_or_else(|| panic!("no overlay: {:?}", app.log));
+    assert_eq!(view.title, "why V0119(0,3) 4");
+    assert!(view.rows[0].text.starts_with("V0119(0,3) = "), "{}", view.rows[0].text);
+    let (step, thread, lane) = view.rows[0].writer.expect("written before");
+    assert!(step < app.session.now);
+    assert_eq!((thread, lane), (app.session.focus.0, 3));
+    // A selection that is no register operand (here, past the operands): the log says what to
+    // select.
+    app.why = None;
+    app.operand = 5;
+    app.update(Action::Why);
+    assert!(app.why.is_none());
+    assert!(app.log.last().is_some_and(|l| l.starts_with("y: select a register operand")), "{:?}", app.log);
+}
