@@ -496,23 +496,24 @@ fn read_at(state: &Machine, space: MemSpace, addr: u64, out: &mut [u8]) -> Resul
     }
 }
 
-/// The GRF offset a message writes its return to: its last raw operand that is not null.
-fn raw_dst(operands: &[Operand]) -> Option<u32> {
-    operands.iter().rev().find_map(|op| match op {
-        Operand::Raw(r) if !r.is_null => Some(r.base),
+/// The GRF offset of a message's raw or LSC data operand (not its LSC address).
+fn payload(op: &Operand) -> Option<u32> {
+    match op {
+        Operand::Raw(r) | Operand::LscData(crate::isa::LscDataOperand { raw: r, .. }) if !r.is_null => {
+            Some(r.base)
+        }
         _ => None,
-    })
+    }
 }
 
-/// GRF offsets of a message's raw operands, last first (the data payload is last in the
-/// stores vISA has).
+/// The GRF offset a message writes its return to: its last payload operand (a load has one
+/// besides its address).
+fn raw_dst(operands: &[Operand]) -> Option<u32> {
+    operands.iter().rev().find_map(payload)
+}
+
+/// GRF offsets of a message's payload operands, last first (the data is last in the stores
+/// vISA has, raw and LSC).
 fn data_operands(operands: &[Operand]) -> Vec<u32> {
-    operands
-        .iter()
-        .rev()
-        .filter_map(|op| match op {
-            Operand::Raw(r) if !r.is_null => Some(r.base),
-            _ => None,
-        })
-        .collect()
+    operands.iter().rev().filter_map(payload).collect()
 }

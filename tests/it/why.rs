@@ -95,6 +95,21 @@ fn check(s: &mut Session, node: &Value, before: u64) -> usize {
     sources.iter().map(|src| 1 + check(s, src, step)).sum()
 }
 
+/// Nodes below the root that are memory (a load followed to what it read).
+fn count_memory_sources(node: &Value) -> usize {
+    let sources = node["sources"].as_array().cloned().unwrap_or_default();
+    sources
+        .iter()
+        .map(|s| {
+            usize::from(
+                s["thread"].is_null()
+                    && s["writer"].is_null()
+                    && s["location"].as_str().is_some_and(|l| l.starts_with("in")),
+            ) + count_memory_sources(s)
+        })
+        .sum()
+}
+
 #[test]
 fn why_trees_agree_with_the_trace() {
     // ids3d: every output element, through the scatter to the ids in the payload.
@@ -123,6 +138,34 @@ fn why_trees_agree_with_the_trace() {
             edges += check(&mut s, &tree, time);
         }
     }
+    // LSC messages (acm-g10): the store's data register and the load's memory.
+    let mut s = session(&launch("opencl/collatz/acm-g10.launch.json"));
+    s.run_to_end();
+    let end = s.now;
+    let (mut stores, mut loads) = (0, 0);
+    for i in [0u64, 5, 200, 1023] {
+        cmd(&mut s, &format!("goto {end}"));
+        let tree = cmd(&mut s, &format!("why arg1+{} 4 depth 40", 4 * i)).fields["tree"].clone();
+        stores += usize::from(tree["sources"][0]["thread"].is_u64());
+        loads += count_memory_sources(&tree);
+        edges += check(&mut s, &tree, end);
+    }
+    // Just after thread 0's lsc_load, each lane's loaded value comes from in[lane].
+    cmd(&mut s, "run");
+    cmd(&mut s, "advance $16");
+    let now = s.now;
+    for lane in [0u64, 3, 15] {
+        // (`check` moves through time: back to just after the load.)
+        cmd(&mut s, &format!("goto {now}"));
+        cmd(&mut s, "thread 0");
+        let tree = cmd(&mut s, &format!("why V0068(0,0)<1;1,0> lane {lane} depth 2")).fields["tree"].clone();
+        let read = if lane == 0 { "in".to_string() } else { format!("in+{:#x}", 4 * lane) };
+        assert_eq!(tree["sources"][0]["location"].as_str(), Some(read.as_str()), "{tree}");
+        loads += count_memory_sources(&tree);
+        edges += check(&mut s, &tree, now);
+    }
+    assert_eq!(stores, 4, "every lsc_store's data register is followed");
+    assert_eq!(loads, 3, "each lsc_load is followed to the input buffer");
     assert!(edges > 300, "{edges} edges checked");
 }
 
