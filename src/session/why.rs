@@ -175,7 +175,10 @@ impl Session {
             node.note = Some("the writing lane is not known: sources not followed".into());
             return node;
         };
-        let sources = self.sources(walk, step, channel, place);
+        let mut sources = self.sources(walk, step, channel, place);
+        // Bytes of the location this write did not set came from earlier writes: they are
+        // sources too (a qword whose halves two `mov`s wrote).
+        sources.extend(self.rest_of(place, step, channel).into_iter().map(Source::Place));
         for source in sources {
             if walk.nodes >= MAX_WHY_NODES {
                 node.note = Some(format!("more sources not shown (at most {MAX_WHY_NODES} values)"));
@@ -243,11 +246,11 @@ impl Session {
                 })
             }
             (Place::Grf { .. }, _) => {
-                // A message's return: the channel whose read brought the bytes (checked by
-                // value in `sources`), the slot layout of loads: channel c's data at
-                // dst + c * slot, 4-byte slots for elements up to a dword.
-                let dst = raw_dst(&inst.operands)?;
-                let slot = (byte.checked_sub(u64::from(dst))? / 4) as u32;
+                // A message's return, in the slot layout of loads: channel c's component k at
+                // dst + (k·n + c)·slot (a dword, or 8 bytes for `d64`); checked by value in
+                // `sources`.
+                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(op, false))?;
+                let slot = (byte.checked_sub(u64::from(dst))? / u64::from(size)) as u32;
                 Some(slot % inst.exec.size.max(1)).filter(|&c| enabled(c))
             }
             (Place::Mem { space, addr, len }, _) => {
@@ -259,6 +262,27 @@ impl Session {
             }
             (Place::Pred { lane, .. }, _) => lane.checked_sub(inst.exec.offset),
         }
+    }
+
+    /// The parts of a register `place` that channel `channel` of step `step` did not write
+    /// (its destination element is narrower or elsewhere), as places of their own.
+    fn rest_of(&self, place: Place, step: u64, channel: u32) -> Vec<Place> {
+        let Place::Grf { thread, offset, len } = place else { return Vec::new() };
+        let rec = self.recorder.trace.steps.at(step);
+        let inst = self.program.inst(InstIdx(rec.pc));
+        let Some(Operand::Direct(d)) = inst.operands.first() else { return Vec::new() };
+        let size = d.ty.size();
+        let at = d.base + d.region.element(channel) * size;
+        let (lo, hi) = (offset, offset + len);
+        let (wlo, whi) = (at.max(lo), (at + size).min(hi));
+        if wlo >= whi {
+            return Vec::new();
+        }
+        [(lo, wlo), (whi, hi)]
+            .into_iter()
+            .filter(|(a, b)| a < b)
+            .map(|(a, b)| Place::Grf { thread, offset: a, len: b - a })
+            .collect()
     }
 
     /// What channel `channel` of step `step` read to make the value it wrote to `place`.
@@ -331,31 +355,40 @@ impl Session {
                 let Some(into) = addr.checked_sub(first).and_then(|d| u32::try_from(d).ok()) else {
                     return vec![unknown("the bytes are before the channel's store")];
                 };
-                let (k, n) = (into / 4, inst.exec.size.max(1));
-                for base in data_operands(&inst.operands) {
-                    for slot in [4u32, 8] {
-                        let element = k
-                            .checked_mul(n)
-                            .and_then(|x| x.checked_add(channel))
-                            .and_then(|x| x.checked_mul(slot));
-                        let Some(offset) =
-                            element.and_then(|e| base.checked_add(e)).and_then(|o| o.checked_add(into % 4))
-                        else {
-                            continue;
-                        };
-                        let here = walk
-                            .state
-                            .thread(ThreadId(rec.thread))
-                            .grf
-                            .get(offset as usize..offset as usize + len as usize);
-                        if here == Some(&stored[..]) {
-                            return vec![Source::Place(Place::Grf {
-                                thread: rec.thread,
-                                offset,
-                                len: len as u32,
-                            })];
+                // Each channel stores one qword through `svm_scatter.8.N` only.
+                let qword = inst.op == crate::isa::Opcode::SvmScatter
+                    && mine.iter().any(|a| {
+                        a.write && a.len.is_multiple_of(8) && a.addr <= addr && addr < a.addr + a.len
+                    });
+                let n = inst.exec.size.max(1);
+                let grf = &walk.state.thread(ThreadId(rec.thread)).grf;
+                for (base, slot) in data_operands(&inst.operands, qword) {
+                    // Byte j of the location is byte (into + j) of the channel's data: component
+                    // k = (into + j) / slot, at base + (k·n + channel)·slot. A location over
+                    // several components comes from several register pieces.
+                    let byte_at = |j: u32| -> Option<u32> {
+                        let b = into.checked_add(j)?;
+                        let element = (b / slot).checked_mul(n)?.checked_add(channel)?.checked_mul(slot)?;
+                        base.checked_add(element)?.checked_add(b % slot)
+                    };
+                    let offsets: Option<Vec<u32>> = (0..len as u32).map(byte_at).collect();
+                    let Some(offsets) = offsets else { continue };
+                    let holds = offsets.iter().zip(&stored).all(|(&o, &b)| grf.get(o as usize) == Some(&b));
+                    if !holds {
+                        continue;
+                    }
+                    // Runs of consecutive register bytes, one place each.
+                    let mut pieces: Vec<(u32, u32)> = Vec::new();
+                    for &o in &offsets {
+                        match pieces.last_mut() {
+                            Some((start, l)) if *start + *l == o => *l += 1,
+                            _ => pieces.push((o, 1)),
                         }
                     }
+                    return pieces
+                        .into_iter()
+                        .map(|(offset, len)| Source::Place(Place::Grf { thread: rec.thread, offset, len }))
+                        .collect();
                 }
                 vec![unknown("no data operand element holds the stored bytes")]
             }
@@ -370,17 +403,30 @@ impl Session {
                     .map(<[u8]>::to_vec);
                 walk.seek(self, step);
                 let Some(loaded) = loaded else { return vec![unknown("the register is out of range")] };
-                let dst = raw_dst(&inst.operands).unwrap_or(offset);
-                let n = inst.exec.size.max(1);
-                let Some(into) = offset.checked_sub(dst) else {
-                    return vec![unknown("the register is before the message's return")];
-                };
-                let k = into / 4 / n;
                 let reads: Vec<&&Access> = mine.iter().filter(|a| !a.write).collect();
                 let Some(first) = reads.iter().map(|a| (a.space, a.addr)).min_by_key(|x| x.1) else {
                     return vec![unknown("the channel read no memory")];
                 };
-                let at = first.1.saturating_add(u64::from(k) * 4 + u64::from(into % 4));
+                // Channel c's component k is at dst + (k·n + c)·slot; in memory, at the
+                // channel's address + k·(element bytes in memory).
+                let qword =
+                    inst.op == crate::isa::Opcode::SvmGather && reads.iter().all(|a| a.len.is_multiple_of(8));
+                let Some((dst, slot, in_memory)) = inst.operands.iter().rev().find_map(|op| {
+                    let (base, slot) = payload(op, qword)?;
+                    let in_memory = match op {
+                        Operand::LscData(d) => d.data_size.mem_bytes(),
+                        _ => slot,
+                    };
+                    Some((base, slot, in_memory))
+                }) else {
+                    return vec![unknown("the message has no data operand")];
+                };
+                let n = inst.exec.size.max(1);
+                let Some(into) = offset.checked_sub(dst) else {
+                    return vec![unknown("the register is before the message's return")];
+                };
+                let k = into / slot / n;
+                let at = first.1.saturating_add(u64::from(k) * u64::from(in_memory) + u64::from(into % slot));
                 let mut there = vec![0u8; len as usize];
                 if read_at(&walk.state, first.0, at, &mut there).is_ok() && there == loaded {
                     return vec![Source::Place(Place::Mem { space: first.0, addr: at, len: u64::from(len) })];
@@ -424,22 +470,30 @@ impl Session {
 
     fn place_text(&self, place: Place) -> String {
         match place {
-            Place::Grf { offset, .. } => self.grf_element_text(offset),
+            Place::Grf { offset, len, .. } => self.grf_element_text(offset, len),
             Place::Mem { space, addr, .. } => self.named_location(space, addr),
             Place::Pred { pred, lane, .. } => format!("{} lane {lane}", self.program.pred(pred).name),
         }
     }
 
-    /// `V0132(0,5)`: the innermost declared variable holding GRF byte `offset`, as an element
-    /// of its own type.
-    pub fn grf_element_text(&self, offset: u32) -> String {
+    /// `V0132(0,5)`: GRF bytes `[offset, offset + len)` as an element of a declared variable:
+    /// one whose element is exactly those bytes when there is one (an alias of the right type),
+    /// else the smallest variable holding them, as the element they start in.
+    pub fn grf_element_text(&self, offset: u32, len: u32) -> String {
         let grf = self.program.grf_size.max(1);
-        let var = self
-            .program
-            .vars
+        let holding = |v: &&crate::program::GenVar| {
+            !v.predefined && v.offset <= offset && offset + len <= v.offset + v.size
+        };
+        let exact = |v: &&crate::program::GenVar| {
+            v.ty.size() == len && (offset - v.offset).is_multiple_of(len.max(1))
+        };
+        let vars: Vec<&crate::program::GenVar> = self.program.vars.iter().filter(holding).collect();
+        let var = vars
             .iter()
-            .filter(|v| !v.predefined && v.offset <= offset && offset < v.offset + v.size)
-            .min_by_key(|v| v.size);
+            .copied()
+            .filter(exact)
+            .min_by_key(|v| v.size)
+            .or_else(|| vars.iter().copied().min_by_key(|v| v.size));
         match var {
             Some(v) => {
                 let rel = offset - v.offset;
@@ -496,24 +550,21 @@ fn read_at(state: &Machine, space: MemSpace, addr: u64, out: &mut [u8]) -> Resul
     }
 }
 
-/// The GRF offset of a message's raw or LSC data operand (not its LSC address).
-fn payload(op: &Operand) -> Option<u32> {
+/// The GRF offset of a message's raw or LSC data operand (not its LSC address), and the
+/// bytes each channel's element takes there: an LSC operand's size (a `d64` takes 8, smaller
+/// ones a dword); a raw operand a dword, or 8 for an `svm_scatter` of qwords (`qword`).
+fn payload(op: &Operand, qword: bool) -> Option<(u32, u32)> {
     match op {
-        Operand::Raw(r) | Operand::LscData(crate::isa::LscDataOperand { raw: r, .. }) if !r.is_null => {
-            Some(r.base)
+        Operand::Raw(r) if !r.is_null => Some((r.base, if qword { 8 } else { 4 })),
+        Operand::LscData(d) if !d.raw.is_null => {
+            Some((d.raw.base, if d.data_size == crate::isa::LscDataSize::D64 { 8 } else { 4 }))
         }
         _ => None,
     }
 }
 
-/// The GRF offset a message writes its return to: its last payload operand (a load has one
-/// besides its address).
-fn raw_dst(operands: &[Operand]) -> Option<u32> {
-    operands.iter().rev().find_map(payload)
-}
-
-/// GRF offsets of a message's payload operands, last first (the data is last in the stores
-/// vISA has, raw and LSC).
-fn data_operands(operands: &[Operand]) -> Vec<u32> {
-    operands.iter().rev().filter_map(payload).collect()
+/// A message's payload operands and their element sizes, last first (the data is last in the
+/// stores vISA has, raw and LSC).
+fn data_operands(operands: &[Operand], qword: bool) -> Vec<(u32, u32)> {
+    operands.iter().rev().filter_map(|op| payload(op, qword)).collect()
 }

@@ -427,7 +427,7 @@ impl App {
             return None;
         };
         let offset = d.base + d.region.element(channel) * d.ty.size();
-        Some(format!("{} {}", self.session.grf_element_text(offset), d.ty.size()))
+        Some(format!("{} {}", self.session.grf_element_text(offset, d.ty.size()), d.ty.size()))
     }
 
     fn open_why(&mut self) {
