@@ -176,9 +176,10 @@ impl Session {
             return node;
         };
         let mut sources = self.sources(walk, step, channel, place);
-        // Bytes of the location this write did not set came from earlier writes: they are
-        // sources too (a qword whose halves two `mov`s wrote).
-        sources.extend(self.rest_of(place, step, channel).into_iter().map(Source::Place));
+        // Bytes of the location this channel did not write (a qword whose halves two `mov`s
+        // wrote, a range over several lanes' stores) have writers of their own: the rest of
+        // the value, as it stood at the same time.
+        sources.extend(self.rest_of(walk, place, step, channel).into_iter().map(Source::Rest));
         for source in sources {
             if walk.nodes >= MAX_WHY_NODES {
                 node.note = Some(format!("more sources not shown (at most {MAX_WHY_NODES} values)"));
@@ -186,6 +187,8 @@ impl Session {
             }
             node.sources.push(match source {
                 Source::Place(p) => self.explain(walk, p, step, depth - 1),
+                // A strictly smaller piece of the same value: the recursion ends.
+                Source::Rest(p) => self.explain(walk, p, before, depth),
                 Source::Leaf { location, value, note } => {
                     walk.nodes += 1;
                     WhyNode {
@@ -240,10 +243,28 @@ impl Session {
         match (place, inst.operands.first()) {
             (Place::Grf { .. }, Some(Operand::Direct(d))) => {
                 let size = u64::from(d.ty.size());
-                (0..inst.exec.size).filter(|&c| enabled(c)).find(|&c| {
-                    let at = u64::from(d.base) + u64::from(d.region.element(c)) * size;
+                let covers = |c: &u32| {
+                    let at = u64::from(d.base) + u64::from(d.region.element(*c)) * size;
                     byte >= at && byte < at + size
-                })
+                };
+                // An enabled channel; else any (a predicated `sel` writes every channel, its
+                // predicate choosing the source, not the lanes).
+                (0..inst.exec.size)
+                    .filter(|&c| enabled(c))
+                    .find(covers)
+                    .or_else(|| (0..inst.exec.size).find(covers))
+            }
+            (Place::Grf { .. }, Some(Operand::Indirect(ind))) => {
+                // An indirect destination: the channel whose address covers the byte.
+                let size = u64::from(ind.ty.size());
+                let covers = |c: &u32| {
+                    indirect_element(self, state, rec.thread, ind, *c)
+                        .is_some_and(|at| byte >= u64::from(at) && byte < u64::from(at) + size)
+                };
+                (0..inst.exec.size)
+                    .filter(|&c| enabled(c))
+                    .find(covers)
+                    .or_else(|| (0..inst.exec.size).find(covers))
             }
             (Place::Grf { .. }, _) => {
                 // A message's return, in the slot layout of loads: channel c's component k at
@@ -264,24 +285,58 @@ impl Session {
         }
     }
 
-    /// The parts of a register `place` that channel `channel` of step `step` did not write
-    /// (its destination element is narrower or elsewhere), as places of their own.
-    fn rest_of(&self, place: Place, step: u64, channel: u32) -> Vec<Place> {
-        let Place::Grf { thread, offset, len } = place else { return Vec::new() };
+    /// The parts of `place` that channel `channel` of step `step` did not write: outside its
+    /// destination element (registers) or outside its own stores (memory).
+    fn rest_of(&self, walk: &mut Walk, place: Place, step: u64, channel: u32) -> Vec<Place> {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
-        let Some(Operand::Direct(d)) = inst.operands.first() else { return Vec::new() };
-        let size = d.ty.size();
-        let at = d.base + d.region.element(channel) * size;
-        let (lo, hi) = (offset, offset + len);
-        let (wlo, whi) = (at.max(lo), (at + size).min(hi));
-        if wlo >= whi {
+        let (lo, hi, written): (u64, u64, Vec<(u64, u64)>) = match place {
+            Place::Grf { offset, len, .. } => {
+                let Some(Operand::Direct(d)) = inst.operands.first() else { return Vec::new() };
+                let size = d.ty.size();
+                let at = u64::from(d.base + d.region.element(channel) * size);
+                (u64::from(offset), u64::from(offset + len), vec![(at, at + u64::from(size))])
+            }
+            Place::Mem { space, addr, len } => {
+                walk.seek(self, step);
+                let mine = self
+                    .step_accesses(&walk.state, step)
+                    .into_iter()
+                    .filter(|a| a.write && a.space == space && a.lane == Some(channel))
+                    .map(|a| (a.addr, a.addr + a.len))
+                    .collect();
+                (addr, addr + len, mine)
+            }
+            Place::Pred { .. } => return Vec::new(),
+        };
+        // Walk the place's bytes, cutting out what the channel wrote.
+        let mut pieces = Vec::new();
+        let mut start = None;
+        for b in lo..hi {
+            let covered = written.iter().any(|&(a, e)| a <= b && b < e);
+            match (covered, start) {
+                (false, None) => start = Some(b),
+                (true, Some(s)) => {
+                    pieces.push((s, b));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            pieces.push((s, hi));
+        }
+        // Nothing of it written by the channel: no piece is smaller than the place.
+        if pieces == [(lo, hi)] {
             return Vec::new();
         }
-        [(lo, wlo), (whi, hi)]
+        pieces
             .into_iter()
-            .filter(|(a, b)| a < b)
-            .map(|(a, b)| Place::Grf { thread, offset: a, len: b - a })
+            .map(|(a, e)| match place {
+                Place::Grf { thread, .. } => Place::Grf { thread, offset: a as u32, len: (e - a) as u32 },
+                Place::Mem { space, .. } => Place::Mem { space, addr: a, len: e - a },
+                Place::Pred { .. } => place,
+            })
             .collect()
     }
 
@@ -295,12 +350,27 @@ impl Session {
         if let Some(p) = inst.pred {
             out.push(Source::Place(Place::Pred { thread, pred: p.pred, lane }));
         }
-        let message = !matches!(inst.operands.first(), Some(Operand::Direct(_) | Operand::Pred(_)));
+        let message = !matches!(
+            inst.operands.first(),
+            Some(Operand::Direct(_) | Operand::Indirect(_) | Operand::Pred(_))
+        );
         if message {
             out.extend(self.message_sources(walk, step, channel, place));
             return out;
         }
-        for op in inst.operands.iter().skip(1) {
+        // `(P) sel`: the predicate bit chose one source for this lane.
+        let chosen = match (inst.op, inst.pred) {
+            (crate::isa::Opcode::Sel, Some(p)) => {
+                let bits =
+                    walk.state.thread(ThreadId(thread)).preds.get(p.pred.0 as usize).copied().unwrap_or(0);
+                Some(usize::from((bits >> lane & 1 != 0) == p.invert))
+            }
+            _ => None,
+        };
+        for (i, op) in inst.operands.iter().skip(1).enumerate() {
+            if chosen.is_some_and(|c| c != i) {
+                continue;
+            }
             match op {
                 Operand::Direct(d) if d.is_null => {}
                 Operand::Direct(d) => {
@@ -314,11 +384,16 @@ impl Session {
                     value: super::format::value(imm.ty, imm.bits, super::command::Format::Natural),
                     note: "a constant in the instruction".into(),
                 }),
-                Operand::Indirect(_) => out.push(Source::Leaf {
-                    location: "indirect operand".into(),
-                    value: String::new(),
-                    note: "not followed: its element depends on an address register".into(),
-                }),
+                Operand::Indirect(ind) => match indirect_element(self, &walk.state, thread, ind, channel) {
+                    Some(offset) => {
+                        out.push(Source::Place(Place::Grf { thread, offset, len: ind.ty.size() }))
+                    }
+                    None => out.push(Source::Leaf {
+                        location: "indirect operand".into(),
+                        value: String::new(),
+                        note: "not followed: its address register points outside the registers".into(),
+                    }),
+                },
                 _ => {}
             }
         }
@@ -338,12 +413,29 @@ impl Session {
             note: format!("not followed: {what}"),
         };
         match place {
+            // An atomic's result combines the memory's old value with its operands: the old
+            // value is followed (a counter's history), the operands named.
+            Place::Mem { space, addr, len } if inst.op.mnemonic().contains("atomic") => vec![
+                Source::Place(Place::Mem { space, addr, len }),
+                Source::Leaf {
+                    location: "atomic operands".into(),
+                    value: String::new(),
+                    note: format!("combined with the old value by `{}`", inst.op.mnemonic()),
+                },
+            ],
             Place::Mem { space, addr, len } => {
-                // The bytes this channel stored at `addr`: component k of its write.
-                let Some(first) = mine.iter().filter(|a| a.write && a.space == space).map(|a| a.addr).min()
-                else {
+                // The bytes this channel stored at `addr`: component k of its write. Only the
+                // part of the place inside the channel's stores (`rest_of` has the others).
+                let writes: Vec<&&Access> = mine.iter().filter(|a| a.write && a.space == space).collect();
+                let Some(first) = writes.iter().map(|a| a.addr).min() else {
                     return vec![unknown("the channel's store is not seen")];
                 };
+                let inside = |b: u64| writes.iter().any(|a| a.addr <= b && b < a.addr + a.len);
+                let end = addr + len;
+                let Some(addr) = (addr..end).find(|&b| inside(b)) else {
+                    return vec![unknown("the channel stored none of these bytes")];
+                };
+                let len = (addr..end).take_while(|&b| inside(b)).count() as u64;
                 let mut stored = vec![0u8; len as usize];
                 walk.seek(self, step + 1);
                 let read = read_at(&walk.state, space, addr, &mut stored);
@@ -537,7 +629,13 @@ impl Value {
 
 enum Source {
     Place(Place),
-    Leaf { location: String, value: String, note: String },
+    /// Bytes of the value the writing channel did not set, explained as of the value's time.
+    Rest(Place),
+    Leaf {
+        location: String,
+        value: String,
+        note: String,
+    },
 }
 
 fn read_at(state: &Machine, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
@@ -567,4 +665,29 @@ fn payload(op: &Operand, qword: bool) -> Option<(u32, u32)> {
 /// stores vISA has, raw and LSC).
 fn data_operands(operands: &[Operand], qword: bool) -> Vec<(u32, u32)> {
     operands.iter().rev().filter_map(|op| payload(op, qword)).collect()
+}
+
+/// The GRF offset channel `channel` of an indirect operand reads, `state` being the machine
+/// before the step: the address register element (one per row in the multi-address form)
+/// plus the immediate offset, then the region's element (as `Ctx::indirect_address` does;
+/// the step ran, so the address was in bounds).
+fn indirect_element(
+    session: &Session,
+    state: &Machine,
+    thread: u32,
+    ind: &crate::isa::IndirectOperand,
+    channel: u32,
+) -> Option<u32> {
+    let width = u32::from(ind.region.width.max(1));
+    let (row, element) = if ind.multi {
+        (channel / width, (channel % width) * u32::from(ind.region.hstride))
+    } else {
+        (0, ind.region.element(channel))
+    };
+    let var = session.program.addr(ind.addr);
+    let slot = var.slot + ind.addr_elem + row;
+    let base =
+        i64::from(*state.thread(ThreadId(thread)).addrs.get(slot as usize)?) + i64::from(ind.imm_offset);
+    let address = base + i64::from(element * ind.ty.size());
+    u32::try_from(address).ok().filter(|&a| (a as usize) < state.thread(ThreadId(thread)).grf.len())
 }

@@ -183,6 +183,21 @@ fn why_trees_agree_with_the_trace() {
         }
     }
     assert!(loads >= 3, "each lsc_load is followed to the input buffer ({loads} memory sources)");
+    // Atomics (a counter's history across threads), indirect operands (a private array in
+    // registers), predicated `sel`s (divmod): every edge checked the same way.
+    for (file, root) in [
+        ("opencl/atomics/skl.launch.json", "arg1 4"),
+        ("opencl/private_array/skl.launch.json", "arg1+8 4"),
+        ("opencl/divmod/skl.launch.json", "arg1+12 4"),
+        ("opencl/sg_shuffle/acm-g10.launch.json", "arg1+4 4"),
+    ] {
+        let mut s = session(&launch(file));
+        s.run_to_end();
+        let end = s.now;
+        let tree = cmd(&mut s, &format!("why {root} depth 12")).fields["tree"].clone();
+        assert!(!tree.to_string().contains("not followed"), "{file}: {tree}");
+        edges += check(&mut s, &tree, end);
+    }
     assert!(edges > 300, "{edges} edges checked");
 }
 
