@@ -67,6 +67,9 @@ pub struct WhyNode {
     pub writer: Option<WhyWriter>,
     /// Why there is no writer or no sources, when that is not plain.
     pub note: Option<String>,
+    /// A part of its parent's value that the parent's writer did not write (read at the
+    /// parent's time), not a value that writer read.
+    pub part: bool,
     pub sources: Vec<WhyNode>,
 }
 
@@ -111,7 +114,13 @@ impl Session {
     /// The tree as indented lines, a value and its writer per line.
     fn why_lines(&self, node: &WhyNode, level: usize, out: &mut Vec<String>) {
         let indent = "  ".repeat(level);
-        let head = format!("{indent}{}{} = {}", if level > 0 { "← " } else { "" }, node.location, node.value);
+        // `←` a value the write read; `+` another part of the value above, written elsewhere.
+        let mark = match (level, node.part) {
+            (0, _) => "",
+            (_, true) => "+ ",
+            _ => "← ",
+        };
+        let head = format!("{indent}{mark}{} = {}", node.location, node.value);
         let writer = node.writer.as_ref().map(|w| {
             let who = match w.scalar {
                 true => "(scalar)".to_string(),
@@ -148,6 +157,7 @@ impl Session {
             value: value.text(),
             writer: None,
             note: None,
+            part: false,
             sources: Vec::new(),
         };
         let Some((step, first_byte)) = self.last_writer(place, before, &value) else {
@@ -188,7 +198,7 @@ impl Session {
             node.sources.push(match source {
                 Source::Place(p) => self.explain(walk, p, step, depth - 1),
                 // A strictly smaller piece of the same value: the recursion ends.
-                Source::Rest(p) => self.explain(walk, p, before, depth),
+                Source::Rest(p) => WhyNode { part: true, ..self.explain(walk, p, before, depth) },
                 Source::Leaf { location, value, note } => {
                     walk.nodes += 1;
                     WhyNode {
@@ -197,6 +207,7 @@ impl Session {
                         value,
                         writer: None,
                         note: Some(note),
+                        part: false,
                         sources: Vec::new(),
                     }
                 }
