@@ -100,6 +100,12 @@ fn whole_screens_forward_and_back() {
     insta::assert_snapshot!("start_again", screen(&app, 140, 44));
 }
 
+/// Types `line` at the `:` prompt.
+fn command(app: &mut App, line: &str) {
+    app.update(Action::CommandLine);
+    type_text(app, line);
+}
+
 fn type_text(app: &mut App, text: &str) {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     for c in text.chars() {
@@ -256,8 +262,7 @@ fn help_is_as_wide_as_its_longest_line_where_the_terminal_allows() {
 #[test]
 fn the_focused_lanes_work_item_is_shown_and_can_be_typed() {
     let mut app = app_at("opencl/ids3d/skl.launch.json");
-    app.update(Action::CommandLine);
-    type_text(&mut app, "workitem 4,3,1");
+    command(&mut app, "workitem 4,3,1");
     let geometry = app.session.geometry.clone().expect("an OpenCL launch");
     let (thread, lane) = geometry.locate([4, 3, 1]).expect("in the NDRange");
     assert_eq!((app.session.focus.0, app.session.lane), (thread, lane));
@@ -381,8 +386,7 @@ fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
 #[test]
 fn the_log_scrolls_back_through_long_output() {
     let mut app = app_at("opencl/ids3d/skl.launch.json");
-    app.update(Action::CommandLine);
-    type_text(&mut app, "info lanes");
+    command(&mut app, "info lanes");
     let header = "lane  work-item";
     assert!(!screen(&app, 160, 48).contains(header), "32 lanes do not fit the log pane");
     app.pane = crate::app::Pane::Log;
@@ -397,8 +401,7 @@ fn the_log_scrolls_back_through_long_output() {
     }
     assert_eq!(app.log_scroll, app.log.len() - 1);
     assert!(screen(&app, 160, 48).contains("press ? for help"));
-    app.update(Action::CommandLine);
-    type_text(&mut app, "when");
+    command(&mut app, "when");
     assert_eq!(app.log_scroll, 0);
     assert!(screen(&app, 160, 48).contains("step 0 of 0"));
 }
@@ -406,10 +409,8 @@ fn the_log_scrolls_back_through_long_output() {
 #[test]
 fn y_in_the_source_pane_explains_the_selected_operand_for_the_focused_lane() {
     let mut app = app_at("opencl/ids3d/skl.launch.json");
-    app.update(Action::CommandLine);
-    type_text(&mut app, "advance $72");
-    app.update(Action::CommandLine);
-    type_text(&mut app, "lane 3");
+    command(&mut app, "advance $72");
+    command(&mut app, "lane 3");
     app.pane = crate::app::Pane::Source;
     app.follow = true;
     app.operand = 1; // `mov (M1, 16) V0132(0,0)<1> V0119(0,0)<1;1,0>`: src0
