@@ -1145,13 +1145,9 @@ impl Session {
     fn lanes_at(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
         let WatchTarget::Memory { space, addr, len } = *target else { return Vec::new() };
         let rec = self.recorder.trace.steps.at(step);
-        let (thread, offset) = (ThreadId(rec.thread), self.program.inst(InstIdx(rec.pc)).exec.offset);
-        let mut copy = state.clone();
-        let mut seen = LaneAccesses::default();
-        // A fault ends the step where the recording ended it; the accesses before count.
-        let _ = self.interp.step(&mut copy, thread, &mut seen);
-        let mut lanes: Vec<u32> = seen
-            .accesses
+        let offset = self.program.inst(InstIdx(rec.pc)).exec.offset;
+        let mut lanes: Vec<u32> = self
+            .step_accesses(state, step)
             .iter()
             .filter(|a| a.space == space && a.addr < addr + len && addr < a.addr + a.len)
             .filter_map(|a| a.lane.map(|lane| lane + offset))
@@ -1159,6 +1155,24 @@ impl Session {
         lanes.sort_unstable();
         lanes.dedup();
         lanes
+    }
+}
+
+impl Session {
+    /// The memory accesses of step `step`, each with its channel: the step runs again on a
+    /// copy of `state` (the machine just before it) with an observer told each access's lane.
+    /// A thread the scheduler released from a barrier just before the step (the release is
+    /// logged with the step) is released on the copy too; it would not run otherwise.
+    pub(super) fn step_accesses(&self, state: &Machine, step: u64) -> Vec<Access> {
+        let thread = ThreadId(self.recorder.trace.steps.at(step).thread);
+        let mut copy = state.clone();
+        if copy.thread(thread).control.status == ThreadStatus::AtBarrier {
+            copy.thread_mut(thread).control.status = ThreadStatus::Running;
+        }
+        let mut seen = LaneAccesses::default();
+        // A fault ends the step where the recording ended it; the accesses before count.
+        let _ = self.interp.step(&mut copy, thread, &mut seen);
+        seen.accesses
     }
 }
 

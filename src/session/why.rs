@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::handlers::{Access, LaneAccesses};
+use super::handlers::Access;
 use super::Session;
 use crate::isa::{InstIdx, Operand, PredId};
 use crate::machine::{Machine, MemSpace, ThreadId};
@@ -538,16 +538,6 @@ impl Session {
             }
             Place::Pred { .. } => vec![unknown("a message does not write predicates")],
         }
-    }
-
-    /// The memory accesses of step `step`, run again on a copy of `state` (the machine just
-    /// before it), each with its channel.
-    fn step_accesses(&self, state: &Machine, step: u64) -> Vec<Access> {
-        let rec = self.recorder.trace.steps.at(step);
-        let mut copy = state.clone();
-        let mut seen = LaneAccesses::default();
-        let _ = self.interp.step(&mut copy, ThreadId(rec.thread), &mut seen);
-        seen.accesses
     }
 
     fn place_value(&self, state: &Machine, place: Place) -> Value {

@@ -571,8 +571,11 @@ fn slm_is_examined_watched_and_queried_like_svm() {
     run(&mut s, "run");
     run(&mut s, &format!("rwatch slm{group}+{off:#x} 4"));
     let mut stops = 0;
-    while matches!(run(&mut s, "continue").stop, Some(StopReason::Watchpoint(_))) {
+    while let Some(StopReason::Watchpoint(hit)) = run(&mut s, "continue").stop {
         stops += 1;
+        // Each read names its lane, a read just after a barrier too (the thread is released
+        // with that step; running it again on a copy must release it as well).
+        assert_eq!(hit.lanes.len(), 1, "{hit:?}");
     }
     assert_eq!((stops, reads > 0), (reads, true));
     // Without a group, `slm` is the focused thread's.
@@ -582,4 +585,25 @@ fn slm_is_examined_watched_and_queried_like_svm() {
         let cmd = parse(bad).expect("parses").expect("a command");
         assert!(s.execute(&cmd).is_err(), "{bad}");
     }
+}
+
+/// A step just after a barrier release runs again, for its lanes, with the thread released:
+/// on local_scan every `rwatch` stop on SLM names the reading lane (a gather right after a
+/// barrier named none).
+#[test]
+fn reads_just_after_a_barrier_name_their_lane() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels");
+    let mut s = session(&root.join("opencl/local_scan/skl.launch.json"));
+    run(&mut s, "rwatch slm0+0 4");
+    let mut after_barrier = 0;
+    while let Some(StopReason::Watchpoint(hit)) = run(&mut s, "continue").stop {
+        assert_eq!(hit.lanes.len(), 1, "{hit:?}");
+        // The step before the reading thread's previous one was its barrier.
+        let previous = (0..hit.step).rev().find(|&t| s.recorder.trace.steps.thread(t) == hit.thread);
+        let pc = previous.map(|t| s.recorder.trace.steps.at(t).pc);
+        if pc.is_some_and(|pc| s.program.inst(vdb::isa::InstIdx(pc)).op == vdb::isa::Opcode::Barrier) {
+            after_barrier += 1;
+        }
+    }
+    assert!(after_barrier > 0, "some read follows a barrier");
 }

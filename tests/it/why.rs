@@ -193,6 +193,8 @@ fn why_trees_agree_with_the_trace() {
         ("opencl/sg_shuffle/acm-g10.launch.json", "arg1+4 4"),
         // Over two lanes' stores: two parts, both written by the same scatter.
         ("opencl/collatz/skl.launch.json", "arg1+4 8"),
+        // Through SLM, stores and gathers between barriers.
+        ("opencl/local_scan/skl.launch.json", "arg1 4"),
     ] {
         let mut s = session(&launch(file));
         s.run_to_end();
