@@ -252,14 +252,20 @@ impl Session {
         let inst = self.program.inst(InstIdx(rec.pc));
         let enabled = |c: u32| rec.chen >> c & 1 != 0;
         match (place, inst.operands.first()) {
-            (Place::Grf { .. }, Some(Operand::Direct(d))) => {
-                let size = u64::from(d.ty.size());
+            (Place::Grf { .. }, Some(Operand::Direct(_))) => {
+                // Any destination (`addc` writes its carry to a second one): an enabled channel
+                // whose element covers the byte; else any (a predicated `sel` writes every
+                // channel, its predicate choosing the source, not the lanes).
                 let covers = |c: &u32| {
-                    let at = u64::from(d.base) + u64::from(d.region.element(*c)) * size;
-                    byte >= at && byte < at + size
+                    inst.operands.iter().any(|op| match op {
+                        Operand::Direct(d) if d.is_dst => {
+                            let size = u64::from(d.ty.size());
+                            let at = u64::from(d.base) + u64::from(d.region.element(*c)) * size;
+                            byte >= at && byte < at + size
+                        }
+                        _ => false,
+                    })
                 };
-                // An enabled channel; else any (a predicated `sel` writes every channel, its
-                // predicate choosing the source, not the lanes).
                 (0..inst.exec.size)
                     .filter(|&c| enabled(c))
                     .find(covers)
@@ -383,7 +389,7 @@ impl Session {
                 continue;
             }
             match op {
-                Operand::Direct(d) if d.is_null => {}
+                Operand::Direct(d) if d.is_null || d.is_dst => {}
                 Operand::Direct(d) => {
                     let size = d.ty.size();
                     let offset = d.base + d.region.element(channel) * size;
@@ -466,13 +472,24 @@ impl Session {
                 let n = inst.exec.size.max(1);
                 let grf = &walk.state.thread(ThreadId(rec.thread)).grf;
                 for (base, slot) in data_operands(&inst.operands, qword) {
-                    // Byte j of the location is byte (into + j) of the channel's data: component
-                    // k = (into + j) / slot, at base + (k·n + channel)·slot. A location over
-                    // several components comes from several register pieces.
+                    // Byte j of the location is in component k of the channel's data, at
+                    // base + (k·n + channel)·slot: k is the index of the channel's store that
+                    // holds it when each store is one component (`scatter4_scaled.RB` skips
+                    // G in memory, not in registers), else its offset into the data / slot. A
+                    // location over several components comes from several register pieces.
                     let byte_at = |j: u32| -> Option<u32> {
-                        let b = into.checked_add(j)?;
-                        let element = (b / slot).checked_mul(n)?.checked_add(channel)?.checked_mul(slot)?;
-                        base.checked_add(element)?.checked_add(b % slot)
+                        let at = addr + u64::from(j);
+                        let (k, b) = match writes.iter().position(|a| a.addr <= at && at < a.addr + a.len) {
+                            Some(i) if writes[i].len <= u64::from(slot) => {
+                                (i as u32, (at - writes[i].addr) as u32)
+                            }
+                            _ => {
+                                let b = into.checked_add(j)?;
+                                (b / slot, b % slot)
+                            }
+                        };
+                        let element = k.checked_mul(n)?.checked_add(channel)?.checked_mul(slot)?;
+                        base.checked_add(element)?.checked_add(b)
                     };
                     let offsets: Option<Vec<u32>> = (0..len as u32).map(byte_at).collect();
                     let Some(offsets) = offsets else { continue };
@@ -528,11 +545,21 @@ impl Session {
                 let Some(into) = offset.checked_sub(dst) else {
                     return vec![unknown("the register is before the message's return")];
                 };
+                // The k-th of the channel's reads when it reads one component at a time
+                // (`gather4_scaled.RB` reads B 8 bytes past R), else k elements into its read.
                 let k = into / slot / n;
-                let at = first.1.saturating_add(u64::from(k) * u64::from(in_memory) + u64::from(into % slot));
+                let (space, at) = match reads.get(k as usize) {
+                    Some(r) if reads.iter().all(|a| a.len <= u64::from(slot)) => {
+                        (r.space, r.addr + u64::from(into % slot))
+                    }
+                    _ => (
+                        first.0,
+                        first.1.saturating_add(u64::from(k) * u64::from(in_memory) + u64::from(into % slot)),
+                    ),
+                };
                 let mut there = vec![0u8; len as usize];
-                if read_at(&walk.state, first.0, at, &mut there).is_ok() && there == loaded {
-                    return vec![Source::Place(Place::Mem { space: first.0, addr: at, len: u64::from(len) })];
+                if read_at(&walk.state, space, at, &mut there).is_ok() && there == loaded {
+                    return vec![Source::Place(Place::Mem { space, addr: at, len: u64::from(len) })];
                 }
                 vec![unknown("the loaded bytes are not where the channel read")]
             }

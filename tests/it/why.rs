@@ -189,18 +189,22 @@ fn why_trees_agree_with_the_trace() {
     for (file, root) in [
         ("opencl/atomics/skl.launch.json", "arg1 4"),
         ("opencl/private_array/skl.launch.json", "arg1+8 4"),
-        ("opencl/divmod/skl.launch.json", "arg1+12 4"),
+        ("opencl/divmod/skl.launch.json", "arg3+8 8"),
         ("opencl/sg_shuffle/acm-g10.launch.json", "arg1+4 4"),
         // Over two lanes' stores: two parts, both written by the same scatter.
         ("opencl/collatz/skl.launch.json", "arg1+4 8"),
         // Through SLM, stores and gathers between barriers.
         ("opencl/local_scan/skl.launch.json", "arg1 4"),
+        // `gather4_scaled.RB` (B read 8 bytes past R) and `addc`'s carry destination.
+        ("shared/k14_local_reduce/skl.launch.json", "arg1+8 4"),
+        ("opencl/long_math/acm-g10.launch.json", "arg2+12 4"),
     ] {
         let mut s = session(&launch(file));
         s.run_to_end();
         let end = s.now;
         let tree = cmd(&mut s, &format!("why {root} depth 12")).fields["tree"].clone();
         assert!(!tree.to_string().contains("not followed"), "{file}: {tree}");
+        assert!(tree.to_string().matches("\"writer\":{").count() > 3, "{file}: a tree, not a leaf");
         edges += check(&mut s, &tree, end);
     }
     assert!(edges > 300, "{edges} edges checked");
