@@ -690,6 +690,8 @@ impl Session {
         }
     }
 
+    /// A memory address expression (SVM, or `slm[G][+OFF]`) resolved for the focused thread;
+    /// an SLM one must name a work-group that has SLM.
     pub fn memory_at(&self, text: &str) -> Result<(MemSpace, u64), String> {
         let group = self.machine.thread(self.focus).group;
         let (space, addr) = resolve_memory(text, &self.buffers, group)?;
@@ -1156,9 +1158,7 @@ impl Session {
         lanes.dedup();
         lanes
     }
-}
 
-impl Session {
     /// The memory accesses of step `step`, each with its channel: the step runs again on a
     /// copy of `state` (the machine just before it) with an observer told each access's lane.
     /// A thread the scheduler released from a barrier just before the step (the release is
