@@ -181,11 +181,22 @@ impl Session {
             node.note = Some("depth reached: `why … depth N` goes further".into());
             return node;
         }
-        let Some(channel) = channel else {
-            node.note = Some("the writing lane is not known: sources not followed".into());
-            return node;
+        let (channel, mut sources) = match channel {
+            Some(c) => (c, self.sources(walk, step, c, place)),
+            // A block message (no lane per access) moves the thread's bytes in order.
+            None => match self.block_sources(walk, step, place) {
+                Some(sources) => {
+                    if let Some(w) = node.writer.as_mut() {
+                        w.scalar = true;
+                    }
+                    (0, sources)
+                }
+                None => {
+                    node.note = Some("the writing lane is not known: sources not followed".into());
+                    return node;
+                }
+            },
         };
-        let mut sources = self.sources(walk, step, channel, place);
         // Bytes of the location this channel did not write (a qword whose halves two `mov`s
         // wrote, a range over several lanes' stores) have writers of their own: the rest of
         // the value, as it stood at the same time.
@@ -300,6 +311,66 @@ impl Session {
             }
             (Place::Pred { lane, .. }, _) => lane.checked_sub(inst.exec.offset),
         }
+    }
+
+    /// Sources of a block message's write, whose accesses name no lane: the payload's bytes
+    /// map to the accesses' bytes in order (a block store's data register to memory, memory to
+    /// a block load's return). None when the step made no such access to `place`; each edge
+    /// is checked by value.
+    fn block_sources(&self, walk: &mut Walk, step: u64, place: Place) -> Option<Vec<Source>> {
+        let rec = self.recorder.trace.steps.at(step);
+        let inst = self.program.inst(InstIdx(rec.pc));
+        walk.seek(self, step);
+        let accesses = self.step_accesses(&walk.state, step);
+        let write = matches!(place, Place::Mem { .. });
+        let blocks: Vec<&Access> = accesses.iter().filter(|a| a.lane.is_none() && a.write == write).collect();
+        let payload_base = data_operands(&inst.operands, false).first().map(|&(base, _)| base)?;
+        // Payload byte d is byte d - start(i) of access i.
+        let starts: Vec<u64> = blocks
+            .iter()
+            .scan(0, |sum, a| {
+                let start = *sum;
+                *sum += a.len;
+                Some(start)
+            })
+            .collect();
+        let place = match place {
+            Place::Mem { space, addr, len } => {
+                let i = blocks
+                    .iter()
+                    .position(|a| a.space == space && a.addr <= addr && addr < a.addr + a.len)?;
+                let d = starts[i] + (addr - blocks[i].addr);
+                let len = len.min(blocks[i].addr + blocks[i].len - addr);
+                let offset = u32::try_from(u64::from(payload_base) + d).ok()?;
+                let mut stored = vec![0u8; len as usize];
+                walk.seek(self, step + 1);
+                let read = read_at(&walk.state, space, addr, &mut stored);
+                walk.seek(self, step);
+                let grf = &walk.state.thread(ThreadId(rec.thread)).grf;
+                (read.is_ok()
+                    && grf.get(offset as usize..offset as usize + len as usize) == Some(&stored[..]))
+                .then_some(Place::Grf { thread: rec.thread, offset, len: len as u32 })?
+            }
+            Place::Grf { offset, len, .. } => {
+                let d = u64::from(offset.checked_sub(payload_base)?);
+                let i = (0..blocks.len()).rev().find(|&i| starts[i] <= d)?;
+                let addr = blocks[i].addr + (d - starts[i]);
+                walk.seek(self, step + 1);
+                let loaded = walk
+                    .state
+                    .thread(ThreadId(rec.thread))
+                    .grf
+                    .get(offset as usize..(offset + len) as usize)
+                    .map(<[u8]>::to_vec);
+                walk.seek(self, step);
+                let mut there = vec![0u8; len as usize];
+                let ok =
+                    read_at(&walk.state, blocks[i].space, addr, &mut there).is_ok() && Some(there) == loaded;
+                ok.then_some(Place::Mem { space: blocks[i].space, addr, len: u64::from(len) })?
+            }
+            Place::Pred { .. } => return None,
+        };
+        Some(vec![Source::Place(place)])
     }
 
     /// The parts of `place` that channel `channel` of step `step` did not write: outside its

@@ -198,6 +198,8 @@ fn why_trees_agree_with_the_trace() {
         // `gather4_scaled.RB` (B read 8 bytes past R) and `addc`'s carry destination.
         ("shared/k14_local_reduce/skl.launch.json", "arg1+8 4"),
         ("opencl/long_math/acm-g10.launch.json", "arg2+12 4"),
+        // Block messages (no lane per access): svm_block_st's data and svm_block_ld's memory.
+        ("opencl/block_atomics/skl.launch.json", "arg1+4 8"),
     ] {
         let mut s = session(&launch(file));
         s.run_to_end();
