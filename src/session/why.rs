@@ -298,7 +298,13 @@ impl Session {
                 // A message's return, in the slot layout of loads: channel c's component k at
                 // dst + (k·n + c)·slot (a dword, or 8 bytes for `d64`); checked by value in
                 // `sources`.
-                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(op, false))?;
+                // An `svm_gather.8` returns a qword per channel (its reads are qwords).
+                let qword = inst.op == crate::isa::Opcode::SvmGather && {
+                    let reads: Vec<Access> =
+                        self.step_accesses(state, step).into_iter().filter(|a| !a.write).collect();
+                    !reads.is_empty() && reads.iter().all(|a| a.len.is_multiple_of(8))
+                };
+                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(op, qword))?;
                 let slot = (byte.checked_sub(u64::from(dst))? / u64::from(size)) as u32;
                 Some(slot % inst.exec.size.max(1)).filter(|&c| enabled(c))
             }

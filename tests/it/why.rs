@@ -234,3 +234,24 @@ fn why_refuses_what_it_cannot_name() {
         "{tree}"
     );
 }
+
+/// A qword gather's return (`svm_gather.8.1 (M5, 16)`): each qword of the destination, and
+/// each dword half of it through an alias, comes from its channel's qword of `a` (channel
+/// `k` of the M5 half is work-item 16 + k of thread 0).
+#[test]
+fn why_maps_qword_gathers_channel_by_channel() {
+    let mut s = session(&launch("opencl/long_math/skl.launch.json"));
+    cmd(&mut s, "advance $17");
+    for k in 0..16u64 {
+        let at = |bytes: u64| match 128 + 8 * k + bytes {
+            0 => "a".to_string(),
+            o => format!("a+{o:#x}"),
+        };
+        let qword = cmd(&mut s, &format!("why V0069({},{}) 8 depth 1", k / 4, k % 4)).fields["tree"].clone();
+        assert_eq!(qword["sources"][0]["location"].as_str(), Some(at(0).as_str()), "{qword}");
+        assert_eq!(qword["writer"]["lane"].as_u64(), Some(16 + k));
+        let high = cmd(&mut s, &format!("why V0082({},{}) 4 depth 1", k / 4, 2 * (k % 4) + 1)).fields["tree"]
+            .clone();
+        assert_eq!(high["sources"][0]["location"].as_str(), Some(at(4).as_str()), "{high}");
+    }
+}
