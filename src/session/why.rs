@@ -349,9 +349,7 @@ impl Session {
                 let len = len.min(blocks[i].addr + blocks[i].len - addr);
                 let offset = u32::try_from(u64::from(payload_base) + d).ok()?;
                 let mut stored = vec![0u8; len as usize];
-                walk.seek(self, step + 1);
-                let read = read_at(&walk.state, space, addr, &mut stored);
-                walk.seek(self, step);
+                let read = walk.after(self, step, |m| read_at(m, space, addr, &mut stored));
                 let grf = &walk.state.thread(ThreadId(rec.thread)).grf;
                 (read.is_ok()
                     && grf.get(offset as usize..offset as usize + len as usize) == Some(&stored[..]))
@@ -361,14 +359,12 @@ impl Session {
                 let d = u64::from(offset.checked_sub(payload_base)?);
                 let i = (0..blocks.len()).rev().find(|&i| starts[i] <= d)?;
                 let addr = blocks[i].addr + (d - starts[i]);
-                walk.seek(self, step + 1);
-                let loaded = walk
-                    .state
-                    .thread(ThreadId(rec.thread))
-                    .grf
-                    .get(offset as usize..(offset + len) as usize)
-                    .map(<[u8]>::to_vec);
-                walk.seek(self, step);
+                let loaded = walk.after(self, step, |m| {
+                    m.thread(ThreadId(rec.thread))
+                        .grf
+                        .get(offset as usize..(offset + len) as usize)
+                        .map(<[u8]>::to_vec)
+                });
                 let mut there = vec![0u8; len as usize];
                 let ok =
                     read_at(&walk.state, blocks[i].space, addr, &mut there).is_ok() && Some(there) == loaded;
@@ -531,9 +527,7 @@ impl Session {
                 };
                 let len = (addr..end).take_while(|&b| inside(b)).count() as u64;
                 let mut stored = vec![0u8; len as usize];
-                walk.seek(self, step + 1);
-                let read = read_at(&walk.state, space, addr, &mut stored);
-                walk.seek(self, step);
+                let read = walk.after(self, step, |m| read_at(m, space, addr, &mut stored));
                 if read.is_err() {
                     return vec![unknown("the stored bytes cannot be read")];
                 }
@@ -591,14 +585,12 @@ impl Session {
             }
             Place::Grf { offset, len, .. } => {
                 // A load: the memory this channel read, where it holds the loaded bytes.
-                walk.seek(self, step + 1);
-                let loaded = walk
-                    .state
-                    .thread(ThreadId(rec.thread))
-                    .grf
-                    .get(offset as usize..(offset + len) as usize)
-                    .map(<[u8]>::to_vec);
-                walk.seek(self, step);
+                let loaded = walk.after(self, step, |m| {
+                    m.thread(ThreadId(rec.thread))
+                        .grf
+                        .get(offset as usize..(offset + len) as usize)
+                        .map(<[u8]>::to_vec)
+                });
                 let Some(loaded) = loaded else { return vec![unknown("the register is out of range")] };
                 let reads: Vec<&&Access> = mine.iter().filter(|a| !a.write).collect();
                 let Some(first) = reads.iter().map(|a| (a.space, a.addr)).min_by_key(|x| x.1) else {
@@ -709,6 +701,14 @@ struct Walk {
 }
 
 impl Walk {
+    /// `f` of the machine just after step `step`; the walk stays just before it.
+    fn after<T>(&mut self, session: &Session, step: u64, f: impl FnOnce(&Machine) -> T) -> T {
+        self.seek(session, step + 1);
+        let out = f(&self.state);
+        self.seek(session, step);
+        out
+    }
+
     fn seek(&mut self, session: &Session, time: u64) {
         if self.at != time {
             session.recorder.seek(&mut self.state, self.at, time);
