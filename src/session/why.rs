@@ -267,12 +267,17 @@ impl Session {
                 // Any destination (`addc` writes its carry to a second one): an enabled channel
                 // whose element covers the byte; else any (a predicated `sel` writes every
                 // channel, its predicate choosing the source, not the lanes).
+                // `madw` also writes the high halves, whole registers after the low ones.
+                let grf = u64::from(self.program.grf_size.max(1));
                 let covers = |c: &u32| {
                     inst.operands.iter().any(|op| match op {
                         Operand::Direct(d) if d.is_dst => {
                             let size = u64::from(d.ty.size());
                             let at = u64::from(d.base) + u64::from(d.region.element(*c)) * size;
-                            byte >= at && byte < at + size
+                            let high = (u64::from(inst.exec.size) * size).div_ceil(grf) * grf;
+                            let wide = inst.op == crate::isa::Opcode::Madw;
+                            (byte >= at && byte < at + size)
+                                || (wide && byte >= at + high && byte < at + high + size)
                         }
                         _ => false,
                     })

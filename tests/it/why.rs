@@ -255,3 +255,22 @@ fn why_maps_qword_gathers_channel_by_channel() {
         assert_eq!(high["sources"][0]["location"].as_str(), Some(at(4).as_str()), "{high}");
     }
 }
+
+/// `madw` writes each channel's high half whole registers after its low half: both halves
+/// name the writing channel and the three operands it multiplied and added.
+#[test]
+fn why_follows_both_halves_of_madw() {
+    let mut s = session(&launch("opencl/long_math/acm-g10.launch.json"));
+    cmd(&mut s, "advance $548");
+    let now = s.now;
+    for lane in [0u32, 6, 15] {
+        for (row, half) in [(0, "low"), (2, "high")] {
+            cmd(&mut s, &format!("goto {now}"));
+            let tree = cmd(&mut s, &format!("why V0505({row},{lane}) 4 depth 2")).fields["tree"].clone();
+            assert_eq!(tree["writer"]["id"].as_u64(), Some(547), "{half} {tree}");
+            assert_eq!(tree["writer"]["lane"].as_u64(), Some(u64::from(lane)), "{half} {tree}");
+            assert_eq!(tree["sources"].as_array().map(Vec::len), Some(3), "{half} {tree}");
+            check(&mut s, &tree, now);
+        }
+    }
+}
