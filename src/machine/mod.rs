@@ -42,6 +42,17 @@ impl Machine {
         &self.threads[id.0 as usize]
     }
 
+    /// Reads memory: SVM, or work-group G's SLM (`MemSpace::Slm(G)`).
+    pub fn read_memory(&self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        match space {
+            MemSpace::Svm => self.svm.read(addr, out).map_err(|e| e.to_string()),
+            MemSpace::Slm(g) => match self.slms.get(g as usize) {
+                Some(slm) => slm.read(addr, out).map_err(|e| e.to_string()),
+                None => Err(format!("no SLM for group {g}")),
+            },
+        }
+    }
+
     /// A thread for writing (copied first if a checkpoint shares it).
     pub fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadState {
         match self.threads.get_mut(id.0 as usize) {

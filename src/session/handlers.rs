@@ -774,13 +774,7 @@ impl Session {
 
     /// Reads memory as it is now: SVM, or work-group G's SLM (`MemSpace::Slm(G)`).
     pub fn read_memory(&self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
-        match space {
-            MemSpace::Svm => self.machine.svm.read(addr, out).map_err(|e| e.to_string()),
-            MemSpace::Slm(g) => match self.machine.slms.get(g as usize) {
-                Some(slm) => slm.read(addr, out).map_err(|e| e.to_string()),
-                None => Err(format!("no SLM for group {g}")),
-            },
-        }
+        self.machine.read_memory(space, addr, out)
     }
 
     fn examine(&mut self, count: u32, format: Format, unit: u32, addr: &str) -> Result<Reply, String> {
@@ -1242,7 +1236,8 @@ fn watch_condition(target: &WatchTarget, ty: DataType, text: &str) -> Result<Val
 }
 
 /// `svm`, or `slmG` for work-group G's SLM.
-fn space_name(space: MemSpace) -> String {
+/// `svm`, `slm3`: a memory's name in replies.
+pub fn space_name(space: MemSpace) -> String {
     match space {
         MemSpace::Svm => "svm".into(),
         MemSpace::Slm(g) => format!("slm{g}"),

@@ -31,7 +31,7 @@ use crate::trace::{Batch, Recorder};
 
 pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind};
 pub use expr::{Condition, RegionRef, ValueCondition};
-pub use handlers::Reply;
+pub use handlers::{space_name, Reply};
 pub use history::{FrameInfo, LaneEvent, MaskStep};
 pub use motion::hex;
 pub use why::{Place, WhyNode, WhyWriter};

@@ -354,7 +354,7 @@ impl Session {
                 let len = len.min(blocks[i].addr + blocks[i].len - addr);
                 let offset = u32::try_from(u64::from(payload_base) + d).ok()?;
                 let mut stored = vec![0u8; len as usize];
-                let read = walk.after(self, step, |m| read_at(m, space, addr, &mut stored));
+                let read = walk.after(self, step, |m| m.read_memory(space, addr, &mut stored));
                 let grf = &walk.state.thread(ThreadId(rec.thread)).grf;
                 (read.is_ok()
                     && grf.get(offset as usize..offset as usize + len as usize) == Some(&stored[..]))
@@ -371,8 +371,8 @@ impl Session {
                         .map(<[u8]>::to_vec)
                 });
                 let mut there = vec![0u8; len as usize];
-                let ok =
-                    read_at(&walk.state, blocks[i].space, addr, &mut there).is_ok() && Some(there) == loaded;
+                let ok = walk.state.read_memory(blocks[i].space, addr, &mut there).is_ok()
+                    && Some(there) == loaded;
                 ok.then_some(Place::Mem { space: blocks[i].space, addr, len: u64::from(len) })?
             }
             Place::Pred { .. } => return None,
@@ -532,7 +532,7 @@ impl Session {
                 };
                 let len = (addr..end).take_while(|&b| inside(b)).count() as u64;
                 let mut stored = vec![0u8; len as usize];
-                let read = walk.after(self, step, |m| read_at(m, space, addr, &mut stored));
+                let read = walk.after(self, step, |m| m.read_memory(space, addr, &mut stored));
                 if read.is_err() {
                     return vec![unknown("the stored bytes cannot be read")];
                 }
@@ -632,7 +632,7 @@ impl Session {
                     ),
                 };
                 let mut there = vec![0u8; len as usize];
-                if read_at(&walk.state, space, at, &mut there).is_ok() && there == loaded {
+                if walk.state.read_memory(space, at, &mut there).is_ok() && there == loaded {
                     return vec![Source::Place(Place::Mem { space, addr: at, len: u64::from(len) })];
                 }
                 vec![unknown("the loaded bytes are not where the channel read")]
@@ -652,7 +652,7 @@ impl Session {
             ),
             Place::Mem { space, addr, len } => {
                 let mut bytes = vec![0u8; len as usize];
-                let _ = read_at(state, space, addr, &mut bytes);
+                let _ = state.read_memory(space, addr, &mut bytes);
                 Value::Bytes(bytes)
             }
             Place::Pred { thread, pred, lane } => {
@@ -746,16 +746,6 @@ enum Source {
         value: String,
         note: String,
     },
-}
-
-fn read_at(state: &Machine, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
-    match space {
-        MemSpace::Svm => state.svm.read(addr, out).map_err(|e| e.to_string()),
-        MemSpace::Slm(g) => match state.slms.get(g as usize) {
-            Some(slm) => slm.read(addr, out).map_err(|e| e.to_string()),
-            None => Err(format!("no SLM for group {g}")),
-        },
-    }
 }
 
 /// The GRF offset of a message's raw or LSC data operand (not its LSC address), and the

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use vdb::isa::InstIdx;
-use vdb::machine::{MemSpace, ThreadId};
-use vdb::session::{self, hex, Session};
+use vdb::machine::ThreadId;
+use vdb::session::{self, hex, space_name, Session};
 use vdb::trace::EntryKind;
 
 use crate::commands::{open_session, EXIT_BAD_LAUNCH, EXIT_DIAGNOSTICS, EXIT_OK};
@@ -130,16 +130,9 @@ fn step_json(session: &Session, step: u64) -> Value {
             }
             EntryKind::Mem { space, addr, xor } => {
                 let mut old = vec![0u8; xor.len()];
-                let _ = match space {
-                    MemSpace::Svm => session.machine.svm.read(addr, &mut old),
-                    MemSpace::Slm(g) => session.machine.slms[g as usize].read(addr, &mut old),
-                };
+                let _ = session.machine.read_memory(space, addr, &mut old);
                 let new: Vec<u8> = old.iter().zip(xor.iter()).map(|(a, b)| a ^ b).collect();
-                let space = match space {
-                    MemSpace::Svm => "svm".to_string(),
-                    MemSpace::Slm(g) => format!("slm{g}"),
-                };
-                json!({"kind": space, "addr": format!("{addr:#x}"), "old": hex(&old), "new": hex(&new)})
+                json!({"kind": space_name(space), "addr": format!("{addr:#x}"), "old": hex(&old), "new": hex(&new)})
             }
             EntryKind::Pc { old, new } => json!({"kind": "pc", "thread": e.thread, "old": old, "new": new}),
             EntryKind::Control { index } => match session.recorder.trace.control_change(index) {
