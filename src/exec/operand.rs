@@ -47,16 +47,23 @@ fn region_span(base: u32, region: Region, n: u32, size: u32) -> (u32, u32) {
     (base, base + last + size)
 }
 
+/// Lane `lane` of an indirect operand: which element of its address variable (past
+/// `addr_elem`) holds the address (one per row in the multi-address form), and the index of
+/// the element the region adds to it (in elements of the operand's type).
+pub fn indirect_lane(ind: &IndirectOperand, lane: u32) -> (u32, u32) {
+    let width = ind.region.width.max(1) as u32;
+    if ind.multi {
+        (lane / width, (lane % width) * ind.region.hstride as u32)
+    } else {
+        (0, ind.region.element(lane))
+    }
+}
+
 impl<O: Observer> Ctx<'_, O> {
     /// GRF byte address of lane `lane` of an indirect operand, checked against the variable
     /// the address points into and the type alignment.
     fn indirect_address(&self, ind: &IndirectOperand, index: usize, lane: u32) -> Result<u32, FaultKind> {
-        let width = ind.region.width.max(1) as u32;
-        let (row_elem, element) = if ind.multi {
-            (lane / width, (lane % width) * ind.region.hstride as u32)
-        } else {
-            (0, ind.region.element(lane))
-        };
+        let (row_elem, element) = indirect_lane(ind, lane);
         let var = self.program.addr(ind.addr);
         let elem = ind.addr_elem + row_elem;
         if elem >= var.num_elts {

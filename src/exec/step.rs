@@ -444,11 +444,36 @@ fn shifted_by_registers(dst: &Operand, n: u32, grf_size: u32) -> Result<Operand,
     match dst {
         Operand::Direct(d) => {
             let mut high = d.clone();
-            high.base += (n * d.ty.size()).div_ceil(grf_size) * grf_size;
+            high.base += madw_high_offset(n, d.ty.size(), grf_size);
             Ok(Operand::Direct(high))
         }
         _ => Err(FaultKind::NotImplemented("madw with an indirect destination".into())),
     }
+}
+
+/// How far past its low halves `madw` writes the high halves: the whole registers `n`
+/// elements of `size` bytes take.
+fn madw_high_offset(n: u32, size: u32, grf_size: u32) -> u32 {
+    (n * size).div_ceil(grf_size.max(1)) * grf_size.max(1)
+}
+
+/// The GRF byte ranges `[start, end)` channel `channel` of `inst` writes through direct
+/// destinations, as `execute` writes them: the destination's element, the second
+/// destination of `addc`/`subb`, and `madw`'s high half.
+pub fn direct_dst_bytes(inst: &Inst, channel: u32, grf_size: u32) -> Vec<(u32, u32)> {
+    let n_dsts = if matches!(inst.op, Opcode::Addc | Opcode::Subb) { 2 } else { 1 };
+    let mut out = Vec::new();
+    for op in inst.operands.iter().take(n_dsts) {
+        let Operand::Direct(d) = op else { continue };
+        let size = d.ty.size();
+        let at = d.base + d.region.element(channel) * size;
+        out.push((at, at + size));
+        if inst.op == Opcode::Madw {
+            let high = at + madw_high_offset(inst.exec.size, size, grf_size);
+            out.push((high, high + size));
+        }
+    }
+    out
 }
 
 /// `and/or/xor/not` on predicate operands.

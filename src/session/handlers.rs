@@ -1105,17 +1105,17 @@ impl Session {
         let inst = self.program.inst(InstIdx(pc));
         let chen = self.recorder.trace.steps.at(step).chen;
         match (target, inst.operands.first()) {
-            (WatchTarget::Register { .. }, Some(Operand::Direct(d))) => {
-                let size = d.ty.size() as u64;
-                (0..inst.exec.size)
-                    .filter(|&l| chen >> l & 1 != 0)
-                    .filter(|&l| {
-                        let at = d.base as u64 + d.region.element(l) as u64 * size;
-                        byte >= at && byte < at + size
-                    })
-                    .map(|l| l + inst.exec.offset)
-                    .collect()
-            }
+            // The enabled channels whose destination bytes (`addc`'s carry and `madw`'s high
+            // half included) hold the byte.
+            (WatchTarget::Register { .. }, Some(Operand::Direct(_))) => (0..inst.exec.size)
+                .filter(|&l| chen >> l & 1 != 0)
+                .filter(|&l| {
+                    crate::exec::direct_dst_bytes(inst, l, self.program.grf_size)
+                        .iter()
+                        .any(|&(a, e)| (u64::from(a)..u64::from(e)).contains(&byte))
+                })
+                .map(|l| l + inst.exec.offset)
+                .collect(),
             (WatchTarget::Memory { .. }, _) => self.lanes_at(step, target, state),
             _ => Vec::new(),
         }

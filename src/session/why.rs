@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::handlers::Access;
 use super::Session;
+use crate::exec::direct_dst_bytes;
 use crate::isa::{InstIdx, Operand, PredId};
 use crate::machine::{Machine, MemSpace, ThreadId};
 
@@ -264,28 +265,15 @@ impl Session {
         let enabled = |c: u32| rec.chen >> c & 1 != 0;
         match (place, inst.operands.first()) {
             (Place::Grf { .. }, Some(Operand::Direct(_))) => {
-                // Any destination (`addc` writes its carry to a second one): an enabled channel
-                // whose element covers the byte; else any (a predicated `sel` writes every
-                // channel, its predicate choosing the source, not the lanes).
-                // `madw` also writes the high halves, whole registers after the low ones.
-                let grf = u64::from(self.program.grf_size.max(1));
+                // The channel whose destination bytes (`addc`'s carry and `madw`'s high half
+                // included) hold the byte.
+                let grf = self.program.grf_size;
                 let covers = |c: &u32| {
-                    inst.operands.iter().any(|op| match op {
-                        Operand::Direct(d) if d.is_dst => {
-                            let size = u64::from(d.ty.size());
-                            let at = u64::from(d.base) + u64::from(d.region.element(*c)) * size;
-                            let high = (u64::from(inst.exec.size) * size).div_ceil(grf) * grf;
-                            let wide = inst.op == crate::isa::Opcode::Madw;
-                            (byte >= at && byte < at + size)
-                                || (wide && byte >= at + high && byte < at + high + size)
-                        }
-                        _ => false,
-                    })
+                    direct_dst_bytes(inst, *c, grf)
+                        .iter()
+                        .any(|&(a, e)| (u64::from(a)..u64::from(e)).contains(&byte))
                 };
-                (0..inst.exec.size)
-                    .filter(|&c| enabled(c))
-                    .find(covers)
-                    .or_else(|| (0..inst.exec.size).find(covers))
+                first_channel(inst.exec.size, enabled, covers)
             }
             (Place::Grf { .. }, Some(Operand::Indirect(ind))) => {
                 // An indirect destination: the channel whose address covers the byte.
@@ -294,10 +282,7 @@ impl Session {
                     indirect_element(self, state, rec.thread, ind, *c)
                         .is_some_and(|at| byte >= u64::from(at) && byte < u64::from(at) + size)
                 };
-                (0..inst.exec.size)
-                    .filter(|&c| enabled(c))
-                    .find(covers)
-                    .or_else(|| (0..inst.exec.size).find(covers))
+                first_channel(inst.exec.size, enabled, covers)
             }
             (Place::Grf { .. }, _) => {
                 // A message's return, in the slot layout of loads: channel c's component k at
@@ -387,10 +372,9 @@ impl Session {
         let inst = self.program.inst(InstIdx(rec.pc));
         let (lo, hi, written): (u64, u64, Vec<(u64, u64)>) = match place {
             Place::Grf { offset, len, .. } => {
-                let Some(Operand::Direct(d)) = inst.operands.first() else { return Vec::new() };
-                let size = d.ty.size();
-                let at = u64::from(d.base + d.region.element(channel) * size);
-                (u64::from(offset), u64::from(offset + len), vec![(at, at + u64::from(size))])
+                let written = direct_dst_bytes(inst, channel, self.program.grf_size);
+                let written = written.into_iter().map(|(a, e)| (u64::from(a), u64::from(e))).collect();
+                (u64::from(offset), u64::from(offset + len), written)
             }
             Place::Mem { space, addr, len } => {
                 walk.seek(self, step);
@@ -698,6 +682,12 @@ impl Session {
     }
 }
 
+/// The channel among `0..n` that `covers` picks: an enabled one; else any (a predicated
+/// `sel` writes channels its predicate disabled, choosing the source, not the lanes).
+fn first_channel(n: u32, enabled: impl Fn(u32) -> bool, covers: impl Fn(&u32) -> bool) -> Option<u32> {
+    (0..n).filter(|&c| enabled(c)).find(&covers).or_else(|| (0..n).find(&covers))
+}
+
 /// A copy of the machine walked through time as the tree needs it.
 struct Walk {
     state: Machine,
@@ -769,8 +759,8 @@ fn data_operands(operands: &[Operand], qword: bool) -> Vec<(u32, u32)> {
 
 /// The GRF offset channel `channel` of an indirect operand reads, `state` being the machine
 /// before the step: the address register element (one per row in the multi-address form)
-/// plus the immediate offset, then the region's element (as `Ctx::indirect_address` does;
-/// the step ran, so the address was in bounds).
+/// plus the immediate offset, then the region's element (`indirect_lane`, as the step
+/// computed it; the step ran, so the address was in bounds).
 fn indirect_element(
     session: &Session,
     state: &Machine,
@@ -778,12 +768,7 @@ fn indirect_element(
     ind: &crate::isa::IndirectOperand,
     channel: u32,
 ) -> Option<u32> {
-    let width = u32::from(ind.region.width.max(1));
-    let (row, element) = if ind.multi {
-        (channel / width, (channel % width) * u32::from(ind.region.hstride))
-    } else {
-        (0, ind.region.element(channel))
-    };
+    let (row, element) = crate::exec::indirect_lane(ind, channel);
     let var = session.program.addr(ind.addr);
     let slot = var.slot + ind.addr_elem + row;
     let base =

@@ -270,6 +270,9 @@ fn why_follows_both_halves_of_madw() {
             assert_eq!(tree["writer"]["id"].as_u64(), Some(547), "{half} {tree}");
             assert_eq!(tree["writer"]["lane"].as_u64(), Some(u64::from(lane)), "{half} {tree}");
             assert_eq!(tree["sources"].as_array().map(Vec::len), Some(3), "{half} {tree}");
+            // `last-write` names the same lane (it shares the destination layout).
+            let w = cmd(&mut s, &format!("last-write V0505({row},{lane})")).fields["writer"].clone();
+            assert_eq!(w["lane"].as_u64(), Some(u64::from(lane)), "{half} {w}");
             check(&mut s, &tree, now);
         }
     }
