@@ -185,6 +185,13 @@ opcodes! {
     EndOfCode => "<end of code>", Control;
 }
 
+impl Opcode {
+    /// Read-modify-write messages: the memory's new value combines its old one.
+    pub const fn is_atomic(self) -> bool {
+        matches!(self, Opcode::SvmAtomic | Opcode::DwordAtomic | Opcode::TypedAtomic | Opcode::LscAtomic)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,8 @@
 //!
 //! Every edge is checked before it is shown: the source's value at the writing step must be
 //! what the rule says flowed (the loaded or stored bytes equal, the operand element the one
-//! the channel reads). Operands the rules do not cover (indirect operands, message address
-//! payloads, ...) are listed as not followed rather than guessed.
+//! the channel reads). What the rules do not cover (an atomic's operands, bytes a load
+//! zero-extended, ...) is listed as not followed rather than guessed.
 
 use serde::Serialize;
 
@@ -106,7 +106,8 @@ impl Session {
                 }
             },
         };
-        let tree = self.why(place, self.now, depth.min(64));
+        // Deeper than the node limit cannot show more.
+        let tree = self.why(place, self.now, depth.min(MAX_WHY_NODES as u32));
         let mut lines = Vec::new();
         self.why_lines(&tree, 0, &mut lines);
         Ok(super::Reply::text(lines.join("\n")).with("tree", serde_json::json!(tree)))
@@ -288,13 +289,7 @@ impl Session {
                 // A message's return, in the slot layout of loads: channel c's component k at
                 // dst + (k·n + c)·slot (a dword, or 8 bytes for `d64`); checked by value in
                 // `sources`.
-                // An `svm_gather.8` returns a qword per channel (its reads are qwords).
-                let qword = inst.op == crate::isa::Opcode::SvmGather && {
-                    let reads: Vec<Access> =
-                        self.step_accesses(state, step).into_iter().filter(|a| !a.write).collect();
-                    !reads.is_empty() && reads.iter().all(|a| a.len.is_multiple_of(8))
-                };
-                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(op, qword))?;
+                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(inst, op))?;
                 let slot = (byte.checked_sub(u64::from(dst))? / u64::from(size)) as u32;
                 Some(slot % inst.exec.size.max(1)).filter(|&c| enabled(c))
             }
@@ -320,7 +315,7 @@ impl Session {
         let accesses = self.step_accesses(&walk.state, step);
         let write = matches!(place, Place::Mem { .. });
         let blocks: Vec<&Access> = accesses.iter().filter(|a| a.lane.is_none() && a.write == write).collect();
-        let payload_base = data_operands(&inst.operands, false).first().map(|&(base, _)| base)?;
+        let payload_base = data_operands(inst).first().map(|&(base, _)| base)?;
         // Payload byte d is byte d - start(i) of access i.
         let starts: Vec<u64> = blocks
             .iter()
@@ -494,7 +489,7 @@ impl Session {
         match place {
             // An atomic's result combines the memory's old value with its operands: the old
             // value is followed (a counter's history), the operands named.
-            Place::Mem { space, addr, len } if inst.op.mnemonic().contains("atomic") => vec![
+            Place::Mem { space, addr, len } if inst.op.is_atomic() => vec![
                 Source::Place(Place::Mem { space, addr, len }),
                 Source::Leaf {
                     location: "atomic operands".into(),
@@ -524,14 +519,9 @@ impl Session {
                 let Some(into) = addr.checked_sub(first).and_then(|d| u32::try_from(d).ok()) else {
                     return vec![unknown("the bytes are before the channel's store")];
                 };
-                // Each channel stores one qword through `svm_scatter.8.N` only.
-                let qword = inst.op == crate::isa::Opcode::SvmScatter
-                    && mine.iter().any(|a| {
-                        a.write && a.len.is_multiple_of(8) && a.addr <= addr && addr < a.addr + a.len
-                    });
                 let n = inst.exec.size.max(1);
                 let grf = &walk.state.thread(ThreadId(rec.thread)).grf;
-                for (base, slot) in data_operands(&inst.operands, qword) {
+                for (base, slot) in data_operands(inst) {
                     // Byte j of the location is in component k of the channel's data, at
                     // base + (k·n + channel)·slot: k is the index of the channel's store that
                     // holds it when each store is one component (`scatter4_scaled.RB` skips
@@ -587,10 +577,8 @@ impl Session {
                 };
                 // Channel c's component k is at dst + (k·n + c)·slot; in memory, at the
                 // channel's address + k·(element bytes in memory).
-                let qword =
-                    inst.op == crate::isa::Opcode::SvmGather && reads.iter().all(|a| a.len.is_multiple_of(8));
                 let Some((dst, slot, in_memory)) = inst.operands.iter().rev().find_map(|op| {
-                    let (base, slot) = payload(op, qword)?;
+                    let (base, slot) = payload(inst, op)?;
                     let in_memory = match op {
                         Operand::LscData(d) => d.data_size.mem_bytes(),
                         _ => slot,
@@ -738,14 +726,19 @@ enum Source {
     },
 }
 
-/// The GRF offset of a message's raw or LSC data operand (not its LSC address), and the
+/// The GRF offset of a message's raw or LSC data operand `op` (not its LSC address), and the
 /// bytes each channel's element takes there: an LSC operand's size (a `d64` takes 8, smaller
-/// ones a dword); a raw operand a dword, or 8 for an `svm_scatter` of qwords (`qword`).
-fn payload(op: &Operand, qword: bool) -> Option<(u32, u32)> {
+/// ones a dword); a raw operand a dword, or a qword in `svm_gather.8.N` / `svm_scatter.8.N`.
+fn payload(inst: &crate::program::Inst, op: &Operand) -> Option<(u32, u32)> {
+    use crate::isa::{LscDataSize, Opcode, SubOp};
     match op {
-        Operand::Raw(r) if !r.is_null => Some((r.base, if qword { 8 } else { 4 })),
+        Operand::Raw(r) if !r.is_null => {
+            let qwords = matches!(inst.op, Opcode::SvmGather | Opcode::SvmScatter)
+                && matches!(inst.sub, SubOp::Blocks { block_size: 8, .. });
+            Some((r.base, if qwords { 8 } else { 4 }))
+        }
         Operand::LscData(d) if !d.raw.is_null => {
-            Some((d.raw.base, if d.data_size == crate::isa::LscDataSize::D64 { 8 } else { 4 }))
+            Some((d.raw.base, if d.data_size == LscDataSize::D64 { 8 } else { 4 }))
         }
         _ => None,
     }
@@ -753,8 +746,8 @@ fn payload(op: &Operand, qword: bool) -> Option<(u32, u32)> {
 
 /// A message's payload operands and their element sizes, last first (the data is last in the
 /// stores vISA has, raw and LSC).
-fn data_operands(operands: &[Operand], qword: bool) -> Vec<(u32, u32)> {
-    operands.iter().rev().filter_map(|op| payload(op, qword)).collect()
+fn data_operands(inst: &crate::program::Inst) -> Vec<(u32, u32)> {
+    inst.operands.iter().rev().filter_map(|op| payload(inst, op)).collect()
 }
 
 /// The GRF offset channel `channel` of an indirect operand reads, `state` being the machine
