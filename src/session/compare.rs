@@ -137,10 +137,7 @@ fn writer_text(w: &Value) -> String {
     if w.is_null() {
         return "never written in this run".into();
     }
-    let item = match w["workitems"].as_array().map(Vec::as_slice) {
-        Some([one, ..]) => format!(" (work-item {})", str(one)),
-        _ => String::new(),
-    };
+    let item = super::handlers::writer_work_items(w);
     format!(
         "written at step {} by thread {} lane {}{item}, line {}",
         w["step"], w["thread"], w["lane"], w["line"]

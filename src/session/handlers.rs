@@ -10,6 +10,7 @@ use super::expr::{
 };
 use super::format::value as fmt_value;
 use super::motion::hex;
+use super::workitems::work_items_phrase;
 use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
 use crate::exec::load_le;
 use crate::isa::{DataType, InstIdx, Opcode, Operand};
@@ -58,10 +59,9 @@ fn stop_text(reason: &StopReason) -> String {
             h.thread,
             h.line,
             h.lanes,
-            match h.workitems.as_slice() {
-                [] => String::new(),
-                [one] => format!(", work-item {one}"),
-                many => format!(", work-items {}", many.join(" ")),
+            match work_items_phrase(&h.workitems) {
+                p if p.is_empty() => p,
+                p => format!(", {p}"),
             },
             h.old,
             h.new,
@@ -843,21 +843,11 @@ impl Session {
                 "instruction": self.program.inst_text(InstIdx(h.pc)),
                 "lane": lanes.first(), "lanes": lanes,
                 "workitem": items.first().map_or(Value::Null, |&l| self.work_item_json(h.thread, l)),
-                "workitems": items.iter().filter_map(|&l| self.work_item(h.thread, l))
-                    .map(|w| self.work_item_text(&w)).collect::<Vec<_>>(),
+                "workitems": self.work_items_of(h.thread, items),
                 "old": hex(&h.old), "new": hex(&h.new),
             }));
         }
         let desc = describe_target(&target);
-        // ` (work-item 53)` after the writer's lane, for OpenCL launches.
-        let item = |w: &Value| match w["workitems"].as_array().map(Vec::as_slice) {
-            Some([one]) => format!(" (work-item {})", one.as_str().unwrap_or("")),
-            Some(many) if !many.is_empty() => {
-                let ids: Vec<&str> = many.iter().filter_map(Value::as_str).collect();
-                format!(" (work-items {})", ids.join(" "))
-            }
-            _ => String::new(),
-        };
         if limit == 1 {
             let Some(w) = writes.first() else {
                 return Ok(Reply::text(format!("{desc}: no write before step {}", self.now))
@@ -868,7 +858,7 @@ impl Session {
                 w["step"],
                 w["thread"],
                 w["lane"],
-                item(w),
+                writer_work_items(w),
                 w["line"],
                 w["instruction"].as_str().unwrap_or(""),
                 w["old"].as_str().unwrap_or(""),
@@ -888,7 +878,7 @@ impl Session {
                     w["step"],
                     w["thread"],
                     w["lane"],
-                    item(w),
+                    writer_work_items(w),
                     w["line"],
                     w["old"].as_str().unwrap_or(""),
                     w["new"].as_str().unwrap_or("")
@@ -1236,6 +1226,16 @@ fn watch_condition(target: &WatchTarget, ty: DataType, text: &str) -> Result<Val
 }
 
 /// `svm`, or `slmG` for work-group G's SLM.
+/// ` (work-item 53)` for a writer object of `last-write`/`history` that names work-items.
+pub(super) fn writer_work_items(writer: &Value) -> String {
+    let items: Vec<&str> =
+        writer["workitems"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    match work_items_phrase(&items) {
+        p if p.is_empty() => p,
+        p => format!(" ({p})"),
+    }
+}
+
 /// `svm`, `slm3`: a memory's name in replies.
 pub fn space_name(space: MemSpace) -> String {
     match space {

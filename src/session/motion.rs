@@ -415,11 +415,7 @@ impl Session {
                     self.lanes_touching(step, &wp.target, &self.machine)
                 };
                 let inst = self.program.inst(InstIdx(rec.pc));
-                let workitems = lanes
-                    .iter()
-                    .filter_map(|&l| self.work_item(rec.thread, l))
-                    .map(|w| self.work_item_text(&w))
-                    .collect();
+                let workitems = self.work_items_of(rec.thread, &lanes);
                 let hit = WatchHit {
                     id,
                     access,

@@ -30,10 +30,17 @@ impl Session {
         }
     }
 
+    /// The work-items `lanes` of `thread` hold, as `work_item_text` writes them.
+    pub(super) fn work_items_of(&self, thread: u32, lanes: &[u32]) -> Vec<String> {
+        lanes.iter().filter_map(|&l| self.work_item(thread, l)).map(|w| self.work_item_text(&w)).collect()
+    }
+
     /// `, work-item 5` for a lane that holds one, else nothing.
     pub(super) fn work_item_suffix(&self, thread: u32, lane: u32) -> String {
-        self.work_item(thread, lane)
-            .map_or(String::new(), |w| format!(", work-item {}", self.work_item_text(&w)))
+        match work_items_phrase(&self.work_items_of(thread, &[lane])) {
+            p if p.is_empty() => p,
+            p => format!(", {p}"),
+        }
     }
 
     /// `workitem [ID]`.
@@ -141,5 +148,15 @@ impl Session {
                 (t == thread && state.control.em >> lane & 1 != 0).then_some(Some(lane))
             }
         }
+    }
+}
+
+/// `work-item 5`, `work-items 5 6`, or nothing: the work-items a reply names after lanes.
+pub(super) fn work_items_phrase<S: AsRef<str>>(items: &[S]) -> String {
+    let ids: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    match ids.as_slice() {
+        [] => String::new(),
+        [one] => format!("work-item {one}"),
+        many => format!("work-items {}", many.join(" ")),
     }
 }
