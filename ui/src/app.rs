@@ -463,9 +463,7 @@ impl App {
                 let writer = view.rows.get(view.cursor).and_then(|r| r.writer);
                 self.why = None;
                 if let Some((step, thread, lane)) = writer {
-                    self.movement(Command::GotoStep(step));
-                    self.execute(&Command::Thread(thread));
-                    self.execute(&Command::Lane(lane));
+                    self.go_to_write(step, thread, Some(lane));
                 }
             }
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('y') => self.why = None,
@@ -491,10 +489,16 @@ impl App {
         self.push_log(&reply.text);
         let writer = &reply.fields["writer"];
         let (Some(step), Some(thread)) = (writer["step"].as_u64(), writer["thread"].as_u64()) else { return };
+        self.go_to_write(step, thread as u32, writer["lane"].as_u64().map(|l| l as u32));
+    }
+
+    /// Goes to step `step`, where `thread` (`lane`, when the write names one) is about to
+    /// write: the writing instruction is the current one.
+    fn go_to_write(&mut self, step: u64, thread: u32, lane: Option<u32>) {
         self.movement(Command::GotoStep(step));
-        self.execute(&Command::Thread(thread as u32));
-        if let Some(lane) = writer["lane"].as_u64() {
-            self.execute(&Command::Lane(lane as u32));
+        self.execute(&Command::Thread(thread));
+        if let Some(lane) = lane {
+            self.execute(&Command::Lane(lane));
         }
     }
 
