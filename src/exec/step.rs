@@ -461,6 +461,11 @@ fn madw_high_offset(n: u32, size: u32, grf_size: u32) -> u32 {
 /// destinations, as `execute` writes them: the destination's element, the second
 /// destination of `addc`/`subb`, and `madw`'s high half.
 pub fn direct_dst_bytes(inst: &Inst, channel: u32, grf_size: u32) -> Vec<(u32, u32)> {
+    // Only ALU instructions have destinations first (a message's first operand may be its
+    // address, `svm_block_ld (4) A(0,0)<0;1,0> D.0`).
+    if inst.op.family() != Family::Alu {
+        return Vec::new();
+    }
     let n_dsts = if matches!(inst.op, Opcode::Addc | Opcode::Subb) { 2 } else { 1 };
     let mut out = Vec::new();
     for op in inst.operands.iter().take(n_dsts) {

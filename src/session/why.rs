@@ -169,7 +169,12 @@ impl Session {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
         walk.seek(self, step);
-        let channel = self.writing_channel(&walk.state, step, place, first_byte);
+        // A message's (or a memory write's) accesses, by lane: the step run again once.
+        let accesses = match is_message(inst) || matches!(place, Place::Mem { .. }) {
+            true => self.step_accesses(&walk.state, step),
+            false => Vec::new(),
+        };
+        let channel = self.writing_channel(&walk.state, step, place, first_byte, &accesses);
         node.writer = Some(WhyWriter {
             step,
             thread: rec.thread,
@@ -184,9 +189,9 @@ impl Session {
             return node;
         }
         let (channel, mut sources) = match channel {
-            Some(c) => (c, self.sources(walk, step, c, place)),
+            Some(c) => (c, self.sources(walk, step, c, place, &accesses)),
             // A block message (no lane per access) moves the thread's bytes in order.
-            None => match self.block_sources(walk, step, place) {
+            None => match self.block_sources(walk, step, place, &accesses) {
                 Some(sources) => {
                     if let Some(w) = node.writer.as_mut() {
                         w.scalar = true;
@@ -202,7 +207,7 @@ impl Session {
         // Bytes of the location this channel did not write (a qword whose halves two `mov`s
         // wrote, a range over several lanes' stores) have writers of their own: the rest of
         // the value, as it stood at the same time.
-        sources.extend(self.rest_of(walk, place, step, channel).into_iter().map(Source::Rest));
+        sources.extend(self.rest_of(place, step, channel, &accesses).into_iter().map(Source::Rest));
         for source in sources {
             if walk.nodes >= MAX_WHY_NODES {
                 node.note = Some(format!("more sources not shown (at most {MAX_WHY_NODES} values)"));
@@ -260,11 +265,28 @@ impl Session {
 
     /// The channel (relative to the instruction's mask offset) of step `step` that wrote
     /// `byte` of `place`, `state` being the machine before the step.
-    fn writing_channel(&self, state: &Machine, step: u64, place: Place, byte: u64) -> Option<u32> {
+    fn writing_channel(
+        &self,
+        state: &Machine,
+        step: u64,
+        place: Place,
+        byte: u64,
+        accesses: &[Access],
+    ) -> Option<u32> {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
         let enabled = |c: u32| rec.chen >> c & 1 != 0;
         match (place, inst.operands.first()) {
+            // A block message names no lane: `block_sources` maps its bytes in order.
+            (Place::Grf { .. }, _) if is_message(inst) && accesses.iter().all(|a| a.lane.is_none()) => None,
+            (Place::Grf { .. }, _) if is_message(inst) => {
+                // A message's return, in the slot layout of loads: channel c's component k at
+                // dst + (k·n + c)·slot (a dword, or 8 bytes for `d64`); checked by value in
+                // `sources`.
+                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(inst, op))?;
+                let slot = (byte.checked_sub(u64::from(dst))? / u64::from(size)) as u32;
+                Some(slot % inst.exec.size.max(1)).filter(|&c| enabled(c))
+            }
             (Place::Grf { .. }, Some(Operand::Direct(_))) => {
                 // The channel whose destination bytes (`addc`'s carry and `madw`'s high half
                 // included) hold the byte.
@@ -285,21 +307,11 @@ impl Session {
                 };
                 first_channel(inst.exec.size, enabled, covers)
             }
-            (Place::Grf { .. }, _) => {
-                // A message's return, in the slot layout of loads: channel c's component k at
-                // dst + (k·n + c)·slot (a dword, or 8 bytes for `d64`); checked by value in
-                // `sources`.
-                let (dst, size) = inst.operands.iter().rev().find_map(|op| payload(inst, op))?;
-                let slot = (byte.checked_sub(u64::from(dst))? / u64::from(size)) as u32;
-                Some(slot % inst.exec.size.max(1)).filter(|&c| enabled(c))
-            }
-            (Place::Mem { space, addr, len }, _) => {
-                let accesses = self.step_accesses(state, step);
-                accesses
-                    .iter()
-                    .filter(|a| a.write && a.space == space && a.addr < addr + len && addr < a.addr + a.len)
-                    .find_map(|a| a.lane)
-            }
+            (Place::Grf { .. }, _) => None,
+            (Place::Mem { space, addr, len }, _) => accesses
+                .iter()
+                .filter(|a| a.write && a.space == space && a.addr < addr + len && addr < a.addr + a.len)
+                .find_map(|a| a.lane),
             (Place::Pred { lane, .. }, _) => lane.checked_sub(inst.exec.offset),
         }
     }
@@ -308,11 +320,15 @@ impl Session {
     /// map to the accesses' bytes in order (a block store's data register to memory, memory to
     /// a block load's return). None when the step made no such access to `place`; each edge
     /// is checked by value.
-    fn block_sources(&self, walk: &mut Walk, step: u64, place: Place) -> Option<Vec<Source>> {
+    fn block_sources(
+        &self,
+        walk: &mut Walk,
+        step: u64,
+        place: Place,
+        accesses: &[Access],
+    ) -> Option<Vec<Source>> {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
-        walk.seek(self, step);
-        let accesses = self.step_accesses(&walk.state, step);
         let write = matches!(place, Place::Mem { .. });
         let blocks: Vec<&Access> = accesses.iter().filter(|a| a.lane.is_none() && a.write == write).collect();
         let payload_base = data_operands(inst).first().map(|&(base, _)| base)?;
@@ -362,7 +378,7 @@ impl Session {
 
     /// The parts of `place` that channel `channel` of step `step` did not write: outside its
     /// destination element (registers) or outside its own stores (memory).
-    fn rest_of(&self, walk: &mut Walk, place: Place, step: u64, channel: u32) -> Vec<Place> {
+    fn rest_of(&self, place: Place, step: u64, channel: u32, accesses: &[Access]) -> Vec<Place> {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
         let (lo, hi, written): (u64, u64, Vec<(u64, u64)>) = match place {
@@ -372,10 +388,8 @@ impl Session {
                 (u64::from(offset), u64::from(offset + len), written)
             }
             Place::Mem { space, addr, len } => {
-                walk.seek(self, step);
-                let mine = self
-                    .step_accesses(&walk.state, step)
-                    .into_iter()
+                let mine = accesses
+                    .iter()
                     .filter(|a| a.write && a.space == space && a.lane == Some(channel))
                     .map(|a| (a.addr, a.addr + a.len))
                     .collect();
@@ -415,7 +429,14 @@ impl Session {
     }
 
     /// What channel `channel` of step `step` read to make the value it wrote to `place`.
-    fn sources(&self, walk: &mut Walk, step: u64, channel: u32, place: Place) -> Vec<Source> {
+    fn sources(
+        &self,
+        walk: &mut Walk,
+        step: u64,
+        channel: u32,
+        place: Place,
+        accesses: &[Access],
+    ) -> Vec<Source> {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
         let thread = rec.thread;
@@ -424,12 +445,8 @@ impl Session {
         if let Some(p) = inst.pred {
             out.push(Source::Place(Place::Pred { thread, pred: p.pred, lane }));
         }
-        let message = !matches!(
-            inst.operands.first(),
-            Some(Operand::Direct(_) | Operand::Indirect(_) | Operand::Pred(_))
-        );
-        if message {
-            out.extend(self.message_sources(walk, step, channel, place));
+        if is_message(inst) {
+            out.extend(self.message_sources(walk, step, channel, place, accesses));
             return out;
         }
         // `(P) sel`: the predicate bit chose one source for this lane.
@@ -476,10 +493,16 @@ impl Session {
 
     /// Sources of a message's write: for a store, the data register element holding the
     /// bytes written; for a load, the memory the channel read. Each checked by value.
-    fn message_sources(&self, walk: &mut Walk, step: u64, channel: u32, place: Place) -> Vec<Source> {
+    fn message_sources(
+        &self,
+        walk: &mut Walk,
+        step: u64,
+        channel: u32,
+        place: Place,
+        accesses: &[Access],
+    ) -> Vec<Source> {
         let rec = self.recorder.trace.steps.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
-        let accesses = self.step_accesses(&walk.state, step);
         let mine: Vec<&Access> = accesses.iter().filter(|a| a.lane == Some(channel)).collect();
         let unknown = |what: &str| Source::Leaf {
             location: "message operands".into(),
@@ -724,6 +747,12 @@ enum Source {
         value: String,
         note: String,
     },
+}
+
+/// A memory message or atomic (the opcode table's family): its operands are address and
+/// payload registers, not a destination and sources.
+fn is_message(inst: &crate::program::Inst) -> bool {
+    inst.op.family() == crate::isa::Family::Memory
 }
 
 /// The GRF offset of a message's raw or LSC data operand `op` (not its LSC address), and the
