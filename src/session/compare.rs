@@ -39,14 +39,7 @@ impl Session {
         self.read_memory(space, addr, &mut actual).map_err(|e| {
             format!("{} is {len} bytes, longer than the memory at {loc}: {e}", path.display())
         })?;
-        let ty = match (unit, format) {
-            (4, Format::Float) => DataType::F,
-            (8, Format::Float) => DataType::Df,
-            (1, _) => DataType::Ub,
-            (2, _) => DataType::Uw,
-            (8, _) => DataType::Uq,
-            _ => DataType::Ud,
-        };
+        let ty = super::format::unit_type(u64::from(unit), format);
         let size = unit as usize;
         let element = |bytes: &[u8], i: usize| load_le(&bytes[i * size..][..size], unit);
         let differing: Vec<usize> = (0..expected.len() / size)

@@ -4,6 +4,19 @@ use super::command::Format;
 use crate::exec::convert::f16_bits_to_f32;
 use crate::isa::DataType;
 
+/// The type a memory element of `unit` bytes reads as in `format` (`x/NFU`, `compare`,
+/// memory watch values): a float of 4 or 8 bytes for `/f`, else an unsigned integer.
+pub fn unit_type(unit: u64, format: Format) -> DataType {
+    match (unit, format) {
+        (4, Format::Float) => DataType::F,
+        (8, Format::Float) => DataType::Df,
+        (1, _) => DataType::Ub,
+        (2, _) => DataType::Uw,
+        (8, _) => DataType::Uq,
+        _ => DataType::Ud,
+    }
+}
+
 /// One value of type `ty` (raw bits) in `format`.
 pub fn value(ty: DataType, bits: u64, format: Format) -> String {
     let size = ty.size();

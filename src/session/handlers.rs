@@ -754,12 +754,7 @@ impl Session {
                     .or_else(|_| resolve_region(&self.program, crate::isa::UnitId(0), text, simd))
                     .map_or(DataType::Ud, |r| r.ty)
             }
-            WatchTarget::Memory { len, .. } => match len {
-                1 => DataType::Ub,
-                2 => DataType::Uw,
-                8 => DataType::Uq,
-                _ => DataType::Ud,
-            },
+            WatchTarget::Memory { len, .. } => super::format::unit_type(*len, Format::Hex),
         }
     }
 
@@ -784,14 +779,7 @@ impl Session {
         }
         let mut bytes = vec![0u8; count as usize * unit as usize];
         self.read_memory(space, addr, &mut bytes)?;
-        let ty = match (unit, format) {
-            (4, Format::Float) => crate::isa::DataType::F,
-            (8, Format::Float) => crate::isa::DataType::Df,
-            (1, _) => crate::isa::DataType::Ub,
-            (2, _) => crate::isa::DataType::Uw,
-            (8, _) => crate::isa::DataType::Uq,
-            _ => crate::isa::DataType::Ud,
-        };
+        let ty = super::format::unit_type(u64::from(unit), format);
         let values: Vec<String> =
             bytes.chunks(unit as usize).map(|c| fmt_value(ty, load_le(c, unit), format)).collect();
         let mut text = String::new();
