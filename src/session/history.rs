@@ -23,30 +23,56 @@ impl Session {
     /// The last `n` steps of `thread` before now, oldest first, looking back at most
     /// `scan_limit` steps of any thread (a bound that keeps this cheap on huge recordings).
     pub fn mask_history(&self, thread: ThreadId, n: usize, scan_limit: u64) -> Vec<MaskStep> {
-        let mut em = self.machine.thread(thread).control.em;
-        let mut out = Vec::new();
-        let mut step = self.now;
-        let floor = self.now.saturating_sub(scan_limit);
-        while step > floor && out.len() < n {
-            step -= 1;
-            let rec = self.recorder.trace.steps.at(step);
-            if rec.thread != thread.0 {
-                continue;
-            }
-            let after = em;
-            for e in self.recorder.trace.entries(step) {
-                if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
-                    if let Some((old, _)) = self.recorder.trace.control_change(*index) {
-                        em = old.em;
-                    }
-                }
-            }
-            let goto = self.program.inst(InstIdx(rec.pc)).op == Opcode::Goto;
-            out.push(MaskStep { step, em, goto, rejoined: after & !em != 0 && !goto });
-        }
+        let mut out: Vec<MaskStep> = self
+            .mask_steps(thread, self.now.saturating_sub(scan_limit))
+            .take(n)
+            .map(|m| {
+                let goto = self.program.inst(InstIdx(m.pc)).op == Opcode::Goto;
+                MaskStep { step: m.step, em: m.before, goto, rejoined: m.after & !m.before != 0 && !goto }
+            })
+            .collect();
         out.reverse();
         out
     }
+
+    /// `thread`'s steps from now back to `floor` (exclusive), newest first, each with its
+    /// execution mask before and after, undone from the current one through the control
+    /// changes the log holds.
+    fn mask_steps(&self, thread: ThreadId, floor: u64) -> impl Iterator<Item = EmStep> + '_ {
+        let trace = &self.recorder.trace;
+        let mut em = self.machine.thread(thread).control.em;
+        let mut step = self.now;
+        std::iter::from_fn(move || {
+            while step > floor {
+                step -= 1;
+                let rec = trace.steps.at(step);
+                if rec.thread != thread.0 {
+                    continue;
+                }
+                let after = em;
+                // A step that only moved the pc changed no mask.
+                if !rec.falls_through() {
+                    for e in trace.entries(step) {
+                        if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
+                            if let Some((old, _)) = trace.control_change(*index) {
+                                em = old.em;
+                            }
+                        }
+                    }
+                }
+                return Some(EmStep { step, pc: rec.pc, before: em, after });
+            }
+            None
+        })
+    }
+}
+
+/// One of a thread's steps with its execution mask around it.
+struct EmStep {
+    step: u64,
+    pc: u32,
+    before: u32,
+    after: u32,
 }
 
 /// A step at which one lane of a thread left or rejoined the execution mask.
@@ -75,30 +101,15 @@ impl Session {
     /// `goto` parked it, on which predicate bit, and where it came back). Scans the thread's
     /// steps back to its first; predicate bits come from a copy of the machine walked back.
     pub fn lane_history(&self, thread: ThreadId, lane: u32) -> Vec<LaneEvent> {
-        let trace = &self.recorder.trace;
-        let first = trace.first_step.get(thread.0 as usize).copied().unwrap_or(u64::MAX);
+        // Back to the thread's first step (none recorded: nothing to scan).
+        let first = self.recorder.trace.first_step.get(thread.0 as usize).copied().unwrap_or(u64::MAX);
         let bit = 1u32.checked_shl(lane).unwrap_or(0);
-        let mut em = self.machine.thread(thread).control.em;
-        let mut found = Vec::new();
-        let mut step = self.now;
-        while step > first && step != u64::MAX && found.len() < MAX_LANE_EVENTS {
-            step -= 1;
-            let rec = trace.steps.at(step);
-            if rec.thread != thread.0 || rec.falls_through() {
-                continue;
-            }
-            let after = em;
-            for e in trace.entries(step) {
-                if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
-                    if let Some((old, _)) = trace.control_change(*index) {
-                        em = old.em;
-                    }
-                }
-            }
-            if (em ^ after) & bit != 0 {
-                found.push((step, rec.pc, em, after));
-            }
-        }
+        let found: Vec<(u64, u32, u32, u32)> = self
+            .mask_steps(thread, if first == u64::MAX { self.now } else { first })
+            .filter(|m| (m.before ^ m.after) & bit != 0)
+            .take(MAX_LANE_EVENTS)
+            .map(|m| (m.step, m.pc, m.before, m.after))
+            .collect();
         let mut state = self.machine.clone();
         let mut at = self.now;
         found
