@@ -174,7 +174,8 @@ impl Session {
             true => self.step_accesses(&walk.state, step),
             false => Vec::new(),
         };
-        let channel = self.writing_channel(&walk.state, step, place, first_byte, &accesses);
+        let w = Write { step, rec, inst, place, accesses };
+        let channel = self.writing_channel(&walk.state, &w, first_byte);
         node.writer = Some(WhyWriter {
             step,
             thread: rec.thread,
@@ -189,9 +190,9 @@ impl Session {
             return node;
         }
         let (channel, mut sources) = match channel {
-            Some(c) => (c, self.sources(walk, step, c, place, &accesses)),
+            Some(c) => (c, self.sources(walk, &w, c)),
             // A block message (no lane per access) moves the thread's bytes in order.
-            None => match self.block_sources(walk, step, place, &accesses) {
+            None => match self.block_sources(walk, &w) {
                 Some(sources) => {
                     if let Some(w) = node.writer.as_mut() {
                         w.scalar = true;
@@ -207,7 +208,7 @@ impl Session {
         // Bytes of the location this channel did not write (a qword whose halves two `mov`s
         // wrote, a range over several lanes' stores) have writers of their own: the rest of
         // the value, as it stood at the same time.
-        sources.extend(self.rest_of(place, step, channel, &accesses).into_iter().map(Source::Rest));
+        sources.extend(self.rest_of(&w, channel).into_iter().map(Source::Rest));
         for source in sources {
             if walk.nodes >= MAX_WHY_NODES {
                 node.note = Some(format!("more sources not shown (at most {MAX_WHY_NODES} values)"));
@@ -265,16 +266,8 @@ impl Session {
 
     /// The channel (relative to the instruction's mask offset) of step `step` that wrote
     /// `byte` of `place`, `state` being the machine before the step.
-    fn writing_channel(
-        &self,
-        state: &Machine,
-        step: u64,
-        place: Place,
-        byte: u64,
-        accesses: &[Access],
-    ) -> Option<u32> {
-        let rec = self.recorder.trace.steps.at(step);
-        let inst = self.program.inst(InstIdx(rec.pc));
+    fn writing_channel(&self, state: &Machine, w: &Write, byte: u64) -> Option<u32> {
+        let (rec, inst, place, accesses) = (w.rec, w.inst, w.place, &w.accesses[..]);
         let enabled = |c: u32| rec.chen >> c & 1 != 0;
         match (place, inst.operands.first()) {
             // A block message names no lane: `block_sources` maps its bytes in order.
@@ -320,15 +313,8 @@ impl Session {
     /// map to the accesses' bytes in order (a block store's data register to memory, memory to
     /// a block load's return). None when the step made no such access to `place`; each edge
     /// is checked by value.
-    fn block_sources(
-        &self,
-        walk: &mut Walk,
-        step: u64,
-        place: Place,
-        accesses: &[Access],
-    ) -> Option<Vec<Source>> {
-        let rec = self.recorder.trace.steps.at(step);
-        let inst = self.program.inst(InstIdx(rec.pc));
+    fn block_sources(&self, walk: &mut Walk, w: &Write) -> Option<Vec<Source>> {
+        let (rec, inst, step, place, accesses) = (w.rec, w.inst, w.step, w.place, &w.accesses[..]);
         let write = matches!(place, Place::Mem { .. });
         let blocks: Vec<&Access> = accesses.iter().filter(|a| a.lane.is_none() && a.write == write).collect();
         let payload_base = data_operands(inst).first().map(|&(base, _)| base)?;
@@ -378,9 +364,8 @@ impl Session {
 
     /// The parts of `place` that channel `channel` of step `step` did not write: outside its
     /// destination element (registers) or outside its own stores (memory).
-    fn rest_of(&self, place: Place, step: u64, channel: u32, accesses: &[Access]) -> Vec<Place> {
-        let rec = self.recorder.trace.steps.at(step);
-        let inst = self.program.inst(InstIdx(rec.pc));
+    fn rest_of(&self, w: &Write, channel: u32) -> Vec<Place> {
+        let (inst, place, accesses) = (w.inst, w.place, &w.accesses[..]);
         let (lo, hi, written): (u64, u64, Vec<(u64, u64)>) = match place {
             Place::Grf { offset, len, .. } => {
                 let written = direct_dst_bytes(inst, channel, self.program.grf_size);
@@ -429,24 +414,15 @@ impl Session {
     }
 
     /// What channel `channel` of step `step` read to make the value it wrote to `place`.
-    fn sources(
-        &self,
-        walk: &mut Walk,
-        step: u64,
-        channel: u32,
-        place: Place,
-        accesses: &[Access],
-    ) -> Vec<Source> {
-        let rec = self.recorder.trace.steps.at(step);
-        let inst = self.program.inst(InstIdx(rec.pc));
-        let thread = rec.thread;
+    fn sources(&self, walk: &mut Walk, w: &Write, channel: u32) -> Vec<Source> {
+        let (inst, thread) = (w.inst, w.rec.thread);
         let lane = channel + inst.exec.offset;
         let mut out = Vec::new();
         if let Some(p) = inst.pred {
             out.push(Source::Place(Place::Pred { thread, pred: p.pred, lane }));
         }
         if is_message(inst) {
-            out.extend(self.message_sources(walk, step, channel, place, accesses));
+            out.extend(self.message_sources(walk, w, channel));
             return out;
         }
         // `(P) sel`: the predicate bit chose one source for this lane.
@@ -493,16 +469,8 @@ impl Session {
 
     /// Sources of a message's write: for a store, the data register element holding the
     /// bytes written; for a load, the memory the channel read. Each checked by value.
-    fn message_sources(
-        &self,
-        walk: &mut Walk,
-        step: u64,
-        channel: u32,
-        place: Place,
-        accesses: &[Access],
-    ) -> Vec<Source> {
-        let rec = self.recorder.trace.steps.at(step);
-        let inst = self.program.inst(InstIdx(rec.pc));
+    fn message_sources(&self, walk: &mut Walk, w: &Write, channel: u32) -> Vec<Source> {
+        let (rec, inst, step, place, accesses) = (w.rec, w.inst, w.step, w.place, &w.accesses[..]);
         let mine: Vec<&Access> = accesses.iter().filter(|a| a.lane == Some(channel)).collect();
         let unknown = |what: &str| Source::Leaf {
             location: "message operands".into(),
@@ -697,6 +665,17 @@ impl Session {
 /// `sel` writes channels its predicate disabled, choosing the source, not the lanes).
 fn first_channel(n: u32, enabled: impl Fn(u32) -> bool, covers: impl Fn(&u32) -> bool) -> Option<u32> {
     (0..n).filter(|&c| enabled(c)).find(&covers).or_else(|| (0..n).find(&covers))
+}
+
+/// The write a node's value came from, as the functions explaining it need it: its step and
+/// record, instruction, the place it wrote, and (for messages and memory) the step's accesses
+/// by lane, from running it again once.
+struct Write<'a> {
+    step: u64,
+    rec: crate::trace::StepRecord,
+    inst: &'a crate::program::Inst,
+    place: Place,
+    accesses: Vec<Access>,
 }
 
 /// A copy of the machine walked through time as the tree needs it.
