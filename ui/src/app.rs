@@ -408,8 +408,6 @@ impl App {
         Some(format!("{}({row},{col})<0;1,0>", v.name))
     }
 
-    /// `why` of the selection, shown as an overlay (its text lines are the tree's nodes in
-    /// order, each with the write it came from).
     /// What `y` explains: in the source pane, the selected operand's element for the focused
     /// lane (the value that lane reads or writes there); elsewhere the selection.
     fn why_location(&mut self) -> Option<String> {
@@ -430,6 +428,8 @@ impl App {
         Some(format!("{} {}", self.session.grf_element_text(offset, d.ty.size()), d.ty.size()))
     }
 
+    /// `why` of the selection, shown as an overlay (its text lines are the tree's nodes in
+    /// order, each with the write it came from).
     fn open_why(&mut self) {
         let Some(loc) = self.why_location() else { return };
         let cmd = match session::parse(&format!("why {loc}")) {
