@@ -21,7 +21,7 @@ mod test_util;
 pub use control::{window, FUNCTION_ADDRESS_BASE};
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
-pub use observer::{NullObserver, Observer, StepHooks};
+pub use observer::{lane_runs, LaneRuns, NullObserver, Observer, StepHooks};
 pub use operand::{indirect_lane, load_le, operand_type, store_le};
 pub(crate) use schedule::in_key_order;
 pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Scheduler};

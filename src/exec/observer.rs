@@ -9,6 +9,15 @@ pub trait Observer {
     const ACTIVE: bool;
     /// GRF bytes `[offset, offset+new.len())` of `thread` changed from `old` to `new`.
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]);
+    /// A packed region write with disabled lanes between enabled ones: element `i` (`size`
+    /// bytes at `offset + i * size`) was written where bit `i` of `lanes` is set; `old` and
+    /// `new` cover every element from 0 to the last enabled one (the disabled ones keep their
+    /// bytes). By default, one [`Observer::grf`] per run of enabled lanes.
+    fn grf_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32, old: &[u8], new: &[u8]) {
+        for (a, b) in lane_runs(lanes, size) {
+            self.grf(thread, offset + a, &old[a as usize..b as usize], &new[a as usize..b as usize]);
+        }
+    }
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32);
     fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32);
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]);
@@ -22,6 +31,33 @@ pub trait Observer {
     /// block message's, which belong to no lane. The debugger's "which lanes wrote this
     /// byte" re-executes a step with an observer that listens here.
     fn access_lane(&mut self, _lane: Option<u32>) {}
+}
+
+/// The byte ranges `[a, b)` of the runs of set bits in `lanes`, `size` bytes per lane, in
+/// order.
+pub fn lane_runs(lanes: u32, size: u32) -> LaneRuns {
+    LaneRuns { bits: lanes, size }
+}
+
+/// The iterator of [`lane_runs`].
+#[derive(Copy, Clone, Debug)]
+pub struct LaneRuns {
+    bits: u32,
+    size: u32,
+}
+
+impl Iterator for LaneRuns {
+    type Item = (u32, u32);
+
+    fn next(&mut self) -> Option<(u32, u32)> {
+        if self.bits == 0 {
+            return None;
+        }
+        let lo = self.bits.trailing_zeros();
+        let len = (!(self.bits >> lo)).trailing_zeros();
+        self.bits &= !((((1u64 << len) - 1) as u32) << lo);
+        Some((lo * self.size, (lo + len) * self.size))
+    }
 }
 
 /// An observer that also hears where each step of a burst starts and ends

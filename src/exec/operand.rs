@@ -228,16 +228,25 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
-    /// recorder knows exactly which bytes were written (not the disabled lanes between).
+    /// recorder knows exactly which bytes were written (not the disabled lanes between); a
+    /// packed destination with more than one run goes out as one [`Observer::grf_lanes`].
     pub(super) fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
         if region == Region::dst(1) {
-            // Packed lanes: the runs are the runs of set bits.
-            let mut bits = enabled as u64 & ((1u64 << n.min(32)) - 1);
-            while bits != 0 {
-                let lo = bits.trailing_zeros();
-                let len = (!(bits >> lo)).trailing_zeros();
-                self.flush_run(first, (lo * size, (lo + len) * size));
-                bits &= !(((1u64 << len) - 1) << lo);
+            // Packed lanes: the runs are the runs of set bits; two or more go to the observer
+            // as one write with its lanes (the recorder logs them as one entry).
+            let bits = (enabled as u64 & ((1u64 << n.min(32)) - 1)) as u32;
+            if bits == 0 {
+                return;
+            }
+            let (lo, hi) = (bits.trailing_zeros(), 32 - bits.leading_zeros());
+            let lanes = bits >> lo;
+            if lanes & (lanes + 1) == 0 {
+                self.flush_run(first, (lo * size, hi * size));
+            } else {
+                let (a, b) = ((lo * size) as usize, (hi * size) as usize);
+                let at = first as usize;
+                let new = &self.thread.grf[at + a..at + b];
+                self.obs.grf_lanes(self.tid, first + a as u32, size, lanes, &self.scratch[a..b], new);
             }
             return;
         }

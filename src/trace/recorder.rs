@@ -192,7 +192,7 @@ impl Recorder {
                 if let Written::Mem { space, addr, len } = w {
                     // The write path of undo and redo with a payload of zeros (a sparse one
                     // with no byte set): the bytes stay, the page or SLM becomes this machine's.
-                    let zeros = Xor::Sparse { len: len as usize, map: &[], data: &[] };
+                    let zeros = Xor::Sparse { len: len as usize, skip: 0, map: &[], data: &[] };
                     xor_memory(machine, space, addr, zeros);
                 }
             });

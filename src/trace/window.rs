@@ -98,6 +98,11 @@ impl Observer for Stage {
         log::push_grf(&mut self.log, who, offset, old, new);
     }
 
+    fn grf_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32, old: &[u8], new: &[u8]) {
+        let who = self.other(thread);
+        log::push_grf_lanes(&mut self.log, who, offset, size, lanes, old, new);
+    }
+
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
         let who = self.other(thread);
         log::push_pred(&mut self.log, who, pred.0, old, new);

@@ -12,7 +12,7 @@ use std::arch::x86_64::{
 };
 use std::sync::OnceLock;
 
-use super::{Header, MAX_SPARSE};
+use super::{Header, MAX_SPARSE, SPARSE_SHORT};
 
 /// Whether this CPU has the instructions [`put_sparse`] uses (checked once).
 pub fn available() -> bool {
@@ -125,4 +125,50 @@ fn encode_one(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]) -> bool
         out.set_len(start + h + map_len + packed);
     }
     true
+}
+
+/// Appends the XOR payload of a lanes entry spanning at most 64 bytes, with a one-byte
+/// header: `old XOR new` at the bytes set in `written`, packed, in the sparse form when it is
+/// shorter, as the portable path's gather and [`super::put_xor`] write it.
+pub fn put_packed(out: &mut Vec<u8>, old: &[u8], new: &[u8], written: u64) {
+    assert!(available() && old.len() == new.len() && new.len() <= 64);
+    // SAFETY: the CPU has the features `encode_packed` is compiled for (checked just above).
+    unsafe { encode_packed(out, old, new, written) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+fn encode_packed(out: &mut Vec<u8>, old: &[u8], new: &[u8], written: u64) {
+    let len = new.len();
+    let lanes = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
+    // SAFETY: masked loads touch only the slices' `len` bytes.
+    let x = unsafe {
+        _mm512_xor_si512(
+            _mm512_maskz_loadu_epi8(lanes, old.as_ptr().cast()),
+            _mm512_maskz_loadu_epi8(lanes, new.as_ptr().cast()),
+        )
+    };
+    let written = written & lanes;
+    let n = written.count_ones() as usize;
+    let packed = _mm512_maskz_compress_epi8(written, x);
+    let map = _mm512_test_epi8_mask(packed, packed);
+    let (map_len, set) = (n.div_ceil(8), map.count_ones() as usize);
+    let start = out.len();
+    out.reserve(1 + 8 + 64);
+    let head = out.as_mut_ptr().wrapping_add(start);
+    // SAFETY: the stores end within the reserved capacity (header byte 0, map word 1..9,
+    // vector from 1 + map_len or 1, 64 bytes); the length set covers only bytes written (the
+    // header, the map's first `map_len` and the vector's first `set` bytes, or the header and
+    // the `n` packed bytes).
+    unsafe {
+        if map_len + set < n {
+            head.write(n as u8 | SPARSE_SHORT);
+            head.add(1).cast::<[u8; 8]>().write_unaligned(map.to_le_bytes());
+            _mm512_storeu_si512(head.add(1 + map_len).cast(), _mm512_maskz_compress_epi8(map, packed));
+            out.set_len(start + 1 + map_len + set);
+        } else {
+            head.write(n as u8);
+            _mm512_storeu_si512(head.add(1).cast(), packed);
+            out.set_len(start + 1 + n);
+        }
+    }
 }

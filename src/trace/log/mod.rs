@@ -16,11 +16,19 @@
 //! | 10 predicate of the step's own thread | pred u32, xor u32 |
 //! | 11 GRF of the step's own thread, compact | offset u16, len u8, xor\[len\] |
 //! | 12 pc of the step's own thread | old pc u32, new pc u32 |
+//! | 13 GRF lanes of the step's own thread | offset u16, shape u8, lanes\[⌈n/8⌉\], xor\[lanes × size\] |
 //!
-//! Every GRF and predicate write comes from the step's own thread, so tags 9 to 12 are what
+//! Every GRF and predicate write comes from the step's own thread, so tags 9 to 13 are what
 //! the recorder writes (no thread field); 0, 1 and 6 remain for changes on behalf of another
 //! thread (a barrier release moves the released thread). Tag 11 takes writes of at most 127
 //! bytes below GRF offset 64 Ki: most writes.
+//!
+//! Tag 13 is one packed region write whose enabled lanes are not contiguous (lanes that left
+//! a loop, in divergent code): `n` elements of `size` bytes from the offset (shape: log2 of
+//! the size in bits 0–1, `n - 1` in bits 2–6), the bitmap of the lanes written, then one XOR
+//! payload of the written lanes' bytes, one lane after another. It decodes to the GRF entries
+//! its runs of lanes would have made, one per run, so that readers see exactly the bytes
+//! written; it takes 6–9 bytes of header where every run took 4, and one payload.
 //!
 //! An XOR payload is a length header (u16, or u8 in tag 11) whose top bit marks the sparse
 //! form: a bitmap of the non-zero bytes, then those bytes.
@@ -30,6 +38,7 @@ use std::borrow::Cow;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
+use crate::exec::{lane_runs, LaneRuns};
 use crate::machine::MemSpace;
 
 /// A decoded log entry (borrowing its XOR bytes from the log). `X` is how an XOR payload is
@@ -84,9 +93,11 @@ pub enum Kind<X> {
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Xor<'a> {
     Dense(&'a [u8]),
-    /// `len` bytes, of which those whose bit is set in `map` are `data`, in order.
+    /// Bytes `skip..skip + len` of a payload whose bytes set in `map` are `data`, in order
+    /// (`skip` is not 0 for one run of a lanes entry).
     Sparse {
         len: usize,
+        skip: usize,
         map: &'a [u8],
         data: &'a [u8],
     },
@@ -108,7 +119,7 @@ impl<'a> Xor<'a> {
     pub fn apply(&self, bytes: &mut [u8]) {
         match *self {
             Xor::Dense(xor) => bytes.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x),
-            Xor::Sparse { len, map, data } => {
+            Xor::Sparse { len, skip, map, data } => {
                 let mut data = data.iter();
                 for (w, &m) in map.iter().enumerate() {
                     let mut m = m;
@@ -116,11 +127,26 @@ impl<'a> Xor<'a> {
                         let i = 8 * w + m.trailing_zeros() as usize;
                         m &= m - 1;
                         let x = data.next().copied().unwrap_or(0);
-                        if let Some(b) = bytes.get_mut(i).filter(|_| i < len) {
+                        let Some(j) = i.checked_sub(skip) else { continue };
+                        if j >= len {
+                            return;
+                        }
+                        if let Some(b) = bytes.get_mut(j) {
                             *b ^= x;
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Bytes `a..b` of the payload (within its length).
+    fn window(self, a: usize, b: usize) -> Xor<'a> {
+        match self {
+            Xor::Dense(bytes) => Xor::Dense(&bytes[a.min(bytes.len())..b.min(bytes.len())]),
+            Xor::Sparse { len, skip, map, data } => {
+                let b = b.min(len);
+                Xor::Sparse { len: b.saturating_sub(a), skip: skip + a, map, data }
             }
         }
     }
@@ -302,9 +328,11 @@ pub(super) const MAX_SPARSE: usize = 256;
 /// Length flag of a sparse XOR payload (entries are split below 32 KiB so the bit is free).
 const SPARSE: u16 = 0x8000;
 /// Length flag of a sparse payload with a one-byte header.
-const SPARSE_SHORT: u8 = 0x80;
+pub(super) const SPARSE_SHORT: u8 = 0x80;
 /// Tag of a compact GRF entry (the step's own thread, offset below 64 Ki, payload below 128).
 const OWN_GRF: u8 = 11;
+/// Tag of a GRF lanes entry (the step's own thread, offset below 64 Ki, payload below 128).
+const OWN_GRF_LANES: u8 = 13;
 /// Longest payload of a compact GRF entry (one-byte header).
 const MAX_SHORT: usize = 0x7f;
 /// Longest payload one entry holds.
@@ -328,6 +356,80 @@ pub fn push_grf(out: &mut Vec<u8>, thread: Option<u32>, offset: u32, old: &[u8],
         put_u32(out, offset + (i * MAX_ENTRY) as u32);
         put_xor(out, Header::Long, o, n);
     }
+}
+
+/// A packed region write of the lanes set in `lanes` (see [`Observer::grf_lanes`]): one
+/// lanes entry, or one GRF entry per run of lanes where that entry cannot hold it (another
+/// thread's write, a high offset, 128 bytes or more written).
+///
+/// [`Observer::grf_lanes`]: crate::exec::Observer::grf_lanes
+pub fn push_grf_lanes(
+    out: &mut Vec<u8>,
+    thread: Option<u32>,
+    offset: u32,
+    size: u32,
+    lanes: u32,
+    old: &[u8],
+    new: &[u8],
+) {
+    let n = new.len() / size.max(1) as usize;
+    let written = lanes.count_ones() as usize * size as usize;
+    let fits = thread.is_none()
+        && matches!(size, 1 | 2 | 4 | 8)
+        && (1..=32).contains(&n)
+        && n * size as usize == new.len()
+        && written <= MAX_SHORT
+        && lanes >> (n - 1) >> 1 == 0;
+    match u16::try_from(offset) {
+        Ok(at) if fits => {
+            // The head in one fixed-size copy (a call to memcpy per entry otherwise), then
+            // cut to the lane bitmap's length.
+            let [lo, hi] = at.to_le_bytes();
+            let [l0, l1, l2, l3] = lanes.to_le_bytes();
+            let shape = size.trailing_zeros() as u8 | ((n - 1) as u8) << 2;
+            out.extend_from_slice(&[OWN_GRF_LANES, lo, hi, shape, l0, l1, l2, l3]);
+            out.truncate(out.len() - 4 + n.div_ceil(8));
+            put_packed(out, old, new, lanes, size);
+        }
+        _ => {
+            for (a, b) in crate::exec::lane_runs(lanes, size) {
+                let (a, b) = (a as usize, b as usize);
+                push_grf(out, thread, offset + a as u32, &old[a..b], &new[a..b]);
+            }
+        }
+    }
+}
+
+/// The XOR payload of a lanes entry: the written lanes' bytes of `old XOR new`, packed, with
+/// a one-byte header (at most [`MAX_SHORT`] bytes).
+fn put_packed(out: &mut Vec<u8>, old: &[u8], new: &[u8], lanes: u32, size: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if new.len() <= 64 && avx512::available() {
+        // One vector (a SIMD16 dword write): its written bytes, as a mask.
+        let unit = (1u64 << size) - 1;
+        let mut written = 0u64;
+        let mut bits = lanes;
+        while bits != 0 {
+            written |= unit << (bits.trailing_zeros() * size);
+            bits &= bits - 1;
+        }
+        avx512::put_packed(out, old, new, written);
+        return;
+    }
+    put_packed_portable(out, old, new, lanes, size);
+}
+
+/// [`put_packed`] by gathering the written lanes' bytes, then [`put_xor`].
+fn put_packed_portable(out: &mut Vec<u8>, old: &[u8], new: &[u8], lanes: u32, size: u32) {
+    let (mut o, mut w) = ([0u8; MAX_SHORT], [0u8; MAX_SHORT]);
+    let mut packed = 0;
+    for (a, b) in crate::exec::lane_runs(lanes, size) {
+        let (a, b) = (a as usize, b as usize);
+        o[packed..packed + b - a].copy_from_slice(&old[a..b]);
+        w[packed..packed + b - a].copy_from_slice(&new[a..b]);
+        packed += b - a;
+    }
+    put_xor(out, Header::Short, &o[..packed], &w[..packed]);
 }
 
 /// Writes of the step's own thread take `None` (no thread field).
@@ -465,7 +567,18 @@ impl<'a> Reader<'a> {
             return Xor::Dense(self.take(n));
         }
         let map = self.take(n.div_ceil(8));
-        Xor::Sparse { len: n, map, data: self.take(marked(map)) }
+        Xor::Sparse { len: n, skip: 0, map, data: self.take(marked(map)) }
+    }
+
+    /// The fields of a lanes entry after its tag: the offset, the element size, the lanes
+    /// written, and their payload.
+    fn lanes(&mut self) -> (u32, u32, u32, Xor<'a>) {
+        let offset = self.u16() as u32;
+        let shape = self.take(1)[0];
+        let (size, n) = (1u32 << (shape & 3), (shape >> 2) as usize + 1);
+        let mut lanes = [0u8; 4];
+        lanes[..n.div_ceil(8)].copy_from_slice(self.take(n.div_ceil(8)));
+        (offset, size, u32::from_le_bytes(lanes), self.xor(Header::Short))
     }
 }
 
@@ -476,10 +589,32 @@ pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
     entries(bytes, own).map(LogEntry::expand).collect()
 }
 
-/// [`decode`] without expanding payloads or collecting (undo and redo, step by step).
+/// [`decode`] without expanding payloads or collecting (undo and redo, step by step). A
+/// lanes entry comes out as one GRF entry per run of its lanes.
 pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>> {
     let mut r = Reader { bytes, at: 0 };
-    std::iter::from_fn(move || (r.at < r.bytes.len()).then(|| read_entry(&mut r, own)))
+    // The runs of the lanes entry being read: its offset, runs left, payload, and where the
+    // next run's bytes start in it.
+    let mut runs: Option<(u32, LaneRuns, Xor<'_>, usize)> = None;
+    std::iter::from_fn(move || loop {
+        if let Some((offset, left, xor, at)) = &mut runs {
+            if let Some((a, b)) = left.next() {
+                let xor = xor.window(*at, *at + (b - a) as usize);
+                *at += (b - a) as usize;
+                return Some(LogEntry { thread: own, kind: Kind::Grf { offset: *offset + a, xor } });
+            }
+            runs = None;
+        }
+        match r.bytes.get(r.at) {
+            None => return None,
+            Some(&OWN_GRF_LANES) => {
+                r.at += 1;
+                let (offset, size, lanes, xor) = r.lanes();
+                runs = Some((offset, lane_runs(lanes, size), xor, 0));
+            }
+            Some(_) => return Some(read_entry(&mut r, own)),
+        }
+    })
 }
 
 /// A location an entry wrote (for the write index).
@@ -501,6 +636,14 @@ pub fn for_each_write(bytes: &[u8], own: u32, mut f: impl FnMut(Written)) {
             let payload = if head & SPARSE_SHORT == 0 { len } else { sparse_size(bytes, r.at + 4, len) };
             f(Written::Grf { thread: own, offset: u16::from_le_bytes([lo, hi]) as u32, len: len as u32 });
             r.at += 4 + payload;
+            continue;
+        }
+        if tag == OWN_GRF_LANES {
+            r.at += 1;
+            let (offset, size, lanes, _) = r.lanes();
+            for (a, b) in lane_runs(lanes, size) {
+                f(Written::Grf { thread: own, offset: offset + a, len: b - a });
+            }
             continue;
         }
         let e = read_entry(&mut r, own);
@@ -528,7 +671,8 @@ fn marked(map: &[u8]) -> usize {
     set as usize
 }
 
-/// Decodes the entry at the reader's position.
+/// Decodes the entry at the reader's position (any but a lanes entry, which [`entries`] and
+/// [`for_each_write`] read themselves).
 fn read_entry<'a>(r: &mut Reader<'a>, own: u32) -> LogEntry<Xor<'a>> {
     let tag = r.take(1)[0];
     let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
@@ -602,6 +746,35 @@ mod tests {
             }
         }
         assert!(compared > MAX_SPARSE, "sparse forms compared: {compared}");
+    }
+
+    /// The vector encoder's lanes payloads are the portable gather's, at every element size,
+    /// span of at most 64 bytes, lane pattern and density.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn vector_and_portable_lanes_payloads_are_the_same_bytes() {
+        if !avx512::available() {
+            return;
+        }
+        let mut next = xorshift(0x7a9e5);
+        for size in [1u32, 2, 4, 8] {
+            for n in 1..=(64 / size).min(32) {
+                for density in [0u64, 2, 10, 30, 64] {
+                    let lanes = next() as u32 & ((1u64 << n) - 1) as u32;
+                    let (old, mut new) = write(&mut next, (n * size) as usize, density);
+                    for (lane, bytes) in new.chunks_mut(size as usize).enumerate() {
+                        if lanes >> lane & 1 == 0 {
+                            bytes.copy_from_slice(&old[lane * size as usize..][..size as usize]);
+                        }
+                    }
+                    let prefix: Vec<u8> = (0..(next() % 5) as u8).collect();
+                    let (mut simd, mut portable) = (prefix.clone(), prefix.clone());
+                    put_packed(&mut simd, &old, &new, lanes, size);
+                    put_packed_portable(&mut portable, &old, &new, lanes, size);
+                    assert_eq!(simd, portable, "size {size} lanes {lanes:#x} of {n} density {density}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -685,6 +858,74 @@ mod tests {
             EntryKind::Mem { space: MemSpace::Slm(5), addr: 12, xor: Cow::Borrowed(&[1]) }
         );
         assert_eq!(entries[3], Entry { thread: 4, kind: EntryKind::Control { index: 17 } });
+    }
+
+    /// A lanes entry reads back as the GRF entries its runs of lanes make on their own, in
+    /// `entries`, `decode` and `for_each_write` alike, at every element size and pattern of
+    /// two runs or more (disabled lanes keep their bytes, as the interpreter leaves them); it
+    /// is shorter than those entries together; and what it cannot hold goes out as them.
+    #[test]
+    fn lanes_entries_read_back_as_their_runs() {
+        let mut next = xorshift(0x1a2e5);
+        let (mut lanes_bytes, mut runs_bytes) = (0, 0);
+        for size in [1u32, 2, 4, 8] {
+            for _ in 0..200 {
+                // A span of 3 to 32 lanes, its first and last written and one between not.
+                let n = (3 + next() % 30) as u32;
+                let hole = 1 + (next() % (n as u64 - 2)) as u32;
+                let lanes = ((next() as u32) & ((1u64 << n) - 1) as u32 | 1 | 1 << (n - 1)) & !(1 << hole);
+                if lanes.count_ones() * size > MAX_SHORT as u32 {
+                    continue;
+                }
+                let density = 1 + next() % 64;
+                let (old, mut new) = write(&mut next, (n * size) as usize, density);
+                for (lane, bytes) in new.chunks_mut(size as usize).enumerate() {
+                    if lanes >> lane & 1 == 0 {
+                        bytes.copy_from_slice(&old[lane * size as usize..][..size as usize]);
+                    }
+                }
+                let offset = 32 * (next() % 100) as u32;
+                let mut lanes_log = vec![OWN_GRF, 0, 0, 0];
+                let mut runs_log = lanes_log.clone();
+                push_grf_lanes(&mut lanes_log, None, offset, size, lanes, &old, &new);
+                let runs: Vec<_> = crate::exec::lane_runs(lanes, size).collect();
+                for &(a, b) in &runs {
+                    let (a, b) = (a as usize, b as usize);
+                    push_grf(&mut runs_log, None, offset + a as u32, &old[a..b], &new[a..b]);
+                }
+                let what = format!("size {size} lanes {lanes:#x} of {n}");
+                assert_eq!(lanes_log[4], OWN_GRF_LANES, "{what}");
+                assert_eq!(decode(&lanes_log, 5), decode(&runs_log, 5), "{what}");
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                for_each_write(&lanes_log, 5, |w| a.push(w));
+                for_each_write(&runs_log, 5, |w| b.push(w));
+                assert_eq!(a, b, "{what}");
+                // Undo through the stored payloads: the old bytes come back, every byte once.
+                let mut grf = new.clone();
+                for e in entries(&lanes_log[4..], 5) {
+                    let Kind::Grf { offset: at, xor } = e.kind else { panic!("{what}: {e:?}") };
+                    xor.apply(&mut grf[(at - offset) as usize..]);
+                }
+                assert_eq!(grf, old, "{what}");
+                assert!(runs.len() >= 2, "{what}");
+                lanes_bytes += lanes_log.len() - 4;
+                runs_bytes += runs_log.len() - 4;
+            }
+        }
+        assert!(lanes_bytes * 4 < runs_bytes * 3, "{lanes_bytes} bytes against {runs_bytes}");
+        // Another thread's write, a high offset and a 128-byte span take the runs' entries.
+        let lanes = 0b1011_0101;
+        for (thread, offset, size) in [(Some(3), 64, 4), (None, 0x1_0000, 4), (None, 64, 16)] {
+            let n = 8 * size as usize;
+            let (old, new) = (vec![0u8; n], vec![7u8; n]);
+            let (mut lanes_log, mut runs_log) = (Vec::new(), Vec::new());
+            push_grf_lanes(&mut lanes_log, thread, offset, size, lanes, &old, &new);
+            for (a, b) in crate::exec::lane_runs(lanes, size) {
+                let (a, b) = (a as usize, b as usize);
+                push_grf(&mut runs_log, thread, offset + a as u32, &old[a..b], &new[a..b]);
+            }
+            assert_eq!(lanes_log, runs_log, "{thread:?} {offset} {size}");
+        }
     }
 
     /// What the write index is built from: every written location of a step's entries, in
