@@ -10,7 +10,7 @@ use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
 use crate::isa::{ExecMask, InstIdx, Opcode, Operand};
-use crate::machine::{Control, Frame, FrameKind, ThreadStatus, Waiting};
+use crate::machine::{Control, Frame, FrameKind, ThreadStatus, Waiting, MAX_CALL_DEPTH};
 use crate::program::Inst;
 
 /// Bits `[0, n)`.
@@ -147,8 +147,7 @@ pub fn execute<O: Observer>(
         Opcode::Call | Opcode::Fccall => {
             let target = label_target(inst, 0)?;
             let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
-            enter(&mut ctx.thread.control, FrameKind::Subroutine, lanes, target, next, inst.unit);
-            Ok(())
+            enter(&mut ctx.thread.control, FrameKind::Subroutine, lanes, target, next, inst.unit)
         }
         Opcode::Fcall => {
             let name = match inst.operands.first() {
@@ -159,8 +158,7 @@ pub fn execute<O: Observer>(
             let unit = unit.ok_or(FaultKind::UnknownFunction(name))?;
             let entry = ctx.program.unit(unit).entry;
             let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
-            enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
-            Ok(())
+            enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit)
         }
         Opcode::Ifcall => ifcall(ctx, inst, next, scalar, pred_true, chen_abs),
         Opcode::Ret | Opcode::Fret => {
@@ -199,11 +197,14 @@ fn enter(
     target: InstIdx,
     next: InstIdx,
     unit: crate::isa::UnitId,
-) {
+) -> Result<(), FaultKind> {
     let lanes = lanes & control.em;
     if lanes == 0 {
         control.pc = next;
-        return;
+        return Ok(());
+    }
+    if control.stack.len() >= MAX_CALL_DEPTH {
+        return Err(FaultKind::CallTooDeep(MAX_CALL_DEPTH));
     }
     control.stack.push(Frame {
         kind,
@@ -216,6 +217,7 @@ fn enter(
     control.em = lanes;
     control.call_mask = lanes;
     control.pc = target;
+    Ok(())
 }
 
 /// `ret`/`fret`: the returning lanes leave the call mask; when it empties, return.
@@ -318,6 +320,5 @@ fn ifcall<O: Observer>(
     let unit = crate::isa::UnitId(unit_idx as u32);
     let entry = ctx.program.unit(unit).entry;
     let lanes = call_lanes(&ctx.thread.control, scalar, pred_true, chen_abs);
-    enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit);
-    Ok(())
+    enter(&mut ctx.thread.control, FrameKind::Function, lanes, entry, next, unit)
 }

@@ -46,6 +46,9 @@ pub enum FaultKind {
     StepLimit(u64),
     /// Threads wait at a barrier that can never complete.
     Deadlock(String),
+    /// A call with this many frames on the thread's call stack already: runaway recursion
+    /// (OpenCL and SYCL device code cannot recurse; real call chains are a few deep).
+    CallTooDeep(usize),
 }
 
 impl fmt::Display for FaultKind {
@@ -88,6 +91,9 @@ impl fmt::Display for FaultKind {
             FaultKind::UnboundSurface(n) => write!(f, "surface {n} is not bound by the launch"),
             FaultKind::StepLimit(n) => write!(f, "step limit of {n} instructions reached"),
             FaultKind::Deadlock(m) => write!(f, "deadlock: {m}"),
+            FaultKind::CallTooDeep(n) => {
+                write!(f, "call with {n} frames on the call stack already (runaway recursion?)")
+            }
         }
     }
 }

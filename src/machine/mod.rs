@@ -8,7 +8,8 @@ mod threads;
 
 pub use memory::{Accesses, MemError, MemSpace, Ranges, Region as MemRegion, Slm, Svm, PAGE_SIZE};
 pub use thread::{
-    Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_WAITING,
+    Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_CALL_DEPTH,
+    MAX_WAITING,
 };
 pub use threads::{Threads, CHUNK as THREADS_PER_CHUNK};
 

@@ -27,6 +27,11 @@ pub struct Waiting {
 /// Most reconvergence points one thread may have pending at once.
 pub const MAX_WAITING: usize = 16;
 
+/// Most frames a thread's call stack holds: a call beyond faults (runaway recursion). Every
+/// control change the recorder keeps holds the stack, so it must stay short; OpenCL and SYCL
+/// device code cannot recurse, and real call chains are a few frames deep.
+pub const MAX_CALL_DEPTH: usize = 256;
+
 /// The pending reconvergence points, kept inline (no heap) so that copying a thread's
 /// control state for the recorder costs a memcpy, not an allocation, on every step.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -115,6 +120,18 @@ pub struct Control {
     pub waiting: WaitList,
     pub stack: Vec<Frame>,
     pub status: ThreadStatus,
+}
+
+impl Control {
+    /// Bytes a copy of this state holds beyond its own size: the call stack's frames.
+    pub fn heap_bytes(&self) -> u64 {
+        (self.stack.len() * std::mem::size_of::<Frame>()) as u64
+    }
+
+    /// Bytes a copy of this state takes in all.
+    pub fn bytes(&self) -> u64 {
+        std::mem::size_of::<Control>() as u64 + self.heap_bytes()
+    }
 }
 
 /// One hardware thread.

@@ -71,6 +71,8 @@ pub struct Trace {
     /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
     log_bases: Vec<u64>,
     controls: Vec<(Control, Control)>,
+    /// Bytes of the control table's entries (call stacks included: a deep one is most of it).
+    control_bytes: u64,
     pub index: WriteIndex,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
@@ -102,6 +104,7 @@ impl Recorder {
             log: Vec::new(),
             log_bases: Vec::new(),
             controls: Vec::new(),
+            control_bytes: 0,
             index: WriteIndex::new(
                 machine.threads.iter().map(|t| t.grf.len() as u32).max().unwrap_or(0),
                 grf_size,
@@ -239,8 +242,12 @@ impl Checkpoints {
     fn take(&mut self, machine: &Machine, time: u64) {
         if let Some(prev) = self.list.last() {
             let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
-            let threads: u64 =
-                copied.iter().map(|t| (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64).sum();
+            let threads: u64 = copied
+                .iter()
+                .map(|t| {
+                    (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64 + t.control.heap_bytes()
+                })
+                .sum();
             let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
             // The table: one pointer per chunk, and the chunks of pointers that were copied.
             let table =
@@ -273,7 +280,7 @@ impl Trace {
         RecordedBytes {
             log: self.log.len() as u64,
             steps: self.steps.bytes() + self.log_bases.len() as u64 * 8,
-            controls: self.controls.len() as u64 * 2 * std::mem::size_of::<Control>() as u64,
+            controls: self.control_bytes,
             index: self.index.bytes(),
             checkpoints: 0,
         }
@@ -310,6 +317,7 @@ impl Trace {
         // Control entries were staged with the stage's own numbering: give them the table's.
         while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < log_end) {
             let index = self.controls.len() as u32;
+            self.control_bytes += change.0.bytes() + change.1.bytes();
             self.controls.push(change.clone());
             let field = base + (at - log_start) as usize + log::CONTROL_INDEX_AT;
             self.log[field..field + 4].copy_from_slice(&index.to_le_bytes());

@@ -164,16 +164,23 @@ impl Batch {
     }
 
     /// About the bytes appending the batch adds to a trace (for the recording budget while
-    /// batches wait to be appended), as upper bounds: its log bytes; step records at their
-    /// widest; and for the index, no more than the log again for memory (6 bytes per 64-byte
-    /// line an entry spans, and an entry is longer) plus one register segment per stage in
-    /// every 1024 steps the batch spans, and one more at each end.
+    /// batches wait to be appended), as upper bounds: its log bytes; its control-table
+    /// entries; step records at their widest; and for the index, no more than the log again
+    /// for memory (6 bytes per 64-byte line an entry spans, and an entry is longer) plus one
+    /// register segment per stage in every 1024 steps the batch spans, and one more at each
+    /// end.
     pub fn bytes_estimate(&self) -> u64 {
         let k = self.counts.len() as u64;
-        let log: usize = self.stages[..k as usize].iter().map(|s| s.log.len()).sum();
+        let stages = &self.stages[..k as usize];
+        let log: usize = stages.iter().map(|s| s.log.len()).sum();
+        let controls: u64 =
+            stages.iter().flat_map(|s| &s.controls).map(|(_, (old, new))| old.bytes() + new.bytes()).sum();
         let steps = self.steps();
         let segments = k * (steps / super::index::SEGMENT + 2);
-        2 * log as u64 + super::Steps::MAX_RECORD_BYTES * steps + super::index::MAX_SEGMENT_BYTES * segments
+        2 * log as u64
+            + controls
+            + super::Steps::MAX_RECORD_BYTES * steps
+            + super::index::MAX_SEGMENT_BYTES * segments
     }
 
     /// Readies `k` stages for threads `start..start + k`.

@@ -137,6 +137,61 @@ fn a_recording_budget_stops_the_run_and_keeps_what_was_recorded() {
     assert_eq!(s.machine.state_hash(), h, "the recorded part stays usable");
 }
 
+/// A subroutine that calls itself without end faults at the call-depth limit, with the
+/// stack intact; and the call stacks the recording keeps (every call's control change holds
+/// one) count against the budget: under a budget below what they take, the run stops at
+/// the budget instead, before the fault (they were once left out of the count, and such a
+/// kernel ran into the tens of gigabytes under any budget).
+#[test]
+fn runaway_recursion_faults_at_the_depth_limit_and_its_stacks_count_against_the_budget() {
+    let text = ".version 4.1
+.kernel \"recurse\"
+.decl R v_type=G type=d num_elts=16 align=hword
+.kernel_attr SimdSize=16
+.function \"_main_0\"
+_main_0:
+    mov (M1, 16) R(0,0)<1> 0x0:d
+    call (M1, 16) down_1
+    ret (M1, 1)
+.function \"down_1\"
+down_1:
+    add (M1, 16) R(0,0)<1> R(0,0)<1;1,0> 0x1:d
+    call (M1, 16) down_1
+    ret (M1, 16)
+";
+    let dir = std::env::temp_dir().join(format!("vdb-recursion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("recurse.visaasm");
+    std::fs::write(&path, text).expect("kernel written");
+    let open = || vdb::session::Session::new(vdb::launch::raw::from_kernel(&path).expect("loads"));
+
+    let mut s = open();
+    let stop = s.continue_forward();
+    assert!(matches!(stop, StopReason::Fault { .. }), "{stop:?}");
+    let Some(vdb::session::EndState::Fault(fault)) = &s.end else { panic!("{:?}", s.end) };
+    assert!(matches!(fault.kind, FaultKind::CallTooDeep(vdb::machine::MAX_CALL_DEPTH)), "{fault:?}");
+    let stack = &s.machine.thread(vdb::machine::ThreadId(0)).control.stack;
+    assert_eq!(stack.len(), vdb::machine::MAX_CALL_DEPTH);
+    let frames = std::mem::size_of::<vdb::machine::Frame>() as u64;
+    let held = s.recorder.recorded_bytes_by_part().controls;
+    // Call k (k = 0..256) changes a stack of k frames into one of k + 1.
+    let depth = vdb::machine::MAX_CALL_DEPTH as u64;
+    assert!(held >= frames * depth * depth, "control table {held} bytes for 256 calls");
+
+    let faulted_at = s.now;
+    let mut s = open();
+    s.record_limit = s.recorder.recorded_bytes() + held / 4;
+    let stop = s.continue_forward();
+    assert!(matches!(stop, StopReason::RecordLimit { .. }), "{stop:?}");
+    assert!(s.now < faulted_at, "stopped at step {} (the fault is at {faulted_at})", s.now);
+    // The budget is checked before each step: the last one may go past it, by one call's
+    // change of two stacks at most (and its few log and step bytes).
+    let one_call = 2 * (std::mem::size_of::<vdb::machine::Control>() as u64 + frames * depth) + 1024;
+    let over = s.recorder.recorded_bytes().saturating_sub(s.record_limit);
+    assert!(over <= one_call, "{over} bytes over the budget");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Threads of two groups run private loops of different lengths between SLM atomics whose
 /// returned old values record the exact order in which the threads reached them.
 const RACE_BODY: &str = "    mov (M1_NM, 8) OFF(0,0)<1> 0x0:ud
