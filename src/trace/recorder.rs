@@ -6,7 +6,7 @@ use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
 use crate::isa::{InstIdx, PredId};
-use crate::machine::{Control, Machine, MemSpace, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
+use crate::machine::{Control, Machine, MemSpace, Shared, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
 
 /// Steps per block of the log's base offsets (a step's own offset is relative to its block).
 const LOG_BLOCK: u64 = 4096;
@@ -249,12 +249,17 @@ impl Checkpoints {
                 })
                 .sum();
             let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
+            let slms: u64 = (machine.slms.iter().enumerate())
+                .filter(|(i, slm)| prev.machine.slms.get(*i).is_none_or(|p| !Shared::ptr_eq(slm, p)))
+                .map(|(_, slm)| slm.bytes.len() as u64)
+                .sum();
             // The table: one pointer per chunk, and the chunks of pointers that were copied.
             let table =
                 8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64;
-            self.bytes += threads + pages + table;
+            self.bytes += threads + pages + slms + table;
         } else {
-            self.bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>();
+            self.bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>()
+                + machine.slms.iter().map(|slm| slm.bytes.len() as u64).sum::<u64>();
         }
         self.list.push(Checkpoint { time, machine: machine.clone() });
     }

@@ -137,6 +137,46 @@ fn a_recording_budget_stops_the_run_and_keeps_what_was_recorded() {
     assert_eq!(s.machine.state_hash(), h, "the recorded part stays usable");
 }
 
+/// What checkpoints hold apart counts against the budget, shared local memory included: a
+/// thread that bumps an SLM counter in a loop makes every checkpoint copy the 64 KiB SLM,
+/// and the checkpoint bytes cover those copies (they once counted registers and SVM pages
+/// only).
+#[test]
+fn checkpoint_bytes_count_the_slm_they_copy() {
+    let body = "    mov (M1_NM, 8) OFF(0,0)<1> 0x0:ud
+    mov (M1_NM, 1) I(0,0)<1> 0x40:d
+LOOP:
+    dword_atomic.inc (M1_NM, 1) %slm OFF.0 %null.0 %null.0 OLD.0
+    add (M1_NM, 1) I(0,0)<1> I(0,0)<0;1,0> 0xffffffff:d
+    cmp.gt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x0:d
+    (P1) goto (M1_NM, 1) LOOP";
+    let decls = ".decl I v_type=G type=d num_elts=8 align=hword
+.decl OFF v_type=G type=ud num_elts=8 align=hword
+.decl OLD v_type=G type=ud num_elts=8 align=hword
+.decl P1 v_type=P num_elts=1";
+    let dir = std::env::temp_dir().join(format!("vdb-slm-checkpoints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("slm_loop.visaasm");
+    std::fs::write(&path, kernel_text(decls, body, 8)).expect("kernel written");
+    let mut s = Session::new(raw::from_kernel(&path).expect("loads"));
+    s.recorder.checkpoints.interval = 16;
+    s.continue_forward();
+    assert_eq!(s.end, Some(vdb::session::EndState::Finished), "{:?}", s.end);
+    let list = &s.recorder.checkpoints.list;
+    let copied: u64 = list
+        .windows(2)
+        .flat_map(|w| {
+            let prev = &w[0].machine.slms;
+            w[1].machine.slms.iter().enumerate().filter(move |(i, slm)| !Shared::ptr_eq(slm, &prev[*i]))
+        })
+        .map(|(_, slm)| slm.bytes.len() as u64)
+        .sum();
+    assert!(copied >= 8 * 64 * 1024, "SLM copies: {copied} bytes");
+    let held = s.recorder.checkpoints.bytes();
+    assert!(held >= copied, "checkpoints count {held} bytes; their SLM copies take {copied}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A subroutine that calls itself without end faults at the call-depth limit, with the
 /// stack intact; and the call stacks the recording keeps (every call's control change holds
 /// one) count against the budget: under a budget below what they take, the run stops at
