@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use vdb::isa::InstIdx;
 use vdb::machine::ThreadId;
-use vdb::session::{self, hex, space_name, Session};
+use vdb::session::{self, hex, space_name, Session, StopReason};
 use vdb::trace::EntryKind;
 
 use crate::commands::{open_session, EXIT_BAD_LAUNCH, EXIT_DIAGNOSTICS, EXIT_OK};
@@ -27,7 +27,7 @@ pub fn reply_json(session: &Session, cmd: &str, reply: &session::Reply) -> Value
     Value::Object(obj)
 }
 
-pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u64>) -> u8 {
+pub fn batch(launch: &Path, script: &Path, as_json: bool, budget: Option<u64>) -> u8 {
     let text = match vdb::launch::raw::read_text(script) {
         Ok(t) => t,
         Err(e) => {
@@ -35,13 +35,10 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u
             return EXIT_BAD_LAUNCH;
         }
     };
-    let mut session = match open_session(launch) {
+    let mut session = match open_session(launch, budget) {
         Ok(s) => s,
         Err(code) => return code,
     };
-    if let Some(limit) = record_limit {
-        session.record_limit = limit;
-    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut failed = false;
@@ -78,8 +75,8 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, record_limit: Option<u
     }
 }
 
-pub fn trace(launch: &Path, output: &Path) -> u8 {
-    let mut session = match open_session(launch) {
+pub fn trace(launch: &Path, output: &Path, budget: Option<u64>) -> u8 {
+    let mut session = match open_session(launch, budget) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -102,8 +99,19 @@ pub fn trace(launch: &Path, output: &Path) -> u8 {
         session.forward();
     }
     let _ = out.flush();
-    say!("wrote {} steps to {} ({:?})", total, output.display(), stop);
-    EXIT_OK
+    let how = match &stop {
+        StopReason::End => "the whole run".to_string(),
+        StopReason::Fault { message } => format!("to the fault: {message}"),
+        StopReason::RecordLimit { bytes } => {
+            format!("up to the recording budget ({bytes} bytes recorded; --record-limit sets it)")
+        }
+        other => format!("stopped: {other:?}"),
+    };
+    say!("wrote {total} steps to {}, {how}", output.display());
+    match stop {
+        StopReason::End | StopReason::Fault { .. } => EXIT_OK,
+        _ => EXIT_DIAGNOSTICS,
+    }
 }
 
 /// One step with each write's old and new bytes (the session stands at time `step`).

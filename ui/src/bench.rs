@@ -22,7 +22,7 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
 }
 
 pub fn bench_record(launch: &Path, queries: usize) -> u8 {
-    let mut s = match open_session(launch) {
+    let mut s = match open_session(launch, None) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -98,7 +98,7 @@ pub fn bench_render(launch: &Path, frames: usize) -> u8 {
     use crate::action::Action;
     use crate::app::App;
 
-    let mut s = match open_session(launch) {
+    let mut s = match open_session(launch, None) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -1,5 +1,5 @@
-//! The non-interactive commands. Exit codes: 0 success, 1 diagnostics or failed commands,
-//! 2 bad launch file or arguments, 3 the kernel faulted.
+//! The non-interactive commands. Exit codes: 0 success, 1 diagnostics or failed commands (or
+//! a recording cut short by its budget), 2 bad launch file or arguments, 3 the kernel faulted.
 
 use std::num::NonZeroUsize;
 use std::path::Path;
@@ -26,15 +26,16 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 
-/// Loads a launch file into a new session (errors printed; the exit code returned).
-pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
+/// Loads a launch file into a new session with recording budget `budget` (half of memory
+/// when None; errors printed; the exit code returned).
+pub fn open_session(launch_path: &Path, budget: Option<u64>) -> Result<vdb::session::Session, u8> {
     let loaded = if launch_path.extension().is_some_and(|e| e == "visaasm" || e == "isaasm") {
         raw::from_kernel(launch_path)
     } else {
         raw::load(launch_path)
     };
     match loaded {
-        Ok(l) => Ok(new_session(l, cores())),
+        Ok(l) => Ok(new_session(l, cores(), budget)),
         Err(e) => {
             eprintln!("error: {e}");
             Err(EXIT_BAD_LAUNCH)
@@ -42,11 +43,11 @@ pub fn open_session(launch_path: &Path) -> Result<vdb::session::Session, u8> {
     }
 }
 
-/// A session on `launch` as every front end sets it up: the recording budget (half of
-/// memory), and recording on two cores when `cores` allows.
-fn new_session(launch: raw::Launch, cores: usize) -> vdb::session::Session {
+/// A session on `launch` as every front end sets it up: the recording budget (`budget`, or
+/// half of memory), and recording on two cores when `cores` allows.
+fn new_session(launch: raw::Launch, cores: usize, budget: Option<u64>) -> vdb::session::Session {
     let mut session = vdb::session::Session::new(launch);
-    session.record_limit = half_of_memory();
+    session.record_limit = budget.unwrap_or_else(half_of_memory);
     session.two_cores = cores > 1;
     session
 }
@@ -106,7 +107,14 @@ pub fn peak_rss() -> Option<u64> {
 }
 
 /// `vdb run`.
-pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jobs: NonZeroUsize) -> u8 {
+pub fn run(
+    launch_path: &Path,
+    out: Option<&Path>,
+    stats: bool,
+    record: bool,
+    jobs: NonZeroUsize,
+    budget: Option<u64>,
+) -> u8 {
     let started = Instant::now();
     let launch = match raw::load(launch_path) {
         Ok(l) => l,
@@ -117,15 +125,16 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
     };
     let threads = launch.machine.threads.len();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
+    let mut budget_stop = None;
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
-        let mut session = new_session(launch, jobs.get());
+        let mut session = new_session(launch, jobs.get(), budget);
         let stop = session.run_to_end();
         let fault = match &session.end {
             Some(vdb::session::EndState::Fault(f)) => Some(f.clone()),
             _ => None,
         };
         if let vdb::session::StopReason::RecordLimit { bytes } = stop {
-            eprintln!("recording budget reached after {} steps ({bytes} bytes); stopping there", session.now);
+            budget_stop = Some(bytes);
         }
         let steps = session.total_steps();
         let lane_ops = session.recorder.trace.steps.lane_ops();
@@ -165,6 +174,14 @@ pub fn run(launch_path: &Path, out: Option<&Path>, stats: bool, record: bool, jo
     };
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     let code = match &fault {
+        None if budget_stop.is_some() => {
+            let bytes = budget_stop.unwrap_or(0);
+            eprintln!(
+                "stopped at the recording budget after {steps} instructions ({bytes} bytes recorded; \
+                 --record-limit sets it): the outputs hold memory as it was there"
+            );
+            EXIT_DIAGNOSTICS
+        }
         None => {
             say!(
                 "finished: {threads} thread(s), {steps} instructions ({lane_ops} lane-operations) in {wall_ms:.1} ms"

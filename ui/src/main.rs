@@ -37,6 +37,33 @@ struct Cli {
     /// Run the debugger commands in FILE when the debugger opens (as `source FILE`; repeatable).
     #[arg(short = 'x', long = "command", value_name = "FILE")]
     commands: Vec<PathBuf>,
+    /// Recording budget: bytes, or with a unit (512M, 2G, 1.5GiB; K, M, G and T are powers of
+    /// 1024). The run stops there, everything recorded so far usable. Default: half of
+    /// physical memory.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    record_limit: Option<u64>,
+}
+
+/// A byte count with an optional unit: `2G`, `512MiB`, `1.5gb`, `4096` (units are powers of
+/// 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => return Err(format!("unknown unit `{other}` (use K, M, G or T)")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size (like 512M or 2G)"))?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes >= u64::MAX as f64 {
+        return Err(format!("`{text}` is not a size between 1 byte and 16 EiB"));
+    }
+    Ok(bytes as u64)
 }
 
 #[derive(Subcommand, Debug)]
@@ -80,9 +107,6 @@ enum Command {
         /// Print one JSON object per command.
         #[arg(long)]
         json: bool,
-        /// Recording budget in bytes (default: half of physical memory).
-        #[arg(long)]
-        record_limit: Option<u64>,
     },
     /// Record a whole run and time goto, reverse steps and last-write queries on it.
     #[command(hide = true)]
@@ -110,7 +134,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         return match cli.target {
-            Some(target) => ExitCode::from(interactive(&target, cli.keymap.as_deref(), &cli.commands)),
+            Some(target) => {
+                ExitCode::from(interactive(&target, cli.keymap.as_deref(), &cli.commands, cli.record_limit))
+            }
             None => {
                 eprintln!("usage: vdb LAUNCH.json | KERNEL.visaasm, or vdb --help");
                 ExitCode::from(commands::EXIT_BAD_LAUNCH)
@@ -123,12 +149,10 @@ fn main() -> ExitCode {
             let jobs = jobs
                 .or(std::num::NonZeroUsize::new(commands::cores()))
                 .unwrap_or(std::num::NonZeroUsize::MIN);
-            commands::run(&launch, out.as_deref(), stats, record, jobs)
+            commands::run(&launch, out.as_deref(), stats, record, jobs, cli.record_limit)
         }
-        Command::Batch { launch, script, json, record_limit } => {
-            batch::batch(&launch, &script, json, record_limit)
-        }
-        Command::Trace { launch, output } => batch::trace(&launch, &output),
+        Command::Batch { launch, script, json } => batch::batch(&launch, &script, json, cli.record_limit),
+        Command::Trace { launch, output } => batch::trace(&launch, &output, cli.record_limit),
         Command::BenchRecord { launch, queries } => bench::bench_record(&launch, queries),
         Command::BenchRender { launch, frames } => bench::bench_render(&launch, frames),
     };
@@ -151,7 +175,12 @@ fn load_keymap(path: Option<&std::path::Path>) -> Result<keymap::Keymap, String>
     }
 }
 
-fn interactive(target: &std::path::Path, keymap: Option<&std::path::Path>, scripts: &[PathBuf]) -> u8 {
+fn interactive(
+    target: &std::path::Path,
+    keymap: Option<&std::path::Path>,
+    scripts: &[PathBuf],
+    budget: Option<u64>,
+) -> u8 {
     let keymap = match load_keymap(keymap) {
         Ok(k) => k,
         Err(e) => {
@@ -159,7 +188,7 @@ fn interactive(target: &std::path::Path, keymap: Option<&std::path::Path>, scrip
             return commands::EXIT_BAD_LAUNCH;
         }
     };
-    let session = match commands::open_session(target) {
+    let session = match commands::open_session(target, budget) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -256,3 +256,44 @@ fn run_on_several_cores_gives_the_sequential_outputs_and_faults() {
     }
     assert_eq!(reports[0], reports[1]);
 }
+
+/// `--record-limit` takes a size with a unit, before or after the subcommand, and stops the
+/// recording there (for `run --record`, `batch` and `trace` alike); a bad size names itself.
+#[test]
+fn record_limit_takes_sizes_with_units_everywhere() {
+    let launch = "sample-kernels/opencl/collatz/skl.launch.json";
+    let dir = scratch("record_limit");
+    let d = dir.to_string_lossy().to_string();
+    // Cut short by the budget: said so instead of "finished", and exit 1.
+    let (code, out, err) = vdb(&["run", launch, "--out", &d, "--record", "--record-limit", "1M"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("stopped at the recording budget after"), "{err}");
+    assert!(!out.contains("finished"), "{out}");
+    let (code, out, err) = vdb(&["run", launch, "--out", &d, "--record", "--record-limit", "1G"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("finished") && !err.contains("recording budget"), "{out}{err}");
+
+    let script = dir.join("s.vdb");
+    std::fs::write(&script, "continue\nwhen\n").expect("script");
+    let s = script.to_string_lossy().to_string();
+    let (code, out, _) = vdb(&["--record-limit", "512KiB", "batch", launch, "--script", &s, "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().expect("a line")).expect("json");
+    assert_eq!(first["stop"]["reason"], "record-limit", "{out}");
+    let bytes = first["stop"]["bytes"].as_u64().expect("bytes");
+    assert!((512 << 10..600 << 10).contains(&bytes), "{bytes}");
+
+    let t = dir.join("t.jsonl").to_string_lossy().to_string();
+    let (code, out, err) = vdb(&["trace", launch, "-o", &t, "--record-limit", "256k"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("up to the recording budget"), "{out}");
+    let lines = std::fs::read_to_string(&t).expect("trace").lines().count() as u64;
+    let under_512k = first["step"].as_u64().expect("step");
+    assert!(lines > 10 && lines < under_512k, "{lines} steps under 256 KiB, {under_512k} under 512 KiB");
+
+    for bad in ["12Q", "lots", "0", "0.1"] {
+        let (code, _, err) = vdb(&["run", launch, "--out", &d, "--record", "--record-limit", bad]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--record-limit"), "{bad}: {err}");
+    }
+}
