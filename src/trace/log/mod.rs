@@ -392,7 +392,7 @@ pub fn push_grf_lanes(
             put_packed(out, old, new, lanes, size);
         }
         _ => {
-            for (a, b) in crate::exec::lane_runs(lanes, size) {
+            for (a, b) in lane_runs(lanes, size) {
                 let (a, b) = (a as usize, b as usize);
                 push_grf(out, thread, offset + a as u32, &old[a..b], &new[a..b]);
             }
@@ -423,7 +423,7 @@ fn put_packed(out: &mut Vec<u8>, old: &[u8], new: &[u8], lanes: u32, size: u32) 
 fn put_packed_portable(out: &mut Vec<u8>, old: &[u8], new: &[u8], lanes: u32, size: u32) {
     let (mut o, mut w) = ([0u8; MAX_SHORT], [0u8; MAX_SHORT]);
     let mut packed = 0;
-    for (a, b) in crate::exec::lane_runs(lanes, size) {
+    for (a, b) in lane_runs(lanes, size) {
         let (a, b) = (a as usize, b as usize);
         o[packed..packed + b - a].copy_from_slice(&old[a..b]);
         w[packed..packed + b - a].copy_from_slice(&new[a..b]);
@@ -920,7 +920,7 @@ mod tests {
             let (old, new) = (vec![0u8; n], vec![7u8; n]);
             let (mut lanes_log, mut runs_log) = (Vec::new(), Vec::new());
             push_grf_lanes(&mut lanes_log, thread, offset, size, lanes, &old, &new);
-            for (a, b) in crate::exec::lane_runs(lanes, size) {
+            for (a, b) in lane_runs(lanes, size) {
                 let (a, b) = (a as usize, b as usize);
                 push_grf(&mut runs_log, thread, offset + a as u32, &old[a..b], &new[a..b]);
             }
