@@ -120,20 +120,23 @@ impl<'a> Xor<'a> {
         match *self {
             Xor::Dense(xor) => bytes.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x),
             Xor::Sparse { len, skip, map, data } => {
-                let mut data = data.iter();
-                for (w, &m) in map.iter().enumerate() {
-                    let mut m = m;
+                // From the map byte holding bit `skip`: the data bytes of the bits before it
+                // are skipped by count (a run of a lanes entry costs its own length).
+                let first = (skip / 8).min(map.len());
+                let below = map.get(first).map_or(0, |&m| m & !(0xff << (skip % 8)));
+                let mut d = marked(&map[..first]) + below.count_ones() as usize;
+                for (w, &m) in map.iter().enumerate().skip(first) {
+                    let mut m = if w == first { m & (0xff << (skip % 8)) } else { m };
                     while m != 0 {
-                        let i = 8 * w + m.trailing_zeros() as usize;
+                        let j = 8 * w + m.trailing_zeros() as usize - skip;
                         m &= m - 1;
-                        let x = data.next().copied().unwrap_or(0);
-                        let Some(j) = i.checked_sub(skip) else { continue };
                         if j >= len {
                             return;
                         }
                         if let Some(b) = bytes.get_mut(j) {
-                            *b ^= x;
+                            *b ^= data.get(d).copied().unwrap_or(0);
                         }
+                        d += 1;
                     }
                 }
             }
