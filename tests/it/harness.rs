@@ -121,6 +121,14 @@ pub fn session(path: &std::path::Path) -> vdb::session::Session {
     vdb::session::Session::new(vdb::launch::raw::load(path).unwrap_or_else(|e| panic!("{e}")))
 }
 
+/// A debugging session on kernel text that needs no inputs, as `vdb KERNEL.visaasm` opens
+/// one (the text goes through a scratch file named after `name`).
+pub fn session_on_text(name: &str, text: &str) -> vdb::session::Session {
+    let path = crate::golden::scratch(name).join(format!("{name}.visaasm"));
+    std::fs::write(&path, text).expect("kernel written");
+    vdb::session::Session::new(vdb::launch::raw::from_kernel(&path).unwrap_or_else(|e| panic!("{e}")))
+}
+
 /// Runs one command line, which must succeed.
 pub fn cmd(s: &mut vdb::session::Session, line: &str) -> vdb::session::Reply {
     let parsed = vdb::session::parse(line).expect("parses").expect("a command");

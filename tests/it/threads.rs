@@ -9,7 +9,7 @@ use vdb::launch::raw;
 use vdb::machine::{Machine, Shared, Slm, ThreadState};
 use vdb::session::{parse, Session, StopReason, WatchTarget};
 
-use crate::harness::{kernel_text, parse as parse_kernel, set_var};
+use crate::harness::{kernel_text, parse as parse_kernel, session_on_text, set_var};
 
 const BODY: &str = "    mov (M1, 16) R(0,0)<1> 0x1:d
     cmp.eq (M1, 16) P1 X(0,0)<0;1,0> 0x0:d
@@ -154,11 +154,7 @@ LOOP:
 .decl OFF v_type=G type=ud num_elts=8 align=hword
 .decl OLD v_type=G type=ud num_elts=8 align=hword
 .decl P1 v_type=P num_elts=1";
-    let dir = std::env::temp_dir().join(format!("vdb-slm-checkpoints-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("slm_loop.visaasm");
-    std::fs::write(&path, kernel_text(decls, body, 8)).expect("kernel written");
-    let mut s = Session::new(raw::from_kernel(&path).expect("loads"));
+    let mut s = session_on_text("slm_loop", &kernel_text(decls, body, 8));
     s.recorder.checkpoints.interval = 16;
     s.continue_forward();
     assert_eq!(s.end, Some(vdb::session::EndState::Finished), "{:?}", s.end);
@@ -174,7 +170,6 @@ LOOP:
     assert!(copied >= 8 * 64 * 1024, "SLM copies: {copied} bytes");
     let held = s.recorder.checkpoints.bytes();
     assert!(held >= copied, "checkpoints count {held} bytes; their SLM copies take {copied}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A subroutine that calls itself without end faults at the call-depth limit, with the
@@ -199,11 +194,7 @@ down_1:
     call (M1, 16) down_1
     ret (M1, 16)
 ";
-    let dir = std::env::temp_dir().join(format!("vdb-recursion-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("recurse.visaasm");
-    std::fs::write(&path, text).expect("kernel written");
-    let open = || vdb::session::Session::new(vdb::launch::raw::from_kernel(&path).expect("loads"));
+    let open = || session_on_text("recurse", text);
 
     let mut s = open();
     let stop = s.continue_forward();
@@ -229,7 +220,6 @@ down_1:
     let one_call = 2 * (std::mem::size_of::<vdb::machine::Control>() as u64 + frames * depth) + 1024;
     let over = s.recorder.recorded_bytes().saturating_sub(s.record_limit);
     assert!(over <= one_call, "{over} bytes over the budget");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Threads of two groups run private loops of different lengths between SLM atomics whose
