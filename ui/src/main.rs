@@ -93,8 +93,8 @@ enum Command {
         #[arg(long)]
         record: bool,
         /// Work-groups run side by side on up to this many cores (default: all of them, at
-        /// most 8: each core builds its own copy of the launch). The result is always that of
-        /// running them one after another.
+        /// most 8: each core builds its own copy of the launch, so only as many as fit in half
+        /// of memory). The result is always that of running them one after another.
         #[arg(long, short = 'j')]
         jobs: Option<std::num::NonZeroUsize>,
     },
