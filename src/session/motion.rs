@@ -26,10 +26,7 @@ impl Session {
             return None;
         }
         let bytes = self.recorder.recorded_bytes();
-        if bytes > self.record_limit
-            || self.recorder.len() >= crate::trace::MAX_STEPS
-            || self.recorder.trace.block_full()
-        {
+        if bytes > self.record_limit || self.recorder.len() >= crate::trace::MAX_STEPS {
             self.mark_end(EndState::RecordLimit(bytes), self.now);
             return None;
         }

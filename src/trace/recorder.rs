@@ -8,11 +8,9 @@ use super::window::{Batch, Stage};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, Shared, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
 
-/// Steps per block of the log's base offsets (a step's own offset is relative to its block).
-const LOG_BLOCK: u64 = 4096;
-/// Most log bytes one block may take: far above what 4096 steps write (one instruction writes
-/// a few KiB at most); a recording that got there would stop, not wrap an offset.
-const MAX_BLOCK_LOG: u64 = 1 << 30;
+/// Steps per block of the log's offsets: a step's entries start at its block's offset plus
+/// the log lengths of the steps before it in the block.
+const LOG_BLOCK: u64 = 64;
 
 /// Steps on either side of a seek's target whose threads the seek copies out of the
 /// checkpoints ([`Recorder::unshare_near`]): enough for the threads that round-robin steps
@@ -167,13 +165,20 @@ impl Recorder {
                 time = ck.time;
             }
         }
+        // The log is walked from one end of the stretch, each step's entries where the last
+        // ones ended (or began), not found again by summing lengths per step.
+        let mut at = self.trace.log_start(time);
         while time < target {
-            self.trace.apply(machine, time, true);
+            let len = self.trace.steps.log_len(time) as usize;
+            self.trace.apply_at(machine, time, &self.trace.log[at..at + len], true);
+            at += len;
             time += 1;
         }
         while time > target {
             time -= 1;
-            self.trace.apply(machine, time, false);
+            let len = self.trace.steps.log_len(time) as usize;
+            at -= len;
+            self.trace.apply_at(machine, time, &self.trace.log[at..at + len], false);
         }
         self.unshare_near(machine, target);
     }
@@ -348,38 +353,35 @@ impl Trace {
         if step.is_multiple_of(LOG_BLOCK) {
             self.log_bases.push(base as u64);
         }
-        let off = (base as u64 - self.log_base()).min(MAX_BLOCK_LOG) as u32;
-        self.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: off | flag });
+        let len = (log_end - log_start) & !FALLS_THROUGH;
+        self.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: len | flag });
     }
 
-    /// Whether the log of the current block of steps is full ([`MAX_BLOCK_LOG`]): the
-    /// recording must stop before another step.
-    pub fn block_full(&self) -> bool {
-        // The next step opens a new block when `len()` is a multiple of LOG_BLOCK.
-        !self.len().is_multiple_of(LOG_BLOCK) && self.log.len() as u64 - self.log_base() >= MAX_BLOCK_LOG
-    }
-
-    fn log_base(&self) -> u64 {
-        self.log_bases.last().copied().unwrap_or(0)
-    }
-
-    /// Where step `step`'s entries start in the log.
+    /// Where step `step`'s entries start in the log (the log's end for `step == len()`).
     fn log_start(&self, step: u64) -> usize {
-        let word = self.steps.log_word(step);
-        (self.log_bases[(step / LOG_BLOCK) as usize] + (word & !FALLS_THROUGH) as u64) as usize
+        if step >= self.len() {
+            return self.log.len();
+        }
+        let block = step / LOG_BLOCK;
+        (self.log_bases[block as usize] + self.steps.log_bytes(block * LOG_BLOCK, step)) as usize
     }
 
+    /// Step `step`'s entries in the log.
     fn log_range(&self, step: u64) -> &[u8] {
-        let end = if step + 1 < self.len() { self.log_start(step + 1) } else { self.log.len() };
-        &self.log[self.log_start(step)..end]
+        let start = self.log_start(step);
+        &self.log[start..start + self.steps.log_len(step) as usize]
     }
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
     /// applied as the log stores them, nothing allocated (but SVM writes over 256 bytes): this
     /// is what goto and reverse steps spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
+        self.apply_at(machine, step, self.log_range(step), forward);
+    }
+
+    /// [`Trace::apply`] with the step's entries found already.
+    fn apply_at(&self, machine: &mut Machine, step: u64, bytes: &[u8], forward: bool) {
         let rec = self.steps.at(step);
-        let bytes = self.log_range(step);
         if !forward && rec.falls_through() {
             machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
         }

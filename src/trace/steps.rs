@@ -1,8 +1,10 @@
 //! Step records, one per executed step, stored by field: thread, instruction and channel
 //! enables each as u16 while every value so far fits (a launch of fewer than 65,536 threads,
 //! a program of fewer than 65,536 instructions, SIMD16 or narrower), widened to u32 in place
-//! the first time one does not. Collatz on 64 Ki work-items takes 10 bytes a step instead of
-//! 16 (the log offset stays a u32).
+//! the first time one does not. The log is found by length, not offset: a u16 per step (with
+//! the fall-through flag), the few steps that log 32 KiB or more kept apart with their
+//! lengths; the recorder keeps a log offset per 64 steps and sums the lengths before a step.
+//! Collatz on 64 Ki work-items takes 8 bytes a step (16 with 32-bit offsets and columns).
 
 /// One executed step, as [`Steps`] hands it out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -12,8 +14,7 @@ pub struct StepRecord {
     pub pc: u32,
     /// Its channel enables (relative to its mask offset).
     pub chen: u32,
-    /// Where its entries start in the log, from the start of its block of log offsets
-    /// (bits 0–30), and [`FALLS_THROUGH`].
+    /// How many bytes of the log its entries take (bits 0–30), and [`FALLS_THROUGH`].
     pub(super) log: u32,
 }
 
@@ -87,8 +88,17 @@ pub struct Steps {
     thread: Column,
     pc: Column,
     chen: Column,
-    log: Vec<u32>,
+    /// Per step: its log length (bits 0–14; [`LONG`] when it is in `long`) and the
+    /// fall-through flag (bit 15).
+    log: Vec<u16>,
+    /// The steps whose log takes [`LONG`] bytes or more, in step order, with their lengths.
+    long: Vec<(u64, u32)>,
 }
+
+/// The log length that sends a step's length to [`Steps::long`].
+const LONG: u16 = 0x7fff;
+/// The fall-through flag of [`Steps::log`].
+const LOG_FALLS_THROUGH: u16 = 0x8000;
 
 impl Steps {
     pub fn len(&self) -> usize {
@@ -103,11 +113,12 @@ impl Steps {
     #[inline]
     pub fn at(&self, i: u64) -> StepRecord {
         let i = i as usize;
+        let flag = if self.log[i] & LOG_FALLS_THROUGH != 0 { FALLS_THROUGH } else { 0 };
         StepRecord {
             thread: self.thread.get(i),
             pc: self.pc.get(i),
             chen: self.chen.get(i),
-            log: self.log[i],
+            log: self.log_len(i as u64) | flag,
         }
     }
 
@@ -129,18 +140,47 @@ impl Steps {
         self.thread.get(i as usize)
     }
 
-    /// The log word of step `i` alone (offset and flag).
+    /// How many log bytes step `i` takes.
     #[inline]
-    pub(super) fn log_word(&self, i: u64) -> u32 {
-        self.log[i as usize]
+    pub(super) fn log_len(&self, i: u64) -> u32 {
+        match self.log[i as usize] & LONG {
+            LONG => self.long_len(i),
+            len => u32::from(len),
+        }
+    }
+
+    #[cold]
+    fn long_len(&self, i: u64) -> u32 {
+        let at = self.long.partition_point(|&(step, _)| step < i);
+        self.long.get(at).filter(|&&(step, _)| step == i).map_or(0, |&(_, len)| len)
+    }
+
+    /// Log bytes of steps `from..to` together (a few dozen steps: the recorder's offsets are
+    /// 64 steps apart).
+    #[inline]
+    pub(super) fn log_bytes(&self, from: u64, to: u64) -> u64 {
+        let lens = &self.log[from as usize..to as usize];
+        let sum: u64 = lens.iter().map(|&l| u64::from(l & LONG)).sum();
+        if !lens.iter().any(|&l| l & LONG == LONG) {
+            return sum;
+        }
+        // Steps in `long` were counted as LONG bytes above.
+        let (a, b) =
+            (self.long.partition_point(|&(s, _)| s < from), self.long.partition_point(|&(s, _)| s < to));
+        self.long[a..b].iter().map(|&(_, len)| u64::from(len) - u64::from(LONG)).sum::<u64>() + sum
     }
 
     #[inline(always)]
     pub fn push(&mut self, rec: StepRecord) {
+        let len = rec.log & !FALLS_THROUGH;
+        let flag = if rec.log & FALLS_THROUGH != 0 { LOG_FALLS_THROUGH } else { 0 };
+        if len >= u32::from(LONG) {
+            self.long.push((self.log.len() as u64, len));
+        }
         self.thread.push(rec.thread);
         self.pc.push(rec.pc);
         self.chen.push(rec.chen);
-        self.log.push(rec.log);
+        self.log.push(len.min(u32::from(LONG)) as u16 | flag);
     }
 
     /// Channel enables summed over every step (lane operations).
@@ -153,11 +193,15 @@ impl Steps {
 
     /// Bytes held (by the records themselves, not spare capacity).
     pub fn bytes(&self) -> u64 {
-        self.thread.bytes() + self.pc.bytes() + self.chen.bytes() + 4 * self.log.len() as u64
+        self.thread.bytes()
+            + self.pc.bytes()
+            + self.chen.bytes()
+            + 2 * self.log.len() as u64
+            + 12 * self.long.len() as u64
     }
 
-    /// The most bytes one record can take.
-    pub const MAX_RECORD_BYTES: u64 = 16;
+    /// The most bytes one record can take (but the 12 of a step that logs 32 KiB or more).
+    pub const MAX_RECORD_BYTES: u64 = 14;
 }
 
 impl PartialEq for Steps {
@@ -193,24 +237,54 @@ mod tests {
         assert_eq!(steps.thread(150), 0x1_0000 + 150);
         let ones: u64 = want.iter().map(|r| u64::from(r.chen.count_ones())).sum();
         assert_eq!(steps.lane_ops(), ones);
-        // Every column is wide by now: 16 bytes a record.
+        // Every column is wide by now: 14 bytes a record.
         assert_eq!(steps.bytes(), 300 * Steps::MAX_RECORD_BYTES);
     }
 
     #[test]
-    fn narrow_records_take_ten_bytes() {
+    fn narrow_records_take_eight_bytes() {
         let mut steps = Steps::default();
         for i in 0..50u32 {
             steps.push(rec(i, 0xffff, 0xffff, i));
         }
-        assert_eq!(steps.bytes(), 50 * 10);
+        assert_eq!(steps.bytes(), 50 * 8);
         assert_eq!(steps.lane_ops(), 50 * 16);
         let mut other = Steps { pc: Column::Wide(Vec::new()), ..Steps::default() };
         for i in 0..50u32 {
             other.push(rec(i, 0xffff, 0xffff, i));
         }
-        assert_eq!(other.bytes(), 50 * 12);
+        assert_eq!(other.bytes(), 50 * 10);
         // Equal records are equal whatever their columns' widths.
         assert!(steps == other);
+    }
+
+    /// Log lengths of every size come back, flags kept, one by one and summed over any range:
+    /// those of 32 KiB or more (kept apart) included.
+    #[test]
+    fn log_lengths_of_every_size_come_back_and_sum() {
+        let mut steps = Steps::default();
+        let lens: Vec<u32> = (0..300u32)
+            .map(|i| match i % 37 {
+                5 => 0x7ffe,
+                6 => 0x7fff,
+                7 => 0x8000 + i,
+                8 => 1 << 30,
+                _ => i % 200,
+            })
+            .collect();
+        for (i, &len) in lens.iter().enumerate() {
+            steps.push(rec(1, 2, 3, len | if i % 2 == 0 { FALLS_THROUGH } else { 0 }));
+        }
+        for (i, &len) in lens.iter().enumerate() {
+            let r = steps.at(i as u64);
+            assert_eq!((r.log & !FALLS_THROUGH, r.falls_through()), (len, i % 2 == 0), "step {i}");
+            assert_eq!(steps.log_len(i as u64), len);
+        }
+        for (from, to) in [(0, 300), (0, 0), (5, 9), (6, 7), (40, 120), (299, 300)] {
+            let want: u64 = lens[from..to].iter().map(|&l| u64::from(l)).sum();
+            assert_eq!(steps.log_bytes(from as u64, to as u64), want, "{from}..{to}");
+        }
+        let long = lens.iter().filter(|&&l| l >= 0x7fff).count() as u64;
+        assert_eq!(steps.bytes(), 300 * 8 + 12 * long);
     }
 }

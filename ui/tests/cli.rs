@@ -71,10 +71,10 @@ fn run_record_stats_break_the_recording_down() {
     for part in ["log", "steps", "index", "checkpoints", "controls"] {
         assert!(parts[part].as_u64().expect(part) > 0, "{part}: {stats}");
     }
-    // One 10-byte step record per step (SIMD16, under 65,536 threads and instructions: u16
-    // thread, pc and channel enables, u32 log offset), and a log base per 4096 steps.
+    // One 8-byte step record per step (SIMD16, under 65,536 threads and instructions: u16
+    // thread, pc and channel enables, u16 log length), and a log offset per 64 steps.
     let n = stats["steps"].as_u64().expect("steps");
-    assert_eq!(parts["steps"].as_u64(), Some(10 * n + 8 * n.div_ceil(4096)), "{stats}");
+    assert_eq!(parts["steps"].as_u64(), Some(8 * n + 8 * n.div_ceil(64)), "{stats}");
     // The recording counts what the plain run counts.
     let (code, plain, err) = vdb(&["run", &launch, "--out", &d, "--stats"]);
     assert_eq!(code, 0, "{err}");
