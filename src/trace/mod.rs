@@ -3,6 +3,7 @@
 //!
 //! Time `t` is the state after `t` steps; step record `t` takes time `t` to time `t + 1`.
 
+mod controls;
 mod index;
 mod log;
 mod recorder;

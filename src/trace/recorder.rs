@@ -1,6 +1,7 @@
 //! The recorder: the trace (step records, delta log, indexes) that staged steps are appended
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
+use super::controls::ControlTable;
 use super::index::{WriteIndex, SEGMENT};
 use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
@@ -68,9 +69,7 @@ pub struct Trace {
     log: Vec<u8>,
     /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
     log_bases: Vec<u64>,
-    controls: Vec<(Control, Control)>,
-    /// Bytes of the control table's entries (call stacks included: a deep one is most of it).
-    control_bytes: u64,
+    controls: ControlTable,
     pub index: WriteIndex,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
@@ -101,8 +100,7 @@ impl Recorder {
             steps: Steps::default(),
             log: Vec::new(),
             log_bases: Vec::new(),
-            controls: Vec::new(),
-            control_bytes: 0,
+            controls: ControlTable::default(),
             index: WriteIndex::new(
                 machine.threads.iter().map(|t| t.grf.len() as u32).max().unwrap_or(0),
                 grf_size,
@@ -290,7 +288,7 @@ impl Trace {
         RecordedBytes {
             log: self.log.len() as u64,
             steps: self.steps.bytes() + self.log_bases.len() as u64 * 8,
-            controls: self.control_bytes,
+            controls: self.controls.bytes(),
             index: self.index.bytes(),
             checkpoints: 0,
         }
@@ -327,8 +325,7 @@ impl Trace {
         // Control entries were staged with the stage's own numbering: give them the table's.
         while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < log_end) {
             let index = self.controls.len() as u32;
-            self.control_bytes += change.0.bytes() + change.1.bytes();
-            self.controls.push(change.clone());
+            self.controls.push(change);
             let field = base + (at - log_start) as usize + log::CONTROL_INDEX_AT;
             self.log[field..field + 4].copy_from_slice(&index.to_le_bytes());
             *control += 1;
@@ -431,8 +428,9 @@ impl Trace {
         match e.kind {
             Kind::Pc { old, new } => control.pc = InstIdx(if forward { new } else { old }),
             Kind::Control { index } => {
-                let (old, new) = &self.controls[index as usize];
-                *control = if forward { new.clone() } else { old.clone() };
+                if let Some((old, new)) = self.controls.get(index) {
+                    *control = if forward { new } else { old };
+                }
             }
             _ => {}
         }
@@ -453,8 +451,9 @@ impl Trace {
         log::decode(self.log_range(step), self.steps.thread(step))
     }
 
-    pub fn control_change(&self, index: u32) -> Option<&(Control, Control)> {
-        self.controls.get(index as usize)
+    /// Control-table change `index`: the state before and after.
+    pub fn control_change(&self, index: u32) -> Option<(Control, Control)> {
+        self.controls.get(index)
     }
 
     /// Writes to GRF bytes `[offset, offset+len)` of `thread` before time `now`, newest first,
