@@ -17,8 +17,9 @@
 //! | 11 GRF of the step's own thread, compact | offset u16, len u8, xor\[len\] |
 //! | 12 pc of the step's own thread | old pc u32, new pc u32 |
 //! | 13 GRF lanes of the step's own thread | offset u16, shape u8, lanes\[⌈n/8⌉\], xor\[lanes × size\] |
+//! | 14 predicate of the step's own thread, compact | pred u8, xor u16 |
 //!
-//! Every GRF and predicate write comes from the step's own thread, so tags 9 to 13 are what
+//! Every GRF and predicate write comes from the step's own thread, so tags 9 to 14 are what
 //! the recorder writes (no thread field); 0, 1 and 6 remain for changes on behalf of another
 //! thread (a barrier release moves the released thread). Tag 11 takes writes of at most 127
 //! bytes below GRF offset 64 Ki: most writes.
@@ -435,8 +436,18 @@ fn put_packed_portable(out: &mut Vec<u8>, old: &[u8], new: &[u8], lanes: u32, si
     put_xor(out, Header::Short, &o[..packed], &w[..packed]);
 }
 
+/// Tag of a compact predicate entry (the step's own thread, predicate below 256, lanes of
+/// SIMD16 or narrower).
+const OWN_PRED: u8 = 14;
+
 /// Writes of the step's own thread take `None` (no thread field).
 pub fn push_pred(out: &mut Vec<u8>, thread: Option<u32>, pred: u32, old: u32, new: u32) {
+    if let (None, Ok(p), Ok(x)) = (thread, u8::try_from(pred), u16::try_from(old ^ new)) {
+        // The common one (a compare of up to 16 lanes): 4 bytes instead of 9.
+        let [lo, hi] = x.to_le_bytes();
+        out.extend_from_slice(&[OWN_PRED, p, lo, hi]);
+        return;
+    }
     put_thread(out, 1, 10, thread);
     put_u32(out, pred);
     put_u32(out, old ^ new);
@@ -678,11 +689,12 @@ fn marked(map: &[u8]) -> usize {
 /// [`for_each_write`] read themselves).
 fn read_entry<'a>(r: &mut Reader<'a>, own: u32) -> LogEntry<Xor<'a>> {
     let tag = r.take(1)[0];
-    let thread = if matches!(tag, 9..=12) { own } else { r.u32() };
+    let thread = if matches!(tag, 9..=12 | OWN_PRED) { own } else { r.u32() };
     let kind = match tag {
         OWN_GRF => Kind::Grf { offset: r.u16() as u32, xor: r.xor(Header::Short) },
         0 | 9 => Kind::Grf { offset: r.u32(), xor: r.xor(Header::Long) },
         1 | 10 => Kind::Pred { pred: r.u32(), xor: r.u32() },
+        OWN_PRED => Kind::Pred { pred: r.take(1)[0] as u32, xor: r.u16() as u32 },
         2 => Kind::Addr { slot: r.u32(), xor: r.u32() },
         3 => Kind::Mem { space: MemSpace::Svm, addr: r.u64(), xor: r.xor(Header::Long) },
         4 => {
@@ -928,6 +940,29 @@ mod tests {
                 push_grf(&mut runs_log, thread, offset + a as u32, &old[a..b], &new[a..b]);
             }
             assert_eq!(lanes_log, runs_log, "{thread:?} {offset} {size}");
+        }
+    }
+
+    /// A predicate write of the step's own thread takes 4 bytes when its predicate number and
+    /// changed lanes fit (SIMD16 or narrower, predicate below 256), 9 otherwise, and reads
+    /// back the same either way.
+    #[test]
+    fn predicate_entries_are_compact_where_they_fit() {
+        for (thread, pred, old, new, size) in [
+            (None, 3, 0x0000_00f0, 0x0000_ff0f, 4),
+            (None, 255, 0, 0xffff, 4),
+            (None, 2, 0x0001_0000, 0, 9),
+            (None, 256, 0, 1, 9),
+            (Some(7), 1, 0, 1, 13),
+        ] {
+            let mut log = Vec::new();
+            push_pred(&mut log, thread, pred, old, new);
+            assert_eq!(log.len(), size, "{thread:?} P{pred} {old:#x} -> {new:#x}");
+            let want = Entry { thread: thread.unwrap_or(5), kind: EntryKind::Pred { pred, xor: old ^ new } };
+            assert_eq!(decode(&log, 5), vec![want]);
+            let mut written = Vec::new();
+            for_each_write(&log, 5, |w| written.push(w));
+            assert_eq!(written, vec![Written::Pred { thread: thread.unwrap_or(5), pred }]);
         }
     }
 
