@@ -105,6 +105,7 @@ pub fn trace(launch: &Path, output: &Path, budget: Option<u64>) -> u8 {
         StopReason::RecordLimit { bytes } => {
             format!("up to the recording budget ({bytes} bytes recorded; --record-limit sets it)")
         }
+        StopReason::Interrupted => "up to where Ctrl-C stopped the run".to_string(),
         other => format!("stopped: {other:?}"),
     };
     say!("wrote {total} steps to {}, {how}", output.display());
