@@ -197,22 +197,21 @@ pub fn run(
         (launch.program, launch.machine, launch.outputs, launch.scheduler.steps, lane_ops, fault, None)
     };
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let code = match &fault {
-        None if budget_stop.is_some() => {
-            let bytes = budget_stop.unwrap_or(0);
+    let code = match (&fault, budget_stop) {
+        (None, Some(bytes)) => {
             eprintln!(
                 "stopped at the recording budget after {steps} instructions ({bytes} bytes recorded; \
                  --record-limit sets it): the outputs hold memory as it was there"
             );
             EXIT_DIAGNOSTICS
         }
-        None => {
+        (None, None) => {
             say!(
                 "finished: {threads} thread(s), {steps} instructions ({lane_ops} lane-operations) in {wall_ms:.1} ms"
             );
             EXIT_OK
         }
-        Some(fault) => {
+        (Some(fault), _) => {
             eprintln!("{}", fault.render(&program));
             eprintln!("  (thread {}, after {steps} instructions)", fault.thread.0);
             EXIT_FAULT
