@@ -223,7 +223,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("next [N] (n)", "step over calls"),
     ("rnext [N] (rn)", "step back over calls"),
     ("finish", "run until the current subroutine or function returns"),
-    ("rfinish", "back to the call that entered the current subroutine or function"),
+    ("rfinish (reverse-finish)", "back to the call that entered the current subroutine or function"),
     ("continue (c)", "run forward to a breakpoint, watchpoint, fault or the end"),
     ("rcontinue (rc)", "run backward to a breakpoint, watchpoint or the start"),
     ("goto STEP|+N|-N|MARK", "go to a step index, N steps later or earlier, or a mark"),
@@ -252,12 +252,22 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("list [LOC]", "ten source lines around LOC or the focused thread's instruction"),
     ("thread apply all|LIST CMD", "run print, x, info, bt, last-write or history in each thread"),
     (
-        "info registers|predicates|masks|threads|breakpoints|marks|frame|display|record|lanes",
+        "info registers|predicates|masks|threads|breakpoints|marks|frame|display|record|lanes|args",
         "state summaries",
     ),
-    ("backtrace (bt)", "the focused thread's call stack, innermost first"),
-    ("last-write LOC [LEN]", "who last wrote a register element or memory range"),
+    ("backtrace (bt, where)", "the focused thread's call stack, innermost first"),
+    ("last-write LOC [LEN] (lw)", "who last wrote a register element or memory range"),
     ("history LOC [LEN]", "every write to LOC with values"),
+    (
+        "why LOC [LEN] [lane L] [depth N]",
+        "where a value came from: the write that made it and the values that write read, as a tree",
+    ),
+    (
+        "compare[/FU] LOC FILE [ulp N]",
+        "memory against a reference file, with the writer of each element that differs",
+    ),
+    ("lane-history [L] (lh)", "when lane L of the focused thread left and rejoined the execution mask"),
+    ("source FILE", "run the commands in FILE"),
     ("mark NAME", "bookmark the current step"),
     ("state-hash", "hash of the whole machine"),
     ("help", "this list"),
@@ -656,9 +666,22 @@ mod tests {
         }
     }
 
+    /// `help` names every command the parser takes, under its name or an alias.
     #[test]
-    fn table_of_good_commands() {
-        let table: Vec<(&str, Command)> = vec![
+    fn help_lists_every_command() {
+        let names: Vec<&str> = COMMANDS
+            .iter()
+            .flat_map(|(usage, _)| usage.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')))
+            .collect();
+        for (line, _) in good_commands() {
+            let name = line.split([' ', '/']).next().unwrap_or_default();
+            assert!(names.contains(&name), "`{name}` ({line}) is not in the help");
+        }
+    }
+
+    /// Command lines and what they parse to.
+    fn good_commands() -> Vec<(&'static str, Command)> {
+        vec![
             ("s", Command::Step(1)),
             ("step 5", Command::Step(5)),
             ("rs 2", Command::ReverseStep(2)),
@@ -862,8 +885,12 @@ mod tests {
                     cmd: Box::new(Command::Backtrace),
                 },
             ),
-        ];
-        for (line, expected) in table {
+        ]
+    }
+
+    #[test]
+    fn table_of_good_commands() {
+        for (line, expected) in good_commands() {
             assert_eq!(ok(line), expected, "{line}");
             // What a display lists reads back as the same command.
             if let Some(text) = expected.shown_text() {
