@@ -481,6 +481,14 @@ pub fn direct_dst_bytes(inst: &Inst, channel: u32, grf_size: u32) -> Vec<(u32, u
     out
 }
 
+/// Whether channel `channel` of `inst` writes GRF byte `byte` through a direct destination
+/// ([`direct_dst_bytes`]).
+pub fn dst_holds_byte(inst: &Inst, channel: u32, grf_size: u32, byte: u64) -> bool {
+    direct_dst_bytes(inst, channel, grf_size)
+        .iter()
+        .any(|&(a, e)| (u64::from(a)..u64::from(e)).contains(&byte))
+}
+
 /// `and/or/xor/not` on predicate operands.
 fn pred_logic<O: Observer>(
     ctx: &mut Ctx<'_, O>,

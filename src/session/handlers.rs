@@ -1087,11 +1087,7 @@ impl Session {
             // half included) hold the byte.
             (WatchTarget::Register { .. }, Some(Operand::Direct(_))) => (0..inst.exec.size)
                 .filter(|&l| chen >> l & 1 != 0)
-                .filter(|&l| {
-                    crate::exec::direct_dst_bytes(inst, l, self.program.grf_size)
-                        .iter()
-                        .any(|&(a, e)| (u64::from(a)..u64::from(e)).contains(&byte))
-                })
+                .filter(|&l| crate::exec::dst_holds_byte(inst, l, self.program.grf_size, byte))
                 .map(|l| l + inst.exec.offset)
                 .collect(),
             (WatchTarget::Memory { .. }, _) => self.lanes_at(step, target, state),
@@ -1213,7 +1209,6 @@ fn watch_condition(target: &WatchTarget, ty: DataType, text: &str) -> Result<Val
     ValueCondition::parse(text, ty)
 }
 
-/// `svm`, or `slmG` for work-group G's SLM.
 /// ` (work-item 53)` for a writer object of `last-write`/`history` that names work-items.
 pub(super) fn writer_work_items(writer: &Value) -> String {
     let items: Vec<&str> =

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::handlers::Access;
 use super::Session;
-use crate::exec::direct_dst_bytes;
+use crate::exec::{direct_dst_bytes, dst_holds_byte};
 use crate::isa::{InstIdx, Operand, PredId};
 use crate::machine::{Machine, MemSpace, ThreadId};
 
@@ -283,12 +283,7 @@ impl Session {
             (Place::Grf { .. }, Some(Operand::Direct(_))) => {
                 // The channel whose destination bytes (`addc`'s carry and `madw`'s high half
                 // included) hold the byte.
-                let grf = self.program.grf_size;
-                let covers = |c: &u32| {
-                    direct_dst_bytes(inst, *c, grf)
-                        .iter()
-                        .any(|&(a, e)| (u64::from(a)..u64::from(e)).contains(&byte))
-                };
+                let covers = |c: &u32| dst_holds_byte(inst, *c, self.program.grf_size, byte);
                 first_channel(inst.exec.size, enabled, covers)
             }
             (Place::Grf { .. }, Some(Operand::Indirect(ind))) => {
