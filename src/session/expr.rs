@@ -227,13 +227,11 @@ impl ValueCondition {
     pub fn parse(text: &str, ty: DataType) -> Result<ValueCondition, String> {
         let t = text.trim();
         let t = t.strip_prefix("value").map_or(t, str::trim_start);
-        // Longest symbols first: `<=` before `<`.
-        let mut symbols = CMP_SYMBOLS.to_vec();
-        symbols.sort_by_key(|(_, s)| std::cmp::Reverse(s.len()));
+        // CMP_SYMBOLS has `<=` before `<`.
         let (cmp, rest) =
-            symbols.iter().find_map(|(c, s)| t.strip_prefix(s).map(|r| (*c, r.trim()))).ok_or_else(|| {
-                format!("`{t}`: a watch condition is OP VALUE (== != < <= > >=), as in `if == 7`")
-            })?;
+            CMP_SYMBOLS.iter().find_map(|(c, s)| t.strip_prefix(s).map(|r| (*c, r.trim()))).ok_or_else(
+                || format!("`{t}`: a watch condition is OP VALUE (== != < <= > >=), as in `if == 7`"),
+            )?;
         Ok(ValueCondition { cmp, value: rest.to_string(), rhs: number_value(rest)?, ty })
     }
 

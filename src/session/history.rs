@@ -35,7 +35,7 @@ impl Session {
         out
     }
 
-    /// `thread`'s steps from now back to `floor` (exclusive), newest first, each with its
+    /// `thread`'s steps from now back to step `floor` (included), newest first, each with its
     /// execution mask before and after, undone from the current one through the control
     /// changes the log holds.
     fn mask_steps(&self, thread: ThreadId, floor: u64) -> impl Iterator<Item = EmStep> + '_ {
@@ -104,17 +104,16 @@ impl Session {
         // Back to the thread's first step (none recorded: nothing to scan).
         let first = self.recorder.trace.first_step.get(thread.0 as usize).copied().unwrap_or(u64::MAX);
         let bit = 1u32.checked_shl(lane).unwrap_or(0);
-        let found: Vec<(u64, u32, u32, u32)> = self
+        let found: Vec<EmStep> = self
             .mask_steps(thread, if first == u64::MAX { self.now } else { first })
             .filter(|m| (m.before ^ m.after) & bit != 0)
             .take(MAX_LANE_EVENTS)
-            .map(|m| (m.step, m.pc, m.before, m.after))
             .collect();
         let mut state = self.machine.clone();
         let mut at = self.now;
         found
             .into_iter()
-            .map(|(step, pc, before, after)| {
+            .map(|EmStep { step, pc, before, after }| {
                 let inst = self.program.inst(InstIdx(pc));
                 let predicate = inst.pred.map(|p| {
                     self.recorder.seek(&mut state, at, step);
