@@ -114,21 +114,32 @@ impl WriteIndex {
     }
 
     /// The bitset words of `thread`'s segment holding `step`, added when it has none yet.
+    #[inline(always)]
     fn segment_bits(&mut self, step: u64, thread: u32) -> &mut [u64] {
         let words = self.reg_words + 1;
-        if self.threads.len() <= thread as usize {
-            self.threads.resize_with(thread as usize + 1, ThreadSegments::default);
+        let segment = (step / SEGMENT).min(u32::MAX as u64) as u32;
+        if self.threads.get(thread as usize).is_none_or(|t| t.segments.last() != Some(&segment)) {
+            self.add_segment(segment, thread);
         }
         let t = &mut self.threads[thread as usize];
-        let segment = (step / SEGMENT).min(u32::MAX as u64) as u32;
-        if t.segments.last() != Some(&segment) {
-            t.segments.push(segment);
-            t.bits.resize(t.bits.len() + words, 0);
-        }
         let at = t.bits.len() - words;
         &mut t.bits[at..]
     }
 
+    /// Starts `thread`'s bitset for `segment` (once per thread and segment it writes in).
+    #[cold]
+    #[inline(never)]
+    fn add_segment(&mut self, segment: u32, thread: u32) {
+        if self.threads.len() <= thread as usize {
+            self.threads.resize_with(thread as usize + 1, ThreadSegments::default);
+        }
+        let words = self.reg_words + 1;
+        let t = &mut self.threads[thread as usize];
+        t.segments.push(segment);
+        t.bits.resize(t.bits.len() + words, 0);
+    }
+
+    #[inline]
     pub fn add_grf(&mut self, step: u64, thread: u32, offset: u32, len: u32) {
         let (first, last) = (self.reg(offset), self.reg(offset + len.max(1) - 1));
         let bits = self.segment_bits(step, thread);
@@ -137,6 +148,7 @@ impl WriteIndex {
         }
     }
 
+    #[inline]
     pub fn add_pred(&mut self, step: u64, thread: u32, pred: u32) {
         let words = self.reg_words;
         self.segment_bits(step, thread)[words] |= 1 << pred.min(63);

@@ -298,6 +298,9 @@ impl Trace {
     /// from the stage at `first`.
     pub fn append_batch(&mut self, batch: &Batch) {
         let k = batch.counts.len();
+        // Room for the whole batch first: no growth checks that fail inside the loop.
+        self.log.reserve(batch.stages[..k].iter().map(|s| s.log.len()).sum());
+        self.steps.reserve(batch.steps() as usize);
         let mut controls = vec![0usize; k];
         let rounds = batch.counts.iter().copied().max().unwrap_or(0);
         // The stages in round-robin order from `first` (no division per step).
@@ -335,7 +338,7 @@ impl Trace {
         // The index reads what the step wrote from its entries, as the log holds it all (the
         // running core stages nothing more per write).
         let index = &mut self.index;
-        log::for_each_write(bytes, thread, |w| match w {
+        log::for_each_write_span(bytes, thread, |w| match w {
             Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
             Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
             Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),

@@ -66,6 +66,13 @@ impl Column {
         }
     }
 
+    fn reserve(&mut self, n: usize) {
+        match self {
+            Column::Narrow(values) => values.reserve(n),
+            Column::Wide(values) => values.reserve(n),
+        }
+    }
+
     #[inline]
     fn get(&self, i: usize) -> u32 {
         match self {
@@ -168,6 +175,14 @@ impl Steps {
         let (a, b) =
             (self.long.partition_point(|&(s, _)| s < from), self.long.partition_point(|&(s, _)| s < to));
         self.long[a..b].iter().map(|&(_, len)| u64::from(len) - u64::from(LONG)).sum::<u64>() + sum
+    }
+
+    /// Room for `n` more records.
+    pub fn reserve(&mut self, n: usize) {
+        self.thread.reserve(n);
+        self.pc.reserve(n);
+        self.chen.reserve(n);
+        self.log.reserve(n);
     }
 
     #[inline(always)]

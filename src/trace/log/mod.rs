@@ -590,9 +590,10 @@ impl<'a> Reader<'a> {
         let offset = self.u16() as u32;
         let shape = self.take(1)[0];
         let (size, n) = (1u32 << (shape & 3), (shape >> 2) as usize + 1);
-        let mut lanes = [0u8; 4];
-        lanes[..n.div_ceil(8)].copy_from_slice(self.take(n.div_ceil(8)));
-        (offset, size, u32::from_le_bytes(lanes), self.xor(Header::Short))
+        // Assembled from its 1 to 4 bytes in registers: copying them into a 4-byte array
+        // and loading that stalled the appending core (a store-forwarding failure).
+        let lanes = self.take(n.div_ceil(8)).iter().rev().fold(0u32, |lanes, &b| lanes << 8 | u32::from(b));
+        (offset, size, lanes, self.xor(Header::Short))
     }
 }
 
@@ -640,9 +641,21 @@ pub enum Written {
 }
 
 /// Calls `f` with each location a step's entries wrote, in log order. The compact GRF entry
-/// (nearly every entry) is measured from its header without decoding its payload: the
-/// appending core indexes every step this way.
-pub fn for_each_write(bytes: &[u8], own: u32, mut f: impl FnMut(Written)) {
+/// (nearly every entry) is measured from its header without decoding its payload.
+pub fn for_each_write(bytes: &[u8], own: u32, f: impl FnMut(Written)) {
+    walk_writes::<false>(bytes, own, f)
+}
+
+/// [`for_each_write`] as the write index needs it, which is a superset (its queries check
+/// the entries of the steps it names): a lanes entry comes out as one GRF write from its
+/// first lane's bytes to its last one's, not one write per run of lanes. The appending core
+/// indexes every step this way; runs took it a loop and a call per run.
+pub fn for_each_write_span(bytes: &[u8], own: u32, f: impl FnMut(Written)) {
+    walk_writes::<true>(bytes, own, f)
+}
+
+#[inline(always)]
+fn walk_writes<const SPAN: bool>(bytes: &[u8], own: u32, mut f: impl FnMut(Written)) {
     let mut r = Reader { bytes, at: 0 };
     while let Some(&tag) = bytes.get(r.at) {
         if let (OWN_GRF, Some(&[lo, hi, head])) = (tag, bytes.get(r.at + 1..r.at + 4)) {
@@ -655,6 +668,10 @@ pub fn for_each_write(bytes: &[u8], own: u32, mut f: impl FnMut(Written)) {
         if tag == OWN_GRF_LANES {
             r.at += 1;
             let (offset, size, lanes, _) = r.lanes();
+            if SPAN {
+                f(Written::Grf { thread: own, offset, len: (32 - lanes.leading_zeros()) * size });
+                continue;
+            }
             for (a, b) in lane_runs(lanes, size) {
                 f(Written::Grf { thread: own, offset: offset + a, len: b - a });
             }
@@ -915,6 +932,13 @@ mod tests {
                 for_each_write(&lanes_log, 5, |w| a.push(w));
                 for_each_write(&runs_log, 5, |w| b.push(w));
                 assert_eq!(a, b, "{what}");
+                // For the index: one write from the first run's start to the last run's end
+                // (after the empty entry the log starts with).
+                let mut span = Vec::new();
+                for_each_write_span(&lanes_log, 5, |w| span.push(w));
+                let (start, end) = (runs[0].0, runs[runs.len() - 1].1);
+                let want = Written::Grf { thread: 5, offset: offset + start, len: end - start };
+                assert_eq!(span, [a[0], want], "{what}");
                 // Undo through the stored payloads: the old bytes come back, every byte once.
                 let mut grf = new.clone();
                 for e in entries(&lanes_log[4..], 5) {
