@@ -31,6 +31,10 @@ impl Hasher for FastHasher {
 
 type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
+/// log2 of the GRF unit stages note their writes in ([`WriteIndex::add_units`]): 32 bytes,
+/// the smallest register size.
+pub const UNIT_SHIFT: u32 = 5;
+
 /// Granularity of the memory index: one key per 64-byte line.
 pub const MEM_LINE: u64 = 64;
 
@@ -148,6 +152,44 @@ impl WriteIndex {
         }
     }
 
+    /// Adds to every segment from the one holding step `first` to the one holding `last`
+    /// what a stage of `thread` wrote: GRF units of 32 bytes ([`UNIT_SHIFT`]) (bitmap words, the last unit
+    /// standing for all above it), then a word of predicates.
+    pub fn add_units(&mut self, thread: u32, first: u64, last: u64, written: &[u64]) {
+        let (units, preds) = written.split_at(written.len() - 1);
+        let mut regs = [0u64; MAX_REG_WORDS];
+        let top = (units.len() * 64 - 1) as u32;
+        for (w, &word) in units.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let unit = (w * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let lo = self.reg(unit << UNIT_SHIFT);
+                // The last unit stands for every byte above it: up to the last register bit.
+                let hi = if unit == top {
+                    64 * self.reg_words - 1
+                } else {
+                    self.reg(((unit + 1) << UNIT_SHIFT) - 1)
+                };
+                for reg in lo..=hi {
+                    regs[reg / 64] |= 1 << (reg % 64);
+                }
+            }
+        }
+        let words = self.reg_words;
+        let pred_bits = preds[0];
+        if pred_bits == 0 && regs.iter().all(|&r| r == 0) {
+            return;
+        }
+        for segment in first / SEGMENT..=last / SEGMENT {
+            let bits = self.segment_bits(segment * SEGMENT, thread);
+            for (b, r) in bits[..words].iter_mut().zip(&regs) {
+                *b |= r;
+            }
+            bits[words] |= pred_bits;
+        }
+    }
+
     #[inline]
     pub fn add_pred(&mut self, step: u64, thread: u32, pred: u32) {
         let words = self.reg_words;
@@ -202,6 +244,29 @@ impl WriteIndex {
             .map(move |i| segments[i] as u64)
     }
 
+    /// Whether this index names every segment and step `other` names for every location: a
+    /// superset, which answers every query as `other` does (queries check the entries of
+    /// the steps named). Burst windows index what a stage wrote in each segment its steps
+    /// span, where single steps index each write in its own segment.
+    pub fn covers(&self, other: &WriteIndex) -> bool {
+        let words = other.reg_words + 1;
+        let same_shape = (self.reg_words, self.reg_size) == (other.reg_words, other.reg_size);
+        let threads = other.threads.iter().enumerate().all(|(t, theirs)| {
+            let ours = self.threads.get(t);
+            theirs.segments.iter().enumerate().all(|(i, segment)| {
+                let Some(ours) = ours else { return false };
+                let Ok(j) = ours.segments.binary_search(segment) else { return false };
+                let (a, b) =
+                    (&ours.bits[j * words..(j + 1) * words], &theirs.bits[i * words..(i + 1) * words]);
+                a.iter().zip(b).all(|(a, b)| a & b == *b)
+            })
+        });
+        let mem = other.mem.iter().all(|(key, steps)| {
+            self.mem.get(key).is_some_and(|ours| steps.iter().all(|s| ours.binary_search(s).is_ok()))
+        });
+        same_shape && threads && mem
+    }
+
     /// Steps before `before` that wrote memory overlapping the range, newest first.
     pub fn mem_steps(&self, space: MemSpace, addr: u64, len: u64, before: u64) -> Vec<u64> {
         let first = addr / MEM_LINE;
@@ -218,5 +283,48 @@ impl WriteIndex {
     pub fn bytes(&self) -> u64 {
         let threads: usize = self.threads.iter().map(|t| 4 * t.segments.len() + 8 * t.bits.len()).sum();
         threads as u64 + self.mem_entries * 6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stage's 32-byte units come out as the registers holding them, in every segment its
+    /// steps span, and the result covers the index single steps make of the same writes.
+    #[test]
+    fn stage_units_index_the_registers_they_hold_in_every_segment_spanned() {
+        for reg_size in [32u32, 64] {
+            let mut units = [0u64; 17];
+            // Bytes 64..160 (units 2 to 4) and the last unit (all bytes above it), predicate 3.
+            for unit in [2usize, 3, 4, 1023] {
+                units[unit / 64] |= 1 << (unit % 64);
+            }
+            units[16] = 1 << 3;
+            let mut stage = WriteIndex::new(64 * 1024, reg_size);
+            stage.add_units(7, SEGMENT - 5, 2 * SEGMENT + 1, &units);
+            let mut single = WriteIndex::new(64 * 1024, reg_size);
+            single.add_grf(SEGMENT - 2, 7, 64, 96);
+            single.add_grf(2 * SEGMENT, 7, 40_000, 4);
+            single.add_pred(SEGMENT + 9, 7, 3);
+            assert!(stage.covers(&single), "{reg_size}");
+            assert!(!single.covers(&stage), "{reg_size}");
+            let regs: Vec<u64> = stage.grf_segments(7, 64, 96, u64::MAX).collect();
+            assert_eq!(regs, [2, 1, 0], "{reg_size}");
+            // Below the first unit written: nothing.
+            assert_eq!(stage.grf_segments(7, 0, 64, u64::MAX).count(), 0, "{reg_size}");
+            // The last unit stands for every register above it.
+            assert_eq!(stage.grf_segments(7, 60_000, 4, u64::MAX).count(), 3, "{reg_size}");
+            assert_eq!(stage.pred_segments(7, 3, u64::MAX).count(), 3, "{reg_size}");
+            assert_eq!(stage.pred_segments(7, 2, u64::MAX).count(), 0, "{reg_size}");
+        }
+        // A memory step the other lacks.
+        let (mut a, mut b) = (WriteIndex::new(64, 32), WriteIndex::new(64, 32));
+        a.add_mem(4, MemSpace::Svm, 0x1000, 4);
+        b.add_mem(5, MemSpace::Svm, 0x1000, 4);
+        assert!(!a.covers(&b) && !b.covers(&a));
+        b.add_mem(6, MemSpace::Svm, 0x1000, 4);
+        a.add_mem(5, MemSpace::Svm, 0x1000, 4);
+        assert!(!a.covers(&b));
     }
 }

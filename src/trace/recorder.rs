@@ -302,23 +302,43 @@ impl Trace {
         self.log.reserve(batch.stages[..k].iter().map(|s| s.log.len()).sum());
         self.steps.reserve(batch.steps() as usize);
         let mut controls = vec![0usize; k];
+        // Per stage: its first and last step here, and its memory writes indexed so far.
+        let mut span = vec![(u64::MAX, 0u64); k];
+        let mut mems = vec![0usize; k];
         let rounds = batch.counts.iter().copied().max().unwrap_or(0);
         // The stages in round-robin order from `first` (no division per step).
         let order = (batch.first..k).chain(0..batch.first.min(k));
         for c in 0..rounds {
             for i in order.clone() {
                 if c < batch.counts[i] {
-                    self.append_staged(&batch.stages[i], c as usize, &mut controls[i]);
+                    let stage = &batch.stages[i];
+                    let step = self.append_staged(stage, c as usize, &mut controls[i]);
+                    span[i] = (span[i].0.min(step), step);
+                    while let Some(&(_, space, addr, len)) =
+                        stage.mems.get(mems[i]).filter(|m| u64::from(m.0) == c && !stage.foreign)
+                    {
+                        self.index.add_mem(step, space, addr, len);
+                        mems[i] += 1;
+                    }
                 }
+            }
+        }
+        // What each stage wrote goes to every index segment its steps here span: a superset
+        // of the segments each write fell in, as the index may be.
+        for (stage, &(first, last)) in batch.stages[..k].iter().zip(&span) {
+            if first <= last && !stage.foreign {
+                self.index.add_units(stage.thread, first, last, &stage.written);
             }
         }
     }
 
-    /// Appends step `c` of `stage` (its log bytes, index entries and record) as the next step:
-    /// every step is recorded this way, single steps from a stage of one. `control` is how
-    /// many of the stage's control-table changes earlier steps took, and moves past this
-    /// step's.
-    fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) {
+    /// Appends step `c` of `stage` (its log bytes, index entries and record) as the next step,
+    /// and returns its number: every step is recorded this way, single steps from a stage of
+    /// one. `control` is how many of the stage's control-table changes earlier steps took,
+    /// and moves past this step's. The index entries are the batch's to add, from what the
+    /// stage noted, unless the stage wrote another thread's registers: then they are read
+    /// from the step's entries here.
+    fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) -> u64 {
         let staged = stage.steps[c];
         let log_start = c.checked_sub(1).map_or(0, |p| stage.steps[p].log_end());
         let log_end = staged.log_end();
@@ -335,14 +355,14 @@ impl Trace {
         }
         let step = self.len();
         let thread = stage.thread;
-        // The index reads what the step wrote from its entries, as the log holds it all (the
-        // running core stages nothing more per write).
-        let index = &mut self.index;
-        log::for_each_write_span(bytes, thread, |w| match w {
-            Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
-            Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
-            Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
-        });
+        if stage.foreign {
+            let index = &mut self.index;
+            log::for_each_write_span(bytes, thread, |w| match w {
+                Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
+                Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
+                Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
+            });
+        }
         if let Some(first) = self.first_step.get_mut(thread as usize) {
             if *first == u64::MAX {
                 *first = step;
@@ -355,6 +375,7 @@ impl Trace {
         }
         let len = (log_end - log_start) & !FALLS_THROUGH;
         self.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: len | flag });
+        step
     }
 
     /// Where step `step`'s entries start in the log (the log's end for `step == len()`).
@@ -643,6 +664,53 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
                     xor.apply(range);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{Observer, StepHooks};
+
+    /// A stage notes its own thread's writes for the index; one that wrote another thread's
+    /// registers has its steps indexed from their entries instead. Either way every write is
+    /// found.
+    #[test]
+    fn stages_index_their_writes_and_foreign_ones_from_entries() {
+        for foreign in [false, true] {
+            let mut trace = Trace { index: WriteIndex::new(4096, 64), ..Trace::default() };
+            trace.first_step = vec![u64::MAX; 8];
+            trace.last_step = vec![u64::MAX; 8];
+            let mut batch = Batch::default();
+            batch.stages.push(Stage::default());
+            batch.counts.push(2);
+            let stage = &mut batch.stages[0];
+            stage.thread = 3;
+            let (old, new) = ([0u8; 8], [1u8; 8]);
+            stage.begin_step();
+            stage.grf(ThreadId(3), 128, &old, &new);
+            stage.end_step(0, 1);
+            stage.begin_step();
+            stage.mem(ThreadId(3), MemSpace::Svm, 0x2000, &old[..4], &new[..4]);
+            stage.pred(ThreadId(3), PredId(2), 0, 1);
+            if foreign {
+                stage.grf(ThreadId(5), 64, &old, &new);
+            }
+            stage.end_step(1, 1);
+            assert_eq!(stage.foreign, foreign);
+            trace.append_batch(&batch);
+            assert_eq!(trace.len(), 2);
+            assert_eq!(trace.index.grf_segments(3, 128, 8, 2).collect::<Vec<_>>(), [0]);
+            assert_eq!(trace.index.grf_segments(3, 0, 64, 2).count(), 0);
+            assert_eq!(trace.index.pred_segments(3, 2, 2).count(), 1);
+            assert_eq!(trace.index.mem_steps(MemSpace::Svm, 0x2000, 1, 2), [1]);
+            assert_eq!(trace.index.grf_segments(5, 64, 8, 2).count(), usize::from(foreign));
+            // And the queries find the steps.
+            let hits = trace.grf_writes(3, 128, 8, 2, &new, 4);
+            assert_eq!(hits.iter().map(|h| h.step).collect::<Vec<_>>(), [0]);
+            let hits = trace.mem_writes(MemSpace::Svm, 0x2000, 4, 2, &new[..4], 4);
+            assert_eq!(hits.iter().map(|h| h.step).collect::<Vec<_>>(), [1]);
         }
     }
 }

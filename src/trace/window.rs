@@ -16,6 +16,7 @@
 //! (every thread has run `rounds` steps, or stopped), and its steps are appended round by
 //! round.
 
+use super::index::UNIT_SHIFT;
 use super::log;
 use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{in_key_order, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepHooks};
@@ -39,6 +40,9 @@ const _: () = assert!(std::mem::size_of::<StagedStep>() == 12);
 
 /// Flag of [`StagedStep::log_end`]: the step changed its own control state beyond the pc.
 const OWN_CONTROL: u32 = 1 << 31;
+
+/// Words of a stage's GRF unit bitmap: 1024 units, 32 KiB.
+pub(super) const UNIT_WORDS: usize = 16;
 
 impl StagedStep {
     pub fn log_end(&self) -> u32 {
@@ -64,6 +68,15 @@ pub struct Stage {
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
     last_read: Option<usize>,
+    /// For the write index, which the appending core then builds without decoding entries:
+    /// the 32-byte units of `thread`'s GRF its steps wrote ([`UNIT_WORDS`] words, the last
+    /// unit standing for every unit above it), then a word of its predicates written (bit 63
+    /// also for those above 63); its memory writes with the stage step that made them; and
+    /// whether an entry wrote another thread's registers or predicates (then its steps are
+    /// indexed from their entries).
+    pub(super) written: [u64; UNIT_WORDS + 1],
+    pub(super) mems: Vec<(u32, MemSpace, u64, u64)>,
+    pub(super) foreign: bool,
     /// Whether a step of `thread` is executing (between `begin_step` and `end_step`): its
     /// writes carry no thread field and its control changes are its own (a barrier release
     /// logged before it is not), and whether it logged such a change.
@@ -78,6 +91,24 @@ impl Stage {
         self.steps.clear();
         self.controls.clear();
         self.executing = false;
+        self.written = [0; UNIT_WORDS + 1];
+        self.mems.clear();
+        self.foreign = false;
+    }
+
+    /// Notes GRF bytes `[offset, offset + len)` of `thread` written, for the index.
+    #[inline(always)]
+    fn note_grf(&mut self, thread: ThreadId, offset: u32, len: u32) {
+        if thread.0 != self.thread {
+            self.foreign = true;
+            return;
+        }
+        let last_unit = (UNIT_WORDS * 64 - 1) as u32;
+        let first = (offset >> UNIT_SHIFT).min(last_unit);
+        let last = ((offset + len.max(1) - 1) >> UNIT_SHIFT).min(last_unit);
+        for unit in first..=last {
+            self.written[unit as usize / 64] |= 1 << (unit % 64);
+        }
     }
 
     /// The writer field of an entry: none for the executing step's own thread.
@@ -94,16 +125,24 @@ impl Observer for Stage {
     }
 
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
+        self.note_grf(thread, offset, new.len() as u32);
         let who = self.other(thread);
         log::push_grf(&mut self.log, who, offset, old, new);
     }
 
     fn grf_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32, old: &[u8], new: &[u8]) {
+        // From the first lane's bytes to the last one's (`lanes` starts at bit 0).
+        self.note_grf(thread, offset, (32 - lanes.leading_zeros()) * size);
         let who = self.other(thread);
         log::push_grf_lanes(&mut self.log, who, offset, size, lanes, old, new);
     }
 
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
+        if thread.0 == self.thread {
+            self.written[UNIT_WORDS] |= 1 << pred.0.min(63);
+        } else {
+            self.foreign = true;
+        }
         let who = self.other(thread);
         log::push_pred(&mut self.log, who, pred.0, old, new);
     }
@@ -113,6 +152,7 @@ impl Observer for Stage {
     }
 
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
+        self.mems.push((self.steps.len() as u32, space, addr, new.len() as u64));
         log::push_mem(&mut self.log, thread.0, space, addr, old, new);
     }
 

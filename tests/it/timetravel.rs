@@ -480,9 +480,13 @@ fn burst_windows_record_what_single_steps_record() {
                     }
                 }
             }
-            assert!(a.index == b.index, "{name}: write index");
+            // Windows index a stage's writes in every segment its steps span: a superset of
+            // what single steps index, which answers every query the same.
+            assert!(b.index.covers(&a.index), "{name}: write index");
             assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step), "{name}: thread spans");
-            assert_eq!(a.bytes(), b.bytes(), "{name}: trace bytes");
+            let without_index =
+                |t: &vdb::trace::Trace| vdb::trace::RecordedBytes { index: 0, ..t.bytes_by_part() };
+            assert_eq!(without_index(a), without_index(b), "{name}: trace bytes");
             // Windows end where a checkpoint is due (at most a round later), on either core.
             let times: Vec<u64> = windows.recorder.checkpoints.list.iter().map(|c| c.time).collect();
             assert_eq!(
