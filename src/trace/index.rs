@@ -1,6 +1,8 @@
 //! Indexes from a location to the steps that wrote it, so "who wrote this" needs no replay:
-//! for registers and predicates, per-thread bitsets of what each segment of steps wrote; for
-//! memory, step lists per 64-byte line, appended in increasing order.
+//! for registers and predicates, per-thread bitsets of what each segment of steps wrote (or
+//! more: a burst window's stage adds all it wrote to every segment its steps span, and
+//! queries check the entries of the steps named); for memory, step lists per 64-byte line,
+//! appended in increasing order.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
