@@ -155,8 +155,8 @@ impl WriteIndex {
     }
 
     /// Adds to every segment from the one holding step `first` to the one holding `last`
-    /// what a stage of `thread` wrote: GRF units of 32 bytes ([`UNIT_SHIFT`]) (bitmap words, the last unit
-    /// standing for all above it), then a word of predicates.
+    /// what a stage of `thread` wrote: a bitmap of 32-byte GRF units (the last unit standing
+    /// for all above it), then a word of predicates.
     pub fn add_units(&mut self, thread: u32, first: u64, last: u64, written: &[u64]) {
         let (units, preds) = written.split_at(written.len() - 1);
         let mut regs = [0u64; MAX_REG_WORDS];
