@@ -413,7 +413,17 @@ impl Trace {
             log::entries(bytes, rec.thread)
                 .filter(|e| matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }))
         };
-        for e in log::entries(bytes, rec.thread) {
+        for e in log::entries_whole(bytes, rec.thread) {
+            let e = match e {
+                log::Applied::Entry(e) => e,
+                log::Applied::Lanes { offset, size, lanes, xor } => {
+                    let t = machine.thread_mut(ThreadId(rec.thread));
+                    if let Some(bytes) = t.grf.get_mut(offset as usize..) {
+                        log::xor_lanes(bytes, size, lanes, xor);
+                    }
+                    continue;
+                }
+            };
             match e.kind {
                 Kind::Grf { offset, xor } => {
                     let t = machine.thread_mut(ThreadId(e.thread));

@@ -7,8 +7,9 @@
 #![allow(unsafe_code)]
 
 use std::arch::x86_64::{
-    __m512i, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8, _mm512_setzero_si512, _mm512_storeu_si512,
-    _mm512_test_epi8_mask, _mm512_xor_si512,
+    __m512i, _mm512_mask_storeu_epi8, _mm512_maskz_compress_epi8, _mm512_maskz_expand_epi8,
+    _mm512_maskz_loadu_epi8, _mm512_setzero_si512, _mm512_storeu_si512, _mm512_test_epi8_mask,
+    _mm512_xor_si512,
 };
 use std::sync::OnceLock;
 
@@ -170,5 +171,38 @@ fn encode_packed(out: &mut Vec<u8>, old: &[u8], new: &[u8], written: u64) {
             _mm512_storeu_si512(head.add(1).cast(), packed);
             out.set_len(start + 1 + n);
         }
+    }
+}
+
+/// XORs a payload of at most 64 bytes into `bytes` at the positions set in `at` (bit `i`:
+/// byte `i`; none at or past `bytes.len()`): the payload's bytes in order, dense (`map` 0:
+/// `data` holds them all) or sparse (the bits of `map` mark which of them `data` holds, the
+/// others are 0). Undo and redo of compact GRF and lanes entries: one masked expansion per
+/// form instead of a loop over bits.
+pub fn xor_expand(bytes: &mut [u8], at: u64, map: Option<u64>, data: &[u8]) {
+    assert!(available());
+    let fits = if bytes.len() >= 64 { u64::MAX } else { (1u64 << bytes.len()) - 1 };
+    assert!(at & !fits == 0 && data.len() <= 64);
+    // SAFETY: the CPU has the features `expand` is compiled for (checked just above).
+    unsafe { expand(bytes, at, map, data) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+fn expand(bytes: &mut [u8], at: u64, map: Option<u64>, data: &[u8]) {
+    let n = data.len();
+    let held = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    // SAFETY: the masked load touches only `data`'s `n` bytes.
+    let data = unsafe { _mm512_maskz_loadu_epi8(held, data.as_ptr().cast()) };
+    // The payload in order: its sparse bytes spread to the bits of its map.
+    let payload = match map {
+        Some(map) => _mm512_maskz_expand_epi8(map, data),
+        None => data,
+    };
+    let spread = _mm512_maskz_expand_epi8(at, payload);
+    // SAFETY: the masked load and store touch only the bytes set in `at`, all within
+    // `bytes` (checked by the caller).
+    unsafe {
+        let old = _mm512_maskz_loadu_epi8(at, bytes.as_ptr().cast());
+        _mm512_mask_storeu_epi8(bytes.as_mut_ptr().cast(), at, _mm512_xor_si512(old, spread));
     }
 }

@@ -120,6 +120,15 @@ impl<'a> Xor<'a> {
     pub fn apply(&self, bytes: &mut [u8]) {
         match *self {
             Xor::Dense(xor) => bytes.iter_mut().zip(xor).for_each(|(b, x)| *b ^= x),
+            #[cfg(target_arch = "x86_64")]
+            Xor::Sparse { len, skip: 0, map, data } if len <= 64 && avx512::available() => {
+                // One vector: the data bytes expanded to the map's bits (the map marks none at
+                // or past `len`).
+                let n = len.min(bytes.len());
+                let at = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                let map = map.iter().take(8).rev().fold(0u64, |m, &b| m << 8 | u64::from(b));
+                avx512::xor_expand(bytes, at, Some(map), &data[..data.len().min(64)]);
+            }
             Xor::Sparse { len, skip, map, data } => {
                 // From the map byte holding bit `skip`: the data bytes of the bits before it
                 // are skipped by count (a run of a lanes entry costs its own length).
@@ -604,6 +613,60 @@ pub fn decode(bytes: &[u8], own: u32) -> Vec<Entry<'_>> {
     entries(bytes, own).map(LogEntry::expand).collect()
 }
 
+/// An entry as undo and redo take it: any entry but a lanes entry, or a lanes entry whole
+/// (its thread is the step's own).
+pub enum Applied<'a> {
+    Entry(LogEntry<Xor<'a>>),
+    Lanes { offset: u32, size: u32, lanes: u32, xor: Xor<'a> },
+}
+
+/// [`entries`] with lanes entries whole, for undo and redo: [`xor_lanes`] applies one in a
+/// vector where [`entries`] would split it into runs.
+pub fn entries_whole(bytes: &[u8], own: u32) -> impl Iterator<Item = Applied<'_>> {
+    let mut r = Reader { bytes, at: 0 };
+    std::iter::from_fn(move || match r.bytes.get(r.at) {
+        None => None,
+        Some(&OWN_GRF_LANES) => {
+            r.at += 1;
+            let (offset, size, lanes, xor) = r.lanes();
+            Some(Applied::Lanes { offset, size, lanes, xor })
+        }
+        Some(_) => Some(Applied::Entry(read_entry(&mut r, own))),
+    })
+}
+
+/// XORs a lanes entry's payload into the register bytes from its offset on: the packed bytes
+/// of its lanes (of `size` bytes each) go to those lanes.
+pub fn xor_lanes(grf: &mut [u8], size: u32, lanes: u32, xor: Xor<'_>) {
+    let span = (32 - lanes.leading_zeros()) as usize * size as usize;
+    #[cfg(target_arch = "x86_64")]
+    if span <= 64 && span <= grf.len() && matches!(size, 1 | 2 | 4 | 8) && avx512::available() {
+        let unit = (1u64 << size) - 1;
+        let mut at = 0u64;
+        let mut bits = lanes;
+        while bits != 0 {
+            at |= unit << (bits.trailing_zeros() * size);
+            bits &= bits - 1;
+        }
+        match xor {
+            Xor::Dense(data) if data.len() <= 64 => return avx512::xor_expand(grf, at, None, data),
+            Xor::Sparse { len, skip: 0, map, data } if len <= 64 && data.len() <= 64 => {
+                let map = map.iter().take(8).rev().fold(0u64, |m, &b| m << 8 | u64::from(b));
+                return avx512::xor_expand(grf, at, Some(map), data);
+            }
+            _ => {}
+        }
+    }
+    let mut packed = 0;
+    for (a, b) in lane_runs(lanes, size) {
+        let (a, b) = (a as usize, b as usize);
+        if let Some(bytes) = grf.get_mut(a..) {
+            xor.window(packed, packed + b - a).apply(bytes);
+        }
+        packed += b - a;
+    }
+}
+
 /// [`decode`] without expanding payloads or collecting (undo and redo, step by step). A
 /// lanes entry comes out as one GRF entry per run of its lanes.
 pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>> {
@@ -850,6 +913,18 @@ mod tests {
                     let got = (&xor[..], *at, entries[0].thread);
                     assert_eq!(got, (&want[..], offset, thread.unwrap_or(2)), "{what}");
                     assert_eq!(log.len() - header, smallest, "{what}");
+                    // Undo applies the payload as stored: the old bytes come back and the byte
+                    // after them stays; into a shorter buffer, its first bytes come back.
+                    let Some(LogEntry { kind: Kind::Grf { xor, .. }, .. }) = super::entries(&log, 2).next()
+                    else {
+                        panic!("{what}: grf")
+                    };
+                    let mut bytes = [&new[..], &[0xa5]].concat();
+                    xor.apply(&mut bytes);
+                    assert_eq!((&bytes[..len], bytes[len]), (&old[..], 0xa5), "{what}");
+                    let mut short = new[..len / 2].to_vec();
+                    xor.apply(&mut short);
+                    assert_eq!(short, old[..len / 2], "{what}");
                 }
             }
         }
@@ -946,6 +1021,14 @@ mod tests {
                     xor.apply(&mut grf[(at - offset) as usize..]);
                 }
                 assert_eq!(grf, old, "{what}");
+                // And whole, as undo and redo take it (the byte after the span stays).
+                let mut grf = [&new[..], &[0x5a]].concat();
+                for e in entries_whole(&lanes_log[4..], 5) {
+                    let Applied::Lanes { offset: at, size: s, lanes: l, xor } = e else { panic!("{what}") };
+                    assert_eq!((at, s, l), (offset, size, lanes), "{what}");
+                    xor_lanes(&mut grf, s, l, xor);
+                }
+                assert_eq!((&grf[..old.len()], grf[old.len()]), (&old[..], 0x5a), "{what}");
                 assert!(runs.len() >= 2, "{what}");
                 lanes_bytes += lanes_log.len() - 4;
                 runs_bytes += runs_log.len() - 4;
