@@ -19,7 +19,7 @@ use crate::trace::{record_step, record_window, Batch, Trace, Window};
 pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
 
 /// Recording budget left free while windows run, for the next window's steps (a step
-/// writes a few KiB at most and a window holds a checkpoint interval of steps, 4096 by
+/// writes a few KiB at most and a window holds a checkpoint interval of steps, 8192 by
 /// default).
 const WINDOW_RESERVE: u64 = 64 << 20;
 

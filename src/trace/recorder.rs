@@ -108,7 +108,7 @@ impl Recorder {
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
         };
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 4096, bytes: 0 };
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
         checkpoints.take(machine, 0);
         Recorder { trace, checkpoints }
     }
