@@ -413,20 +413,26 @@ pub fn push_grf_lanes(
     }
 }
 
+/// The bytes that lanes of `size` bytes (at most 8) cover within the first 64, as a mask.
+#[cfg(target_arch = "x86_64")]
+fn lane_bytes(lanes: u32, size: u32) -> u64 {
+    let unit = (1u64 << size) - 1;
+    let mut at = 0u64;
+    let mut bits = lanes;
+    while bits != 0 {
+        at |= unit.checked_shl(bits.trailing_zeros() * size).unwrap_or(0);
+        bits &= bits - 1;
+    }
+    at
+}
+
 /// The XOR payload of a lanes entry: the written lanes' bytes of `old XOR new`, packed, with
 /// a one-byte header (at most [`MAX_SHORT`] bytes).
 fn put_packed(out: &mut Vec<u8>, old: &[u8], new: &[u8], lanes: u32, size: u32) {
     #[cfg(target_arch = "x86_64")]
     if new.len() <= 64 && avx512::available() {
         // One vector (a SIMD16 dword write): its written bytes, as a mask.
-        let unit = (1u64 << size) - 1;
-        let mut written = 0u64;
-        let mut bits = lanes;
-        while bits != 0 {
-            written |= unit << (bits.trailing_zeros() * size);
-            bits &= bits - 1;
-        }
-        avx512::put_packed(out, old, new, written);
+        avx512::put_packed(out, old, new, lane_bytes(lanes, size));
         return;
     }
     put_packed_portable(out, old, new, lanes, size);
@@ -641,13 +647,7 @@ pub fn xor_lanes(grf: &mut [u8], size: u32, lanes: u32, xor: Xor<'_>) {
     let span = (32 - lanes.leading_zeros()) as usize * size as usize;
     #[cfg(target_arch = "x86_64")]
     if span <= 64 && span <= grf.len() && matches!(size, 1 | 2 | 4 | 8) && avx512::available() {
-        let unit = (1u64 << size) - 1;
-        let mut at = 0u64;
-        let mut bits = lanes;
-        while bits != 0 {
-            at |= unit << (bits.trailing_zeros() * size);
-            bits &= bits - 1;
-        }
+        let at = lane_bytes(lanes, size);
         match xor {
             Xor::Dense(data) if data.len() <= 64 => return avx512::xor_expand(grf, at, None, data),
             Xor::Sparse { len, skip: 0, map, data } if len <= 64 && data.len() <= 64 => {
