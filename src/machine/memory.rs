@@ -185,6 +185,11 @@ impl Svm {
         Ok(())
     }
 
+    /// Pages held (each written page, whether or not its bytes are zero).
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
     /// Pages of `self` not shared with `other` (what a checkpoint costs beyond `other`).
     pub fn unshared_pages(&self, other: &Svm) -> usize {
         self.pages

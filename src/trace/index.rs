@@ -37,6 +37,20 @@ type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 /// the smallest register size.
 pub const UNIT_SHIFT: u32 = 5;
 
+/// Sets bits `lo..=hi` of a bitset kept as words (register and unit bitmaps).
+#[inline(always)]
+pub fn set_bits(words: &mut [u64], lo: usize, hi: usize) {
+    for bit in lo..=hi {
+        words[bit / 64] |= 1 << (bit % 64);
+    }
+}
+
+/// A predicate's bit in a word of predicates (bit 63 also stands for every predicate above).
+#[inline(always)]
+pub fn pred_bit(pred: u32) -> u64 {
+    1 << pred.min(63)
+}
+
 /// Granularity of the memory index: one key per 64-byte line.
 pub const MEM_LINE: u64 = 64;
 
@@ -149,9 +163,7 @@ impl WriteIndex {
     pub fn add_grf(&mut self, step: u64, thread: u32, offset: u32, len: u32) {
         let (first, last) = (self.reg(offset), self.reg(offset + len.max(1) - 1));
         let bits = self.segment_bits(step, thread);
-        for reg in first..=last {
-            bits[reg / 64] |= 1 << (reg % 64);
-        }
+        set_bits(bits, first, last);
     }
 
     /// Adds to every segment from the one holding step `first` to the one holding `last`
@@ -173,9 +185,7 @@ impl WriteIndex {
                 } else {
                     self.reg(((unit + 1) << UNIT_SHIFT) - 1)
                 };
-                for reg in lo..=hi {
-                    regs[reg / 64] |= 1 << (reg % 64);
-                }
+                set_bits(&mut regs, lo, hi);
             }
         }
         let words = self.reg_words;
@@ -195,7 +205,7 @@ impl WriteIndex {
     #[inline]
     pub fn add_pred(&mut self, step: u64, thread: u32, pred: u32) {
         let words = self.reg_words;
-        self.segment_bits(step, thread)[words] |= 1 << pred.min(63);
+        self.segment_bits(step, thread)[words] |= pred_bit(pred);
     }
 
     pub fn add_mem(&mut self, step: u64, space: MemSpace, addr: u64, len: u64) {

@@ -314,8 +314,11 @@ impl Trace {
                     let stage = &batch.stages[i];
                     let step = self.append_staged(stage, c as usize, &mut controls[i]);
                     span[i] = (span[i].0.min(step), step);
+                    if stage.foreign {
+                        continue;
+                    }
                     while let Some(&(_, space, addr, len)) =
-                        stage.mems.get(mems[i]).filter(|m| u64::from(m.0) == c && !stage.foreign)
+                        stage.mems.get(mems[i]).filter(|m| u64::from(m.0) == c)
                     {
                         self.index.add_mem(step, space, addr, len);
                         mems[i] += 1;
@@ -410,8 +413,10 @@ impl Trace {
         // a state: backward they go last to first, so that the first one's old state is what
         // remains (a second pass over the few entries of one step, not a buffer).
         let sets = || {
-            log::entries(bytes, rec.thread)
-                .filter(|e| matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }))
+            log::entries_whole(bytes, rec.thread).filter_map(|e| match e {
+                log::Applied::Entry(e) if matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }) => Some(e),
+                _ => None,
+            })
         };
         for e in log::entries_whole(bytes, rec.thread) {
             let e = match e {

@@ -16,7 +16,7 @@
 //! (every thread has run `rounds` steps, or stopped), and its steps are appended round by
 //! round.
 
-use super::index::UNIT_SHIFT;
+use super::index::{pred_bit, set_bits, UNIT_SHIFT};
 use super::log;
 use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{in_key_order, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepHooks};
@@ -106,9 +106,7 @@ impl Stage {
         let last_unit = (UNIT_WORDS * 64 - 1) as u32;
         let first = (offset >> UNIT_SHIFT).min(last_unit);
         let last = ((offset + len.max(1) - 1) >> UNIT_SHIFT).min(last_unit);
-        for unit in first..=last {
-            self.written[unit as usize / 64] |= 1 << (unit % 64);
-        }
+        set_bits(&mut self.written, first as usize, last as usize);
     }
 
     /// The writer field of an entry: none for the executing step's own thread.
@@ -139,7 +137,7 @@ impl Observer for Stage {
 
     fn pred(&mut self, thread: ThreadId, pred: PredId, old: u32, new: u32) {
         if thread.0 == self.thread {
-            self.written[UNIT_WORDS] |= 1 << pred.0.min(63);
+            self.written[UNIT_WORDS] |= pred_bit(pred.0);
         } else {
             self.foreign = true;
         }

@@ -104,7 +104,7 @@ pub fn half_of_memory() -> u64 {
 /// registers) and the SVM pages it holds.
 fn start_state_bytes(machine: &vdb::machine::Machine) -> u64 {
     let threads: u64 = machine.threads.iter().map(|t| 2 * t.grf.len() as u64 + 512).sum();
-    let pages = machine.svm.unshared_pages(&vdb::machine::Svm::default()) as u64;
+    let pages = machine.svm.page_count() as u64;
     threads + pages * vdb::machine::PAGE_SIZE
 }
 

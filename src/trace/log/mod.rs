@@ -126,7 +126,7 @@ impl<'a> Xor<'a> {
                 // or past `len`).
                 let n = len.min(bytes.len());
                 let at = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-                let map = map.iter().take(8).rev().fold(0u64, |m, &b| m << 8 | u64::from(b));
+                let map = map_word(map);
                 avx512::xor_expand(bytes, at, Some(map), &data[..data.len().min(64)]);
             }
             Xor::Sparse { len, skip, map, data } => {
@@ -651,7 +651,7 @@ pub fn xor_lanes(grf: &mut [u8], size: u32, lanes: u32, xor: Xor<'_>) {
         match xor {
             Xor::Dense(data) if data.len() <= 64 => return avx512::xor_expand(grf, at, None, data),
             Xor::Sparse { len, skip: 0, map, data } if len <= 64 && data.len() <= 64 => {
-                let map = map.iter().take(8).rev().fold(0u64, |m, &b| m << 8 | u64::from(b));
+                let map = map_word(map);
                 return avx512::xor_expand(grf, at, Some(map), data);
             }
             _ => {}
@@ -670,7 +670,7 @@ pub fn xor_lanes(grf: &mut [u8], size: u32, lanes: u32, xor: Xor<'_>) {
 /// [`decode`] without expanding payloads or collecting (undo and redo, step by step). A
 /// lanes entry comes out as one GRF entry per run of its lanes.
 pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>> {
-    let mut r = Reader { bytes, at: 0 };
+    let mut whole = entries_whole(bytes, own);
     // The runs of the lanes entry being read: its offset, runs left, payload, and where the
     // next run's bytes start in it.
     let mut runs: Option<(u32, LaneRuns, Xor<'_>, usize)> = None;
@@ -683,14 +683,11 @@ pub fn entries(bytes: &[u8], own: u32) -> impl Iterator<Item = LogEntry<Xor<'_>>
             }
             runs = None;
         }
-        match r.bytes.get(r.at) {
-            None => return None,
-            Some(&OWN_GRF_LANES) => {
-                r.at += 1;
-                let (offset, size, lanes, xor) = r.lanes();
-                runs = Some((offset, lane_runs(lanes, size), xor, 0));
+        match whole.next()? {
+            Applied::Entry(e) => return Some(e),
+            Applied::Lanes { offset, size, lanes, xor } => {
+                runs = Some((offset, lane_runs(lanes, size), xor, 0))
             }
-            Some(_) => return Some(read_entry(&mut r, own)),
         }
     })
 }
@@ -748,6 +745,12 @@ fn walk_writes<const SPAN: bool>(bytes: &[u8], own: u32, mut f: impl FnMut(Writt
             Kind::Addr { .. } | Kind::Read { .. } | Kind::Control { .. } | Kind::Pc { .. } => {}
         }
     }
+}
+
+/// A sparse payload's map of at most 64 bytes as one word (bit `i`: byte `i`).
+#[cfg(target_arch = "x86_64")]
+fn map_word(map: &[u8]) -> u64 {
+    map.iter().take(8).rev().fold(0u64, |m, &b| m << 8 | u64::from(b))
 }
 
 /// Bytes of a sparse payload of `len` bytes whose map starts at `at`: the map and the bytes
