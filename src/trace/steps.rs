@@ -198,6 +198,38 @@ impl Steps {
         self.log.push(len.min(u32::from(LONG)) as u16 | flag);
     }
 
+    /// Room for `n` more records written in place, when every column is still narrow: the
+    /// new records' thread, pc, channel-enable and log-length slots (zeros until written; a
+    /// log length as [`Steps::at`] reads it, so under [`LONG`], with [`LOG_FALLS_THROUGH`]).
+    /// None when a column is wide. A window's steps go in this way, without a width check and
+    /// a growth check per field and step.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn narrow_tail(
+        &mut self,
+        n: usize,
+    ) -> Option<(&mut [u16], &mut [u16], &mut [u16], &mut [u16])> {
+        let (Column::Narrow(thread), Column::Narrow(pc), Column::Narrow(chen)) =
+            (&mut self.thread, &mut self.pc, &mut self.chen)
+        else {
+            return None;
+        };
+        let at = self.log.len();
+        for column in [&mut *thread, &mut *pc, &mut *chen, &mut self.log] {
+            column.resize(at + n, 0);
+        }
+        Some((&mut thread[at..], &mut pc[at..], &mut chen[at..], &mut self.log[at..]))
+    }
+
+    /// The log-length slot of a record in [`Steps::narrow_tail`]: `len` under [`LONG`].
+    #[inline(always)]
+    pub(super) fn narrow_log(len: u32, falls_through: bool) -> u16 {
+        debug_assert!(len < u32::from(LONG));
+        len as u16 | if falls_through { LOG_FALLS_THROUGH } else { 0 }
+    }
+
+    /// Whether a step logging `len` bytes fits [`Steps::narrow_log`].
+    pub(super) const NARROW_LOG: u32 = LONG as u32;
+
     /// Channel enables summed over every step (lane operations).
     pub fn lane_ops(&self) -> u64 {
         match &self.chen {

@@ -82,6 +82,11 @@ pub struct Stage {
     /// logged before it is not), and whether it logged such a change.
     executing: bool,
     own_control: bool,
+    /// Whether a step's pc or channel enables take more than 16 bits, or its log
+    /// [`Steps::NARROW_LOG`] bytes or more: then appending takes the general path.
+    ///
+    /// [`Steps::NARROW_LOG`]: super::Steps::NARROW_LOG
+    pub(super) wide: bool,
 }
 
 impl Stage {
@@ -94,6 +99,7 @@ impl Stage {
         self.written = [0; UNIT_WORDS + 1];
         self.mems.clear();
         self.foreign = false;
+        self.wide = false;
     }
 
     /// Notes GRF bytes `[offset, offset + len)` of `thread` written, for the index.
@@ -177,7 +183,10 @@ impl StepHooks for Stage {
     fn end_step(&mut self, pc: u32, chen: u32) {
         self.executing = false;
         let flag = if self.own_control { OWN_CONTROL } else { 0 };
-        self.steps.push(StagedStep { pc, chen, log_end: self.log.len() as u32 | flag });
+        let start = self.steps.last().map_or(0, StagedStep::log_end);
+        let end = self.log.len() as u32;
+        self.wide |= (pc | chen) > 0xffff || end - start >= super::Steps::NARROW_LOG;
+        self.steps.push(StagedStep { pc, chen, log_end: end | flag });
     }
 }
 
