@@ -227,7 +227,7 @@ impl Steps {
         len as u16 | if falls_through { LOG_FALLS_THROUGH } else { 0 }
     }
 
-    /// Whether a step logging `len` bytes fits [`Steps::narrow_log`].
+    /// A step whose log takes fewer bytes than this fits [`Steps::narrow_log`].
     pub(super) const NARROW_LOG: u32 = LONG as u32;
 
     /// Channel enables summed over every step (lane operations).
