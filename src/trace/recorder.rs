@@ -222,6 +222,62 @@ fn push_short(dst: &mut Vec<u8>, src: &[u8], start: usize, end: usize) {
     }
 }
 
+/// Gives the control entries among a step's log bytes (`[start, end)` of `stage`'s log,
+/// copied to `log` at `pos`) the control table's numbers, adding their changes to `table`:
+/// they were staged with the stage's own numbering. `next` is how many of the stage's
+/// changes earlier steps took, and moves past this step's.
+fn number_controls(
+    log: &mut [u8],
+    table: &mut ControlTable,
+    stage: &Stage,
+    next: &mut usize,
+    pos: usize,
+    start: usize,
+    end: usize,
+) {
+    while let Some((at, change)) = stage.controls.get(*next).filter(|(at, _)| (*at as usize) < end) {
+        let field = pos + (*at as usize - start) + log::CONTROL_INDEX_AT;
+        log[field..field + 4].copy_from_slice(&(table.len() as u32).to_le_bytes());
+        table.push(change);
+        *next += 1;
+    }
+}
+
+/// Indexes the memory writes `stage` noted for its step `c`, recorded as step `step`; `next`
+/// is how many of its writes are indexed, and moves past this step's.
+fn index_mems(index: &mut WriteIndex, stage: &Stage, c: u64, step: u64, next: &mut usize) {
+    while let Some(&(_, space, addr, len)) = stage.mems.get(*next).filter(|m| u64::from(m.0) == c) {
+        index.add_mem(step, space, addr, len);
+        *next += 1;
+    }
+}
+
+/// Ends a batch: each stage's thread gets its first and last step (`span`, the stage's steps
+/// here; none when the first is above the last), and what the stage wrote goes to every
+/// index segment those steps span, a superset of the segments each write fell in, as the
+/// index may be (a stage that wrote another thread's registers was indexed entry by entry).
+fn close_spans(
+    index: &mut WriteIndex,
+    first_step: &mut [u64],
+    last_step: &mut [u64],
+    stages: &[Stage],
+    span: &[(u64, u64)],
+) {
+    for (stage, &(first, last)) in stages.iter().zip(span) {
+        if first > last {
+            continue;
+        }
+        let t = stage.thread as usize;
+        if let Some(f) = first_step.get_mut(t) {
+            *f = (*f).min(first);
+            last_step[t] = last;
+        }
+        if !stage.foreign {
+            index.add_units(stage.thread, first, last, &stage.written);
+        }
+    }
+}
+
 impl Checkpoints {
     /// Steps from `time` until the next checkpoint is due (0: due now).
     pub fn due_in(&self, time: u64) -> u64 {
@@ -356,22 +412,8 @@ impl Trace {
                 let pos = log.len();
                 push_short(log, &stage.log, start, end);
                 let step = step0 + j as u64;
-                // Control entries were staged with the stage's own numbering: give them the
-                // table's.
-                while let Some((at, change)) =
-                    stage.controls.get(changes[i]).filter(|(at, _)| (*at as usize) < end)
-                {
-                    let field = pos + (*at as usize - start) + log::CONTROL_INDEX_AT;
-                    log[field..field + 4].copy_from_slice(&(controls.len() as u32).to_le_bytes());
-                    controls.push(change);
-                    changes[i] += 1;
-                }
-                while let Some(&(_, space, addr, len)) =
-                    stage.mems.get(mems[i]).filter(|m| u64::from(m.0) == c)
-                {
-                    index.add_mem(step, space, addr, len);
-                    mems[i] += 1;
-                }
+                number_controls(log, controls, stage, &mut changes[i], pos, start, end);
+                index_mems(index, stage, c, step, &mut mems[i]);
                 if step.is_multiple_of(LOG_BLOCK) {
                     log_bases.push(pos as u64);
                 }
@@ -384,17 +426,7 @@ impl Trace {
             }
         }
         debug_assert!(j == n);
-        for (stage, &(first, last)) in stages.iter().zip(&span) {
-            if first > last {
-                continue;
-            }
-            let t = stage.thread as usize;
-            if let Some(f) = first_step.get_mut(t) {
-                *f = (*f).min(first);
-                last_step[t] = last;
-            }
-            index.add_units(stage.thread, first, last, &stage.written);
-        }
+        close_spans(index, first_step, last_step, stages, &span);
         true
     }
 
@@ -417,33 +449,21 @@ impl Trace {
                     let stage = &batch.stages[i];
                     let step = self.append_staged(stage, c as usize, &mut controls[i]);
                     span[i] = (span[i].0.min(step), step);
-                    if stage.foreign {
-                        continue;
-                    }
-                    while let Some(&(_, space, addr, len)) =
-                        stage.mems.get(mems[i]).filter(|m| u64::from(m.0) == c)
-                    {
-                        self.index.add_mem(step, space, addr, len);
-                        mems[i] += 1;
+                    if !stage.foreign {
+                        index_mems(&mut self.index, stage, c, step, &mut mems[i]);
                     }
                 }
             }
         }
-        // What each stage wrote goes to every index segment its steps here span: a superset
-        // of the segments each write fell in, as the index may be.
-        for (stage, &(first, last)) in batch.stages[..k].iter().zip(&span) {
-            if first <= last && !stage.foreign {
-                self.index.add_units(stage.thread, first, last, &stage.written);
-            }
-        }
+        let Trace { index, first_step, last_step, .. } = self;
+        close_spans(index, first_step, last_step, &batch.stages[..k], &span);
     }
 
-    /// Appends step `c` of `stage` (its log bytes, index entries and record) as the next step,
-    /// and returns its number: every step is recorded this way, single steps from a stage of
-    /// one. `control` is how many of the stage's control-table changes earlier steps took,
-    /// and moves past this step's. The index entries are the batch's to add, from what the
-    /// stage noted, unless the stage wrote another thread's registers: then they are read
-    /// from the step's entries here.
+    /// Appends step `c` of `stage` (its log bytes and record) as the next step, and returns
+    /// its number. `control` is how many of the stage's control-table changes earlier steps
+    /// took, and moves past this step's. The index entries and thread spans are the batch's
+    /// to add, from what the stage noted, unless the stage wrote another thread's registers:
+    /// then its index entries are read from the step's entries here.
     fn append_staged(&mut self, stage: &Stage, c: usize, control: &mut usize) -> u64 {
         let staged = stage.steps[c];
         let log_start = c.checked_sub(1).map_or(0, |p| stage.steps[p].log_end());
@@ -451,14 +471,8 @@ impl Trace {
         let bytes = &stage.log[log_start as usize..log_end as usize];
         let base = self.log.len();
         self.log.extend_from_slice(bytes);
-        // Control entries were staged with the stage's own numbering: give them the table's.
-        while let Some((at, change)) = stage.controls.get(*control).filter(|(at, _)| *at < log_end) {
-            let index = self.controls.len() as u32;
-            self.controls.push(change);
-            let field = base + (at - log_start) as usize + log::CONTROL_INDEX_AT;
-            self.log[field..field + 4].copy_from_slice(&index.to_le_bytes());
-            *control += 1;
-        }
+        let (start, end) = (log_start as usize, log_end as usize);
+        number_controls(&mut self.log, &mut self.controls, stage, control, base, start, end);
         let step = self.len();
         let thread = stage.thread;
         if stage.foreign {
@@ -468,12 +482,6 @@ impl Trace {
                 Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
                 Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
             });
-        }
-        if let Some(first) = self.first_step.get_mut(thread as usize) {
-            if *first == u64::MAX {
-                *first = step;
-            }
-            self.last_step[thread as usize] = step;
         }
         let flag = if staged.own_control() { 0 } else { FALLS_THROUGH };
         if step.is_multiple_of(LOG_BLOCK) {
@@ -791,15 +799,23 @@ mod tests {
     use super::*;
     use crate::exec::{Observer, StepHooks};
 
+    /// An empty trace for `threads` threads of 4 KiB of GRF in 64-byte registers.
+    fn trace_for(threads: usize) -> Trace {
+        Trace {
+            index: WriteIndex::new(4096, 64),
+            first_step: vec![u64::MAX; threads],
+            last_step: vec![u64::MAX; threads],
+            ..Trace::default()
+        }
+    }
+
     /// A stage notes its own thread's writes for the index; one that wrote another thread's
     /// registers has its steps indexed from their entries instead. Either way every write is
     /// found.
     #[test]
     fn stages_index_their_writes_and_foreign_ones_from_entries() {
         for foreign in [false, true] {
-            let mut trace = Trace { index: WriteIndex::new(4096, 64), ..Trace::default() };
-            trace.first_step = vec![u64::MAX; 8];
-            trace.last_step = vec![u64::MAX; 8];
+            let mut trace = trace_for(8);
             let mut batch = Batch::default();
             batch.stages.push(Stage::default());
             batch.counts.push(2);
@@ -882,13 +898,7 @@ mod tests {
             batch.first = first;
             batch
         };
-        let new_trace = || {
-            let mut trace = Trace { index: WriteIndex::new(4096, 64), ..Trace::default() };
-            trace.first_step = vec![u64::MAX; 16];
-            trace.last_step = vec![u64::MAX; 16];
-            trace
-        };
-        let (mut in_place, mut by_step) = (new_trace(), new_trace());
+        let (mut in_place, mut by_step) = (trace_for(16), trace_for(16));
         let batches = [
             batch([4, 5, 6], [70, 3, 41], 1, false),
             batch([7, 8, 9], [1, 0, 130], 2, false),

@@ -817,6 +817,24 @@ mod tests {
         (old, new)
     }
 
+    /// [`write`] of `n` lanes of `size` bytes where only the lanes set in `lanes` change.
+    fn lanes_write(
+        next: &mut impl FnMut() -> u64,
+        n: u32,
+        size: u32,
+        lanes: u32,
+        density: u64,
+    ) -> (Vec<u8>, Vec<u8>) {
+        let size = size as usize;
+        let (old, mut new) = write(next, n as usize * size, density);
+        for (lane, bytes) in new.chunks_mut(size).enumerate() {
+            if lanes >> lane & 1 == 0 {
+                bytes.copy_from_slice(&old[lane * size..][..size]);
+            }
+        }
+        (old, new)
+    }
+
     /// The vector encoder's bytes are the portable one's, at every length and density (on a
     /// CPU without AVX-512 VBMI2 only the portable encoder runs, and this checks nothing).
     #[test]
@@ -859,12 +877,7 @@ mod tests {
             for n in 1..=(64 / size).min(32) {
                 for density in [0u64, 2, 10, 30, 64] {
                     let lanes = next() as u32 & ((1u64 << n) - 1) as u32;
-                    let (old, mut new) = write(&mut next, (n * size) as usize, density);
-                    for (lane, bytes) in new.chunks_mut(size as usize).enumerate() {
-                        if lanes >> lane & 1 == 0 {
-                            bytes.copy_from_slice(&old[lane * size as usize..][..size as usize]);
-                        }
-                    }
+                    let (old, new) = lanes_write(&mut next, n, size, lanes, density);
                     let prefix: Vec<u8> = (0..(next() % 5) as u8).collect();
                     let (mut simd, mut portable) = (prefix.clone(), prefix.clone());
                     put_packed(&mut simd, &old, &new, lanes, size);
@@ -988,12 +1001,7 @@ mod tests {
                     continue;
                 }
                 let density = 1 + next() % 64;
-                let (old, mut new) = write(&mut next, (n * size) as usize, density);
-                for (lane, bytes) in new.chunks_mut(size as usize).enumerate() {
-                    if lanes >> lane & 1 == 0 {
-                        bytes.copy_from_slice(&old[lane * size as usize..][..size as usize]);
-                    }
-                }
+                let (old, new) = lanes_write(&mut next, n, size, lanes, density);
                 let offset = 32 * (next() % 100) as u32;
                 let mut lanes_log = vec![OWN_GRF, 0, 0, 0];
                 let mut runs_log = lanes_log.clone();
