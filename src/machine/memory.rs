@@ -48,7 +48,7 @@ type Page = [u8; PAGE_SIZE as usize];
 
 /// The shared virtual memory: mapped regions (an access must lie inside one) backed by
 /// copy-on-write pages allocated on first touch.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Svm {
     regions: Vec<Region>,
     /// A persistent map: cloning the SVM for a checkpoint shares the map's structure and
@@ -129,6 +129,28 @@ impl Ranges {
 
 static ZERO_PAGE: Page = [0; PAGE_SIZE as usize];
 
+/// A copy of the memory, without the notes of accesses: those belong to the run that makes
+/// them, not to its state (a checkpoint taken while they are on does not copy them).
+impl Clone for Svm {
+    fn clone(&self) -> Svm {
+        Svm { regions: self.regions.clone(), pages: self.pages.clone(), accesses: None }
+    }
+}
+
+/// Pages one copy of a memory changed since it was another ([`Svm::changed_since`]).
+#[derive(Clone, Debug, Default)]
+pub struct PageChanges(Vec<(u64, Arc<Page>)>);
+
+impl PageChanges {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 impl Svm {
     /// Maps `[start, start+len)` under `name`, zero-filled. Regions must not overlap.
     pub fn map(&mut self, start: u64, len: u64, name: &str) {
@@ -196,6 +218,39 @@ impl Svm {
             .iter()
             .filter(|(no, page)| other.pages.get(no).is_none_or(|o| !Arc::ptr_eq(o, page)))
             .count()
+    }
+
+    /// The pages of `self` that are not `base`'s: those written since `self` was a copy of
+    /// `base` (a written page is copied first, so sharing tells).
+    pub fn changed_since(&self, base: &Svm) -> PageChanges {
+        let mut pages: Vec<(u64, Arc<Page>)> = (self.pages.iter())
+            .filter(|(no, page)| base.pages.get(no).is_none_or(|b| !Arc::ptr_eq(b, page)))
+            .map(|(&no, page)| (no, page.clone()))
+            .collect();
+        pages.sort_unstable_by_key(|(no, _)| *no);
+        PageChanges(pages)
+    }
+
+    /// Lays `changes`, which another copy of `base` made, over `self`, also a copy of `base`
+    /// since changed: a page `self` still shares with `base` becomes the changed one; on a
+    /// page both changed, each byte is `self`'s xor the change xor `base`'s, which keeps both
+    /// copies' writes when no byte was written by both (the caller's to check).
+    pub fn lay_over(&mut self, base: &Svm, changes: &PageChanges) {
+        for (no, page) in &changes.0 {
+            let before = base.pages.get(no);
+            let merged = match self.pages.get(no) {
+                Some(mine) if before.is_none_or(|b| !Arc::ptr_eq(b, mine)) => {
+                    let mut merged = **mine;
+                    let before = before.map_or(&ZERO_PAGE, |b| &**b);
+                    for ((m, c), b) in merged.iter_mut().zip(page.iter()).zip(before.iter()) {
+                        *m ^= c ^ b;
+                    }
+                    Arc::new(merged)
+                }
+                _ => page.clone(),
+            };
+            self.pages.insert(*no, merged);
+        }
     }
 
     /// Non-zero pages in address order (an absent page and a zero page are the same state).

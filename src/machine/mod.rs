@@ -6,22 +6,24 @@ mod memory;
 mod thread;
 mod threads;
 
-pub use memory::{Accesses, MemError, MemSpace, Ranges, Region as MemRegion, Slm, Svm, PAGE_SIZE};
+pub use memory::{
+    Accesses, MemError, MemSpace, PageChanges, Ranges, Region as MemRegion, Slm, Svm, PAGE_SIZE,
+};
 pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_CALL_DEPTH,
     MAX_WAITING,
 };
 pub use threads::{Threads, CHUNK as THREADS_PER_CHUNK};
 
-use std::rc::Rc;
+use std::sync::Arc;
 
-/// Sharing between the live machine and checkpoints. `Rc`, not `Arc`: a step copies-on-write
-/// its thread through `make_mut`. Before the burst runs (one thread borrow per burst, not per
-/// step), `Arc`'s atomic count cost about a third of the step time on the Collatz benchmark;
-/// measured again since, `Arc` costs nothing measurable in plain runs and about 5% of a
-/// recording's CPU time, so a `Send` machine (for recording work-groups on two cores) is
-/// affordable when it is needed. A machine stays on one thread.
-pub type Shared<T> = Rc<T>;
+/// Sharing between the live machine and checkpoints. `Arc`, so that a machine can cross to
+/// another core: a recording runs its later work-groups on a second core with a machine of
+/// its own, whose checkpoints then join the first core's (`session::frontier`). A step
+/// copies-on-write its thread through `make_mut`; with one thread borrow per burst rather
+/// than per step, the atomic count costs nothing measurable in plain runs and about 5% of a
+/// recording's CPU time (`Rc` measured against `Arc`, session 20).
+pub type Shared<T> = Arc<T>;
 
 /// Everything a run changes: the hardware threads and the memories they share.
 #[derive(Clone, Debug, Default)]

@@ -1081,7 +1081,7 @@ impl Session {
     /// machine just before that step.
     fn writer_lanes(&self, step: u64, pc: u32, target: &WatchTarget, byte: u64, state: &Machine) -> Vec<u32> {
         let inst = self.program.inst(InstIdx(pc));
-        let chen = self.recorder.trace.steps.at(step).chen;
+        let chen = self.recorder.trace.at(step).chen;
         match (target, inst.operands.first()) {
             // The enabled channels whose destination bytes (`addc`'s carry and `madw`'s high
             // half included) hold the byte.
@@ -1101,7 +1101,7 @@ impl Session {
         match target {
             WatchTarget::Memory { .. } => self.lanes_at(step, target, state),
             WatchTarget::Register { ranges, .. } => {
-                let rec = self.recorder.trace.steps.at(step);
+                let rec = self.recorder.trace.at(step);
                 let lo = ranges.iter().map(|r| r.0).min().unwrap_or(0) as u64;
                 self.writer_lanes(step, rec.pc, target, lo, state)
             }
@@ -1114,7 +1114,7 @@ impl Session {
     /// and memory (SVM, SLM, bound surfaces, LSC, atomics), with no address decoding here.
     fn lanes_at(&self, step: u64, target: &WatchTarget, state: &Machine) -> Vec<u32> {
         let WatchTarget::Memory { space, addr, len } = *target else { return Vec::new() };
-        let rec = self.recorder.trace.steps.at(step);
+        let rec = self.recorder.trace.at(step);
         let offset = self.program.inst(InstIdx(rec.pc)).exec.offset;
         let mut lanes: Vec<u32> = self
             .step_accesses(state, step)
@@ -1132,7 +1132,7 @@ impl Session {
     /// A thread the scheduler released from a barrier just before the step (the release is
     /// logged with the step) is released on the copy too; it would not run otherwise.
     pub(super) fn step_accesses(&self, state: &Machine, step: u64) -> Vec<Access> {
-        let thread = ThreadId(self.recorder.trace.steps.at(step).thread);
+        let thread = ThreadId(self.recorder.trace.at(step).thread);
         let mut copy = state.clone();
         if copy.thread(thread).control.status == ThreadStatus::AtBarrier {
             copy.thread_mut(thread).control.status = ThreadStatus::Running;

@@ -45,7 +45,7 @@ impl Session {
         std::iter::from_fn(move || {
             while step > floor {
                 step -= 1;
-                let rec = trace.steps.at(step);
+                let rec = trace.at(step);
                 if rec.thread != thread.0 {
                     continue;
                 }
@@ -54,7 +54,7 @@ impl Session {
                 if !rec.falls_through() {
                     for e in trace.entries(step) {
                         if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
-                            if let Some((old, _)) = trace.control_change(*index) {
+                            if let Some((old, _)) = trace.control_change(step, *index) {
                                 em = old.em;
                             }
                         }

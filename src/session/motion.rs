@@ -37,7 +37,7 @@ impl Session {
         let rec = if self.single_ends(single) {
             self.recorder.trace.append_batch(&batch);
             self.now += 1;
-            self.recorder.trace.steps.last()
+            self.recorder.trace.last()
         } else {
             None
         };
@@ -77,7 +77,7 @@ impl Session {
     /// One step forward; None at the end of the run.
     pub fn forward(&mut self) -> Option<StepRecord> {
         if self.now < self.recorder.len() {
-            let rec = self.recorder.trace.steps.at(self.now);
+            let rec = self.recorder.trace.at(self.now);
             self.recorder.trace.redo(&mut self.machine, self.now);
             self.now += 1;
             return Some(rec);
@@ -92,7 +92,7 @@ impl Session {
         }
         self.now -= 1;
         self.recorder.trace.undo(&mut self.machine, self.now);
-        Some(self.recorder.trace.steps.at(self.now))
+        Some(self.recorder.trace.at(self.now))
     }
 
     /// Moves to recorded time `target` (executing forward if it lies past the frontier).
@@ -353,7 +353,7 @@ impl Session {
         if self.watchpoints.iter().all(|w| !w.enabled) {
             return None;
         }
-        let rec = self.recorder.trace.steps.at(step);
+        let rec = self.recorder.trace.at(step);
         let entries = self.recorder.trace.entries(step);
         for wi in 0..self.watchpoints.len() {
             if !self.watchpoints[wi].enabled {

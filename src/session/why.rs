@@ -166,7 +166,7 @@ impl Session {
             node.note = Some("initial value: nothing in the run wrote it (launch payload or input)".into());
             return node;
         };
-        let rec = self.recorder.trace.steps.at(step);
+        let rec = self.recorder.trace.at(step);
         let inst = self.program.inst(InstIdx(rec.pc));
         walk.seek(self, step);
         // A message's (or a memory write's) accesses, by lane: the step run again once.
@@ -253,7 +253,7 @@ impl Session {
                 return hits
                     .into_iter()
                     .find(|h| {
-                        let rec = trace.steps.at(h.step);
+                        let rec = trace.at(h.step);
                         let inst = self.program.inst(InstIdx(rec.pc));
                         lane >= inst.exec.offset && rec.chen >> (lane - inst.exec.offset) & 1 != 0
                     })

@@ -290,6 +290,31 @@ impl WriteIndex {
         steps
     }
 
+    /// Adds `later`, the index of steps recorded from step 0 of a machine of their own,
+    /// for those steps at `offset` onwards: its steps numbered from `offset`, and each of its
+    /// segments' register bits in the (one or two) segments of this index its steps now fall
+    /// in. Every step this index holds comes before `offset`.
+    pub fn join(&mut self, later: WriteIndex, offset: u64) {
+        let words = later.reg_words + 1;
+        for (thread, theirs) in later.threads.iter().enumerate() {
+            for (i, &segment) in theirs.segments.iter().enumerate() {
+                let bits = &theirs.bits[i * words..(i + 1) * words];
+                let first = u64::from(segment) * SEGMENT + offset;
+                for s in first / SEGMENT..=(first + SEGMENT - 1) / SEGMENT {
+                    for (mine, theirs) in self.segment_bits(s * SEGMENT, thread as u32).iter_mut().zip(bits) {
+                        *mine |= theirs;
+                    }
+                }
+            }
+        }
+        for (key, steps) in later.mem {
+            let list = self.mem.entry(key).or_default();
+            for step in steps {
+                self.mem_entries += push(list, u64::from(step) + offset) as u64;
+            }
+        }
+    }
+
     /// Bytes the index holds: segment numbers and bitsets; memory step lists (4-byte steps in
     /// lists that grow by doubling: about 1.5 times their length).
     pub fn bytes(&self) -> u64 {

@@ -61,20 +61,44 @@ pub struct WriteHit {
 
 /// The recorded steps, their log and indexes: everything a recording holds except its
 /// checkpoints. Plain data (`Send`), so a second core can append one window's steps while
-/// the first core runs the next (the checkpoints share the live machine's `Rc`s and stay
-/// with it).
-#[derive(Clone, Debug, Default)]
+/// the first core runs the next.
+///
+/// Its steps are held in parts, each a stretch of consecutive steps with their records, log
+/// and control table, numbered from its own start: a trace recorded on one core is one
+/// part; one whose later work-groups were recorded on a second core gets that core's parts
+/// after its own ([`Trace::join`]), so the two need not be copied together.
+#[derive(Clone, Debug)]
 pub struct Trace {
-    pub steps: Steps,
-    log: Vec<u8>,
-    /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
-    log_bases: Vec<u64>,
-    controls: ControlTable,
+    /// In step order; never empty. Steps are appended to the last.
+    parts: Vec<Part>,
     pub index: WriteIndex,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
     pub last_step: Vec<u64>,
+}
+
+/// Consecutive steps of a trace, from `start`: their records, log and control table, with
+/// steps, log offsets and control indexes counted from the part's start.
+#[derive(Clone, Debug, Default)]
+struct Part {
+    start: u64,
+    steps: Steps,
+    log: Vec<u8>,
+    /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
+    log_bases: Vec<u64>,
+    controls: ControlTable,
+}
+
+impl Default for Trace {
+    fn default() -> Trace {
+        Trace {
+            parts: vec![Part::default()],
+            index: WriteIndex::default(),
+            first_step: Vec::new(),
+            last_step: Vec::new(),
+        }
+    }
 }
 
 /// Full machines at recorded times, `interval` steps apart.
@@ -97,10 +121,7 @@ impl Recorder {
     /// A recorder whose time 0 is `machine`.
     pub fn new(machine: &Machine, grf_size: u32) -> Recorder {
         let trace = Trace {
-            steps: Steps::default(),
-            log: Vec::new(),
-            log_bases: Vec::new(),
-            controls: ControlTable::default(),
+            parts: vec![Part::default()],
             index: WriteIndex::new(
                 machine.threads.iter().map(|t| t.grf.len() as u32).max().unwrap_or(0),
                 grf_size,
@@ -164,19 +185,28 @@ impl Recorder {
             }
         }
         // The log is walked from one end of the stretch, each step's entries where the last
-        // ones ended (or began), not found again by summing lengths per step.
-        let mut at = self.trace.log_start(time);
+        // ones ended (or began), not found again by summing lengths per step; a part at a time.
         while time < target {
-            let len = self.trace.steps.log_len(time) as usize;
-            self.trace.apply_at(machine, time, &self.trace.log[at..at + len], true);
-            at += len;
-            time += 1;
+            let (part, from) = self.trace.part(time);
+            let to = (target - part.start).min(part.len());
+            let mut at = part.log_start(from);
+            for step in from..to {
+                let len = part.steps.log_len(step) as usize;
+                part.apply_at(machine, step, &part.log[at..at + len], true);
+                at += len;
+            }
+            time = part.start + to;
         }
         while time > target {
-            time -= 1;
-            let len = self.trace.steps.log_len(time) as usize;
-            at -= len;
-            self.trace.apply_at(machine, time, &self.trace.log[at..at + len], false);
+            let (part, last) = self.trace.part(time - 1);
+            let from = target.max(part.start) - part.start;
+            let mut at = part.log_start(last + 1);
+            for step in (from..=last).rev() {
+                let len = part.steps.log_len(step) as usize;
+                at -= len;
+                part.apply_at(machine, step, &part.log[at..at + len], false);
+            }
+            time = part.start + from;
         }
         self.unshare_near(machine, target);
     }
@@ -190,7 +220,7 @@ impl Recorder {
     fn unshare_near(&self, machine: &mut Machine, time: u64) {
         let around = time.saturating_sub(UNSHARE_AROUND)..(time + UNSHARE_AROUND).min(self.len());
         for step in around {
-            let thread = self.trace.steps.thread(step);
+            let thread = self.trace.thread(step);
             if (thread as usize) < machine.threads.len() {
                 machine.thread_mut(ThreadId(thread));
             }
@@ -343,11 +373,87 @@ impl Checkpoints {
 impl Trace {
     /// Number of recorded steps (the latest recorded time).
     pub fn len(&self) -> u64 {
-        self.steps.len() as u64
+        self.last_part().end()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
+        self.len() == 0
+    }
+
+    fn last_part(&self) -> &Part {
+        self.parts.last().expect("a trace has a part")
+    }
+
+    fn last_part_mut(&mut self) -> &mut Part {
+        self.parts.last_mut().expect("a trace has a part")
+    }
+
+    /// The part holding step `step` (the last part past the end), and the step's number in it.
+    #[inline]
+    fn part(&self, step: u64) -> (&Part, u64) {
+        let last = self.last_part();
+        let part = if step >= last.start {
+            last
+        } else {
+            &self.parts[self.parts.partition_point(|p| p.start <= step).saturating_sub(1)]
+        };
+        (part, step - part.start)
+    }
+
+    /// Step `step`'s record. Panics when there is no step `step`, as a slice index would.
+    #[inline]
+    pub fn at(&self, step: u64) -> StepRecord {
+        let (part, i) = self.part(step);
+        part.steps.at(i)
+    }
+
+    pub fn get(&self, step: u64) -> Option<StepRecord> {
+        (step < self.len()).then(|| self.at(step))
+    }
+
+    /// The last step's record.
+    pub fn last(&self) -> Option<StepRecord> {
+        self.len().checked_sub(1).map(|step| self.at(step))
+    }
+
+    /// The thread of step `step` alone (what scans for one thread's steps read).
+    #[inline]
+    pub fn thread(&self, step: u64) -> u32 {
+        let (part, i) = self.part(step);
+        part.steps.thread(i)
+    }
+
+    /// Channel enables summed over every step (lane operations).
+    pub fn lane_ops(&self) -> u64 {
+        self.parts.iter().map(|p| p.steps.lane_ops()).sum()
+    }
+
+    /// How many parts hold the steps (1 unless a second core recorded some).
+    pub fn parts(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Appends `later`, a trace of the steps that follow this one's last, recorded from
+    /// time 0 on a machine of its own (whose threads this trace's steps did not touch):
+    /// its parts become this trace's last, renumbered, and its index and thread spans join
+    /// this one's. Nothing of its log or records is copied.
+    pub fn join(&mut self, later: Trace) {
+        let offset = self.len();
+        let Trace { parts, index, first_step, last_step } = later;
+        self.parts.extend(parts.into_iter().filter(|p| !p.steps.is_empty()).map(|mut p| {
+            p.start += offset;
+            p
+        }));
+        self.index.join(index, offset);
+        for (t, (&first, &last)) in first_step.iter().zip(&last_step).enumerate() {
+            if first == u64::MAX {
+                continue;
+            }
+            if let Some(f) = self.first_step.get_mut(t) {
+                *f = (*f).min(first + offset);
+                self.last_step[t] = last + offset;
+            }
+        }
     }
 
     /// Bytes held: log, step records, control table, indexes.
@@ -357,13 +463,13 @@ impl Trace {
 
     /// [`Trace::bytes`] by part (checkpoints are not the trace's: 0 here).
     pub fn bytes_by_part(&self) -> RecordedBytes {
-        RecordedBytes {
-            log: self.log.len() as u64,
-            steps: self.steps.bytes() + self.log_bases.len() as u64 * 8,
-            controls: self.controls.bytes(),
-            index: self.index.bytes(),
-            checkpoints: 0,
+        let mut bytes = RecordedBytes { index: self.index.bytes(), ..RecordedBytes::default() };
+        for p in &self.parts {
+            bytes.log += p.log.len() as u64;
+            bytes.steps += p.steps.bytes() + p.log_bases.len() as u64 * 8;
+            bytes.controls += p.controls.bytes();
         }
+        bytes
     }
 
     /// Appends a batch's steps in the round-robin order its stages ran in: round by round,
@@ -387,7 +493,9 @@ impl Trace {
         let stages = &batch.stages[..k];
         let n = batch.steps() as usize;
         let step0 = self.len();
-        let Trace { steps, log, log_bases, controls, index, first_step, last_step } = self;
+        let Trace { parts, index, first_step, last_step } = self;
+        let Some(Part { start, steps, log, log_bases, controls }) = parts.last_mut() else { return false };
+        let local0 = step0 - *start;
         let Some((threads, pcs, chens, lens)) = steps.narrow_tail(n) else { return false };
         log.reserve(stages.iter().map(|s| s.log.len()).sum::<usize>() + 64);
         // Per stage: where its next step's log bytes start, how many of its control changes
@@ -414,7 +522,7 @@ impl Trace {
                 let step = step0 + j as u64;
                 number_controls(log, controls, stage, &mut changes[i], pos, start, end);
                 index_mems(index, stage, c, step, &mut mems[i]);
-                if step.is_multiple_of(LOG_BLOCK) {
+                if (local0 + j as u64).is_multiple_of(LOG_BLOCK) {
                     log_bases.push(pos as u64);
                 }
                 threads[j] = stage.thread as u16;
@@ -434,8 +542,9 @@ impl Trace {
     fn append_general(&mut self, batch: &Batch) {
         let k = batch.counts.len();
         // Room for the whole batch first: no growth checks that fail inside the loop.
-        self.log.reserve(batch.stages[..k].iter().map(|s| s.log.len()).sum());
-        self.steps.reserve(batch.steps() as usize);
+        let part = self.last_part_mut();
+        part.log.reserve(batch.stages[..k].iter().map(|s| s.log.len()).sum());
+        part.steps.reserve(batch.steps() as usize);
         let mut controls = vec![0usize; k];
         // Per stage: its first and last step here, and its memory writes indexed so far.
         let mut span = vec![(u64::MAX, 0u64); k];
@@ -469,11 +578,13 @@ impl Trace {
         let log_start = c.checked_sub(1).map_or(0, |p| stage.steps[p].log_end());
         let log_end = staged.log_end();
         let bytes = &stage.log[log_start as usize..log_end as usize];
-        let base = self.log.len();
-        self.log.extend_from_slice(bytes);
-        let (start, end) = (log_start as usize, log_end as usize);
-        number_controls(&mut self.log, &mut self.controls, stage, control, base, start, end);
         let step = self.len();
+        let part = self.parts.last_mut().expect("a trace has a part");
+        let local = step - part.start;
+        let base = part.log.len();
+        part.log.extend_from_slice(bytes);
+        let (start, end) = (log_start as usize, log_end as usize);
+        number_controls(&mut part.log, &mut part.controls, stage, control, base, start, end);
         let thread = stage.thread;
         if stage.foreign {
             let index = &mut self.index;
@@ -484,12 +595,206 @@ impl Trace {
             });
         }
         let flag = if staged.own_control() { 0 } else { FALLS_THROUGH };
-        if step.is_multiple_of(LOG_BLOCK) {
-            self.log_bases.push(base as u64);
+        let part = self.last_part_mut();
+        if local.is_multiple_of(LOG_BLOCK) {
+            part.log_bases.push(base as u64);
         }
         let len = (log_end - log_start) & !FALLS_THROUGH;
-        self.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: len | flag });
+        part.steps.push(StepRecord { thread, pc: staged.pc, chen: staged.chen, log: len | flag });
         step
+    }
+
+    /// Step `step`'s entries in the log.
+    fn log_range(&self, step: u64) -> &[u8] {
+        let (part, i) = self.part(step);
+        part.log_range(i)
+    }
+
+    /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
+    /// applied as the log stores them, nothing allocated (but SVM writes over 256 bytes): this
+    /// is what goto and reverse steps spend their time in.
+    fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
+        let (part, i) = self.part(step);
+        part.apply_at(machine, i, part.log_range(i), forward);
+    }
+
+    /// Redoes step `step` (time step → step + 1).
+    pub fn redo(&self, machine: &mut Machine, step: u64) {
+        self.apply(machine, step, true);
+    }
+
+    /// Undoes step `step` (time step + 1 → step).
+    pub fn undo(&self, machine: &mut Machine, step: u64) {
+        self.apply(machine, step, false);
+    }
+
+    /// The log entries of one step (for `trace` output and watchpoints).
+    pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
+        log::decode(self.log_range(step), self.thread(step))
+    }
+
+    /// Control-table change `index` of step `step`'s entries: the state before and after.
+    pub fn control_change(&self, step: u64, index: u32) -> Option<(Control, Control)> {
+        self.part(step).0.controls.get(index)
+    }
+
+    /// Writes to GRF bytes `[offset, offset+len)` of `thread` before time `now`, newest first,
+    /// with the range's values around each (`current` = the bytes at `now`). At most `limit`.
+    pub fn grf_writes(
+        &self,
+        thread: u32,
+        offset: u32,
+        len: u32,
+        now: u64,
+        current: &[u8],
+        limit: usize,
+    ) -> Vec<WriteHit> {
+        let segments = self.index.grf_segments(thread, offset, len, now);
+        self.walk(
+            self.steps_in(thread, segments, now),
+            current,
+            limit,
+            |kind, t| match kind {
+                EntryKind::Grf { offset: o, xor } if t == thread => Some((*o as u64, &xor[..])),
+                _ => None,
+            },
+            offset as u64,
+        )
+    }
+
+    /// Writes to memory `[addr, addr+len)` before `now`, newest first.
+    pub fn mem_writes(
+        &self,
+        space: MemSpace,
+        addr: u64,
+        len: u64,
+        now: u64,
+        current: &[u8],
+        limit: usize,
+    ) -> Vec<WriteHit> {
+        let steps = self.index.mem_steps(space, addr, len, now);
+        self.walk(
+            steps,
+            current,
+            limit,
+            |kind, _| match kind {
+                EntryKind::Mem { space: s, addr: a, xor } if *s == space => Some((*a, &xor[..])),
+                _ => None,
+            },
+            addr,
+        )
+    }
+
+    /// Writes to a predicate before `now`, newest first (values as 4 little-endian bytes).
+    pub fn pred_writes(
+        &self,
+        thread: u32,
+        pred: PredId,
+        now: u64,
+        current: u32,
+        limit: usize,
+    ) -> Vec<WriteHit> {
+        let segments = self.index.pred_segments(thread, pred.0, now);
+        let steps = self.steps_in(thread, segments, now);
+        let mut value = current;
+        let mut hits = Vec::new();
+        for step in steps {
+            for e in self.entries(step) {
+                if let EntryKind::Pred { pred: p, xor } = e.kind {
+                    if p == pred.0 && e.thread == thread {
+                        let old = value ^ xor;
+                        let rec = self.at(step);
+                        hits.push(WriteHit {
+                            step,
+                            thread: rec.thread,
+                            pc: rec.pc,
+                            old: old.to_le_bytes().to_vec(),
+                            new: value.to_le_bytes().to_vec(),
+                            first_written: 0,
+                        });
+                        value = old;
+                    }
+                }
+            }
+            if hits.len() >= limit {
+                break;
+            }
+        }
+        hits
+    }
+
+    /// `thread`'s steps before `before` in `segments` (of [`SEGMENT`] steps, newest first),
+    /// newest first: the candidates a segment index gives.
+    fn steps_in<'a>(
+        &'a self,
+        thread: u32,
+        segments: impl Iterator<Item = u64> + 'a,
+        before: u64,
+    ) -> impl Iterator<Item = u64> + 'a {
+        let before = before.min(self.len());
+        segments.flat_map(move |segment| {
+            let range = (segment * SEGMENT).min(before)..((segment + 1) * SEGMENT).min(before);
+            range.rev().filter(move |&step| self.thread(step) == thread)
+        })
+    }
+
+    /// Walks candidate steps newest first, un-XORing the queried range as it goes.
+    fn walk<F>(
+        &self,
+        steps: impl IntoIterator<Item = u64>,
+        current: &[u8],
+        limit: usize,
+        pick: F,
+        base: u64,
+    ) -> Vec<WriteHit>
+    where
+        F: for<'e> Fn(&'e EntryKind<'_>, u32) -> Option<(u64, &'e [u8])>,
+    {
+        let mut value = current.to_vec();
+        let end = base + value.len() as u64;
+        let mut hits = Vec::new();
+        for step in steps {
+            let after = value.clone();
+            let mut first: Option<u64> = None;
+            let entries = self.entries(step);
+            for e in entries.iter().rev() {
+                let Some((at, xor)) = pick(&e.kind, e.thread) else { continue };
+                let lo = at.max(base);
+                let hi = (at + xor.len() as u64).min(end);
+                for b in lo..hi {
+                    value[(b - base) as usize] ^= xor[(b - at) as usize];
+                }
+                if lo < hi {
+                    first = Some(first.map_or(lo, |f: u64| f.min(lo)));
+                }
+            }
+            if let Some(first_written) = first {
+                let rec = self.at(step);
+                hits.push(WriteHit {
+                    step,
+                    thread: rec.thread,
+                    pc: rec.pc,
+                    old: value.clone(),
+                    new: after,
+                    first_written,
+                });
+                if hits.len() >= limit {
+                    break;
+                }
+            }
+        }
+        hits
+    }
+}
+
+impl Part {
+    fn len(&self) -> u64 {
+        self.steps.len() as u64
+    }
+
+    /// The trace's step after this part's last.
+    fn end(&self) -> u64 {
+        self.start + self.len()
     }
 
     /// Where step `step`'s entries start in the log (the log's end for `step == len()`).
@@ -507,14 +812,7 @@ impl Trace {
         &self.log[start..start + self.steps.log_len(step) as usize]
     }
 
-    /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
-    /// applied as the log stores them, nothing allocated (but SVM writes over 256 bytes): this
-    /// is what goto and reverse steps spend their time in.
-    fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
-        self.apply_at(machine, step, self.log_range(step), forward);
-    }
-
-    /// [`Trace::apply`] with the step's entries found already.
+    /// Applies step `step`'s deltas (`bytes`, its entries) forward or backward.
     fn apply_at(&self, machine: &mut Machine, step: u64, bytes: &[u8], forward: bool) {
         let rec = self.steps.at(step);
         if !forward && rec.falls_through() {
@@ -584,174 +882,6 @@ impl Trace {
             }
             _ => {}
         }
-    }
-
-    /// Redoes step `step` (time step → step + 1).
-    pub fn redo(&self, machine: &mut Machine, step: u64) {
-        self.apply(machine, step, true);
-    }
-
-    /// Undoes step `step` (time step + 1 → step).
-    pub fn undo(&self, machine: &mut Machine, step: u64) {
-        self.apply(machine, step, false);
-    }
-
-    /// The log entries of one step (for `trace` output and watchpoints).
-    pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
-        log::decode(self.log_range(step), self.steps.thread(step))
-    }
-
-    /// Control-table change `index`: the state before and after.
-    pub fn control_change(&self, index: u32) -> Option<(Control, Control)> {
-        self.controls.get(index)
-    }
-
-    /// Writes to GRF bytes `[offset, offset+len)` of `thread` before time `now`, newest first,
-    /// with the range's values around each (`current` = the bytes at `now`). At most `limit`.
-    pub fn grf_writes(
-        &self,
-        thread: u32,
-        offset: u32,
-        len: u32,
-        now: u64,
-        current: &[u8],
-        limit: usize,
-    ) -> Vec<WriteHit> {
-        let segments = self.index.grf_segments(thread, offset, len, now);
-        self.walk(
-            self.steps_in(thread, segments, now),
-            current,
-            limit,
-            |kind, t| match kind {
-                EntryKind::Grf { offset: o, xor } if t == thread => Some((*o as u64, &xor[..])),
-                _ => None,
-            },
-            offset as u64,
-        )
-    }
-
-    /// Writes to memory `[addr, addr+len)` before `now`, newest first.
-    pub fn mem_writes(
-        &self,
-        space: MemSpace,
-        addr: u64,
-        len: u64,
-        now: u64,
-        current: &[u8],
-        limit: usize,
-    ) -> Vec<WriteHit> {
-        let steps = self.index.mem_steps(space, addr, len, now);
-        self.walk(
-            steps,
-            current,
-            limit,
-            |kind, _| match kind {
-                EntryKind::Mem { space: s, addr: a, xor } if *s == space => Some((*a, &xor[..])),
-                _ => None,
-            },
-            addr,
-        )
-    }
-
-    /// Writes to a predicate before `now`, newest first (values as 4 little-endian bytes).
-    pub fn pred_writes(
-        &self,
-        thread: u32,
-        pred: PredId,
-        now: u64,
-        current: u32,
-        limit: usize,
-    ) -> Vec<WriteHit> {
-        let segments = self.index.pred_segments(thread, pred.0, now);
-        let steps = self.steps_in(thread, segments, now);
-        let mut value = current;
-        let mut hits = Vec::new();
-        for step in steps {
-            for e in self.entries(step) {
-                if let EntryKind::Pred { pred: p, xor } = e.kind {
-                    if p == pred.0 && e.thread == thread {
-                        let old = value ^ xor;
-                        let rec = self.steps.at(step);
-                        hits.push(WriteHit {
-                            step,
-                            thread: rec.thread,
-                            pc: rec.pc,
-                            old: old.to_le_bytes().to_vec(),
-                            new: value.to_le_bytes().to_vec(),
-                            first_written: 0,
-                        });
-                        value = old;
-                    }
-                }
-            }
-            if hits.len() >= limit {
-                break;
-            }
-        }
-        hits
-    }
-
-    /// `thread`'s steps before `before` in `segments` (of [`SEGMENT`] steps, newest first),
-    /// newest first: the candidates a segment index gives.
-    fn steps_in<'a>(
-        &'a self,
-        thread: u32,
-        segments: impl Iterator<Item = u64> + 'a,
-        before: u64,
-    ) -> impl Iterator<Item = u64> + 'a {
-        let before = before.min(self.len());
-        segments.flat_map(move |segment| {
-            let range = (segment * SEGMENT).min(before)..((segment + 1) * SEGMENT).min(before);
-            range.rev().filter(move |&step| self.steps.thread(step) == thread)
-        })
-    }
-
-    /// Walks candidate steps newest first, un-XORing the queried range as it goes.
-    fn walk<F>(
-        &self,
-        steps: impl IntoIterator<Item = u64>,
-        current: &[u8],
-        limit: usize,
-        pick: F,
-        base: u64,
-    ) -> Vec<WriteHit>
-    where
-        F: for<'e> Fn(&'e EntryKind<'_>, u32) -> Option<(u64, &'e [u8])>,
-    {
-        let mut value = current.to_vec();
-        let end = base + value.len() as u64;
-        let mut hits = Vec::new();
-        for step in steps {
-            let after = value.clone();
-            let mut first: Option<u64> = None;
-            let entries = self.entries(step);
-            for e in entries.iter().rev() {
-                let Some((at, xor)) = pick(&e.kind, e.thread) else { continue };
-                let lo = at.max(base);
-                let hi = (at + xor.len() as u64).min(end);
-                for b in lo..hi {
-                    value[(b - base) as usize] ^= xor[(b - at) as usize];
-                }
-                if lo < hi {
-                    first = Some(first.map_or(lo, |f: u64| f.min(lo)));
-                }
-            }
-            if let Some(first_written) = first {
-                let rec = self.steps.at(step);
-                hits.push(WriteHit {
-                    step,
-                    thread: rec.thread,
-                    pc: rec.pc,
-                    old: value.clone(),
-                    new: after,
-                    first_written,
-                });
-                if hits.len() >= limit {
-                    break;
-                }
-            }
-        }
-        hits
     }
 }
 
@@ -910,15 +1040,17 @@ mod tests {
             by_step.append_general(batch);
             let (a, b) = (&in_place, &by_step);
             assert_eq!(a.len(), b.len());
+            assert!(a.index.covers(&b.index) && b.index.covers(&a.index));
+            assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step));
+            let (a, b) = (a.last_part(), b.last_part());
             assert!(a.steps == b.steps);
             assert_eq!((&a.log, &a.log_bases), (&b.log, &b.log_bases));
             assert_eq!(a.controls.len(), b.controls.len());
             for index in 0..a.controls.len() as u32 {
-                assert_eq!(a.control_change(index), b.control_change(index));
+                assert_eq!(a.controls.get(index), b.controls.get(index));
             }
-            assert!(a.index.covers(&b.index) && b.index.covers(&a.index));
-            assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step));
         }
-        assert!(in_place.log.len() > 1000 && in_place.controls.len() > 10);
+        let part = in_place.last_part();
+        assert!(part.log.len() > 1000 && part.controls.len() > 10);
     }
 }

@@ -92,8 +92,7 @@ fn ignore_counts_and_conditions_choose_which_hit_stops() {
     let mut s = session(&launch(COLLATZ));
     s.run_to_end();
     let head = pc_of(&s, 18);
-    let arrivals: Vec<u64> =
-        (0..s.recorder.len()).filter(|&t| s.recorder.trace.steps.at(t).pc == head).collect();
+    let arrivals: Vec<u64> = (0..s.recorder.len()).filter(|&t| s.recorder.trace.at(t).pc == head).collect();
     s.goto(0);
     run(&mut s, "break $18");
     assert_eq!(run(&mut s, "ignore 1 5").fields["ignore"], 5);
@@ -104,7 +103,7 @@ fn ignore_counts_and_conditions_choose_which_hit_stops() {
     // The loop counter of the arriving thread, read at each later arrival.
     let count_at = |s: &mut Session, t: u64| -> String {
         s.goto(t);
-        s.focus = ThreadId(s.recorder.trace.steps.at(t).thread);
+        s.focus = ThreadId(s.recorder.trace.at(t).thread);
         run(s, "print V0056(0,0)<0;1,0>").fields["value"][0].as_str().expect("a value").to_string()
     };
     let stopped = s.now;

@@ -144,7 +144,7 @@ pub fn numbers(list: &serde_json::Value, key: &str) -> Vec<u64> {
 /// Runs the session to the end; then the global index and pc of each of thread `t`'s steps.
 pub fn thread_steps(s: &mut vdb::session::Session, t: u32) -> (Vec<u64>, Vec<u32>) {
     s.run_to_end();
-    let steps: Vec<u64> = (0..s.recorder.len()).filter(|&x| s.recorder.trace.steps.thread(x) == t).collect();
-    let pcs = steps.iter().map(|&x| s.recorder.trace.steps.at(x).pc).collect();
+    let steps: Vec<u64> = (0..s.recorder.len()).filter(|&x| s.recorder.trace.thread(x) == t).collect();
+    let pcs = steps.iter().map(|&x| s.recorder.trace.at(x).pc).collect();
     (steps, pcs)
 }

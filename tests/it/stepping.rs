@@ -53,7 +53,7 @@ fn next_finish_and_their_reverses_agree_with_the_straight_line_run() {
                 assert_eq!(frames.len(), d + 2, "{rel}: frames at step {q}");
                 let pc = s.machine.thread(ThreadId(0)).control.pc;
                 assert_eq!(frames[0].function, s.program.function_at(pc), "{rel}");
-                let call = InstIdx(s.recorder.trace.steps.at(p.steps[m]).pc);
+                let call = InstIdx(s.recorder.trace.at(p.steps[m]).pc);
                 assert_eq!(frames[1].id, s.program.inst(call).id, "{rel}: the caller's frame is at its call");
                 assert_eq!(s.program.inst(call).op, Opcode::Call, "{rel}");
                 assert_eq!(run(&mut s, "bt").fields["frames"].as_array().map(Vec::len), Some(d + 2));
@@ -124,7 +124,7 @@ fn stepping_stops_at_the_focused_threads_breakpoints_not_at_other_threads() {
     // Its next step lets every other thread arrive there too, without stopping.
     assert_eq!(run(&mut s, "step").stop, Some(StopReason::Step));
     assert!(s.now > 2, "other threads ran during the step (now {})", s.now);
-    let arrived = (1..s.now - 1).filter(|&t| s.recorder.trace.steps.at(t).thread != 0).count();
+    let arrived = (1..s.now - 1).filter(|&t| s.recorder.trace.at(t).thread != 0).count();
     assert!(arrived > 0);
     assert_eq!((s.focus, s.breakpoints[0].hits), (ThreadId(0), 1));
     // They stop `continue`, before they execute it.

@@ -78,7 +78,7 @@ fn a_seek_copies_out_what_the_next_steps_change() {
         let checkpoint = s.recorder.checkpoints.list.last().expect("an end checkpoint").machine.clone();
         let mut svm_written = false;
         for step in end.saturating_sub(2)..end {
-            let thread = s.recorder.trace.steps.at(step).thread as usize;
+            let thread = s.recorder.trace.at(step).thread as usize;
             let (Some(live), Some(kept)) = (s.machine.threads.get(thread), checkpoint.threads.get(thread))
             else {
                 continue;
@@ -270,7 +270,7 @@ fn packed_writes_log_exactly_their_enabled_lanes() {
         let mut s = session(&path);
         while s.forward().is_some() {}
         for step in 0..s.total_steps() {
-            let rec = s.recorder.trace.steps.at(step);
+            let rec = s.recorder.trace.at(step);
             let inst = &s.program.insts[rec.pc as usize];
             let Some(Operand::Direct(d)) = inst.operands.first() else { continue };
             // `sel` writes under the execution mask alone, not its channel enables.
@@ -470,13 +470,17 @@ fn burst_windows_record_what_single_steps_record() {
                 assert!(windows.window_steps > 0, "{name}: no window ran before the fault");
             }
             let (a, b) = (&single.recorder.trace, &windows.recorder.trace);
-            let differ = (0..a.len().max(b.len())).find(|&i| a.steps.get(i) != b.steps.get(i));
+            let differ = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i));
             assert_eq!(differ, None, "{name}: step records differ first at this step");
             for step in 0..a.len() {
                 assert_eq!(a.entries(step), b.entries(step), "{name}: entries of step {step}");
                 for e in a.entries(step) {
                     if let vdb::trace::EntryKind::Control { index } = e.kind {
-                        assert_eq!(a.control_change(index), b.control_change(index), "{name}: step {step}");
+                        assert_eq!(
+                            a.control_change(step, index),
+                            b.control_change(step, index),
+                            "{name}: step {step}"
+                        );
                     }
                 }
             }
@@ -545,7 +549,7 @@ fn slm_is_examined_watched_and_queried_like_svm() {
         };
         assert_eq!((hit.step, s.now), (w, w + 1));
         // The reported channel's data element is what the SLM dword now holds.
-        let inst = s.program.inst(InstIdx(s.recorder.trace.steps.at(w).pc));
+        let inst = s.program.inst(InstIdx(s.recorder.trace.at(w).pc));
         let Some(Operand::Raw(data)) = inst.operands.get(3) else { panic!("{inst:?}") };
         assert_eq!(hit.lanes.len(), 1, "{hit:?}");
         let lane = hit.lanes[0] - inst.exec.offset;
@@ -558,9 +562,7 @@ fn slm_is_examined_watched_and_queried_like_svm() {
         let x = run(&mut s, &format!("x/1xw slm{group}+{off:#x}"));
         assert_eq!(x.fields["value"][0], format!("{:#010x}", u32::from_le_bytes(slm)));
     }
-    assert!(writes
-        .iter()
-        .any(|&w| s.program.inst(InstIdx(s.recorder.trace.steps.at(w).pc)).exec.offset == 16));
+    assert!(writes.iter().any(|&w| s.program.inst(InstIdx(s.recorder.trace.at(w).pc)).exec.offset == 16));
     assert_eq!(run(&mut s, "continue").stop, Some(StopReason::End));
     // Reads: as many stops as the log has reads of it.
     let reads = (0..s.total_steps())
@@ -603,8 +605,8 @@ fn reads_just_after_a_barrier_name_their_lane() {
     while let Some(StopReason::Watchpoint(hit)) = run(&mut s, "continue").stop {
         assert_eq!(hit.lanes.len(), 1, "{hit:?}");
         // The step before the reading thread's previous one was its barrier.
-        let previous = (0..hit.step).rev().find(|&t| s.recorder.trace.steps.thread(t) == hit.thread);
-        let pc = previous.map(|t| s.recorder.trace.steps.at(t).pc);
+        let previous = (0..hit.step).rev().find(|&t| s.recorder.trace.thread(t) == hit.thread);
+        let pc = previous.map(|t| s.recorder.trace.at(t).pc);
         if pc.is_some_and(|pc| s.program.inst(vdb::isa::InstIdx(pc)).op == vdb::isa::Opcode::Barrier) {
             after_barrier += 1;
         }

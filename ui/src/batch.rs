@@ -117,7 +117,7 @@ pub fn trace(launch: &Path, output: &Path, budget: Option<u64>) -> u8 {
 
 /// One step with each write's old and new bytes (the session stands at time `step`).
 fn step_json(session: &Session, step: u64) -> Value {
-    let rec = session.recorder.trace.steps.at(step);
+    let rec = session.recorder.trace.at(step);
     let thread = session.machine.thread(ThreadId(rec.thread));
     let inst = session.program.inst(InstIdx(rec.pc));
     let mut writes = Vec::new();
@@ -144,7 +144,7 @@ fn step_json(session: &Session, step: u64) -> Value {
                 json!({"kind": space_name(space), "addr": format!("{addr:#x}"), "old": hex(&old), "new": hex(&new)})
             }
             EntryKind::Pc { old, new } => json!({"kind": "pc", "thread": e.thread, "old": old, "new": new}),
-            EntryKind::Control { index } => match session.recorder.trace.control_change(index) {
+            EntryKind::Control { index } => match session.recorder.trace.control_change(step, index) {
                 Some((old, new)) => json!({"kind": "control", "thread": e.thread,
                     "old": {"pc": old.pc.0, "em": old.em, "call_mask": old.call_mask, "status": format!("{:?}", old.status)},
                     "new": {"pc": new.pc.0, "em": new.em, "call_mask": new.call_mask, "status": format!("{:?}", new.status)}}),

@@ -130,7 +130,7 @@ pub fn bench_render(launch: &Path, frames: usize) -> u8 {
             // Land on a random step, focused on the thread that runs there.
             let at = lcg(&mut seed) % total.max(1);
             app.session.goto(at);
-            app.session.focus = ThreadId(app.session.recorder.trace.steps.at(at).thread);
+            app.session.focus = ThreadId(app.session.recorder.trace.at(at).thread);
         }
         let action = actions[i % actions.len()];
         let t = Instant::now();

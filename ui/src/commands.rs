@@ -160,7 +160,7 @@ pub fn run(
             budget_stop = Some(bytes);
         }
         let steps = session.total_steps();
-        let lane_ops = session.recorder.trace.steps.lane_ops();
+        let lane_ops = session.recorder.trace.lane_ops();
         let recorded = session.recorder.recorded_bytes_by_part();
         let (program, machine, outputs) =
             (session.program.clone(), session.machine.clone(), session.outputs.clone());
