@@ -231,25 +231,24 @@ impl Svm {
         PageChanges(pages)
     }
 
-    /// Lays `changes`, which another copy of `base` made, over `self`, also a copy of `base`
-    /// since changed: a page `self` still shares with `base` becomes the changed one; on a
-    /// page both changed, each byte is `self`'s xor the change xor `base`'s, which keeps both
-    /// copies' writes when no byte was written by both (the caller's to check).
-    pub fn lay_over(&mut self, base: &Svm, changes: &PageChanges) {
-        for (no, page) in &changes.0 {
-            let before = base.pages.get(no);
-            let merged = match self.pages.get(no) {
-                Some(mine) if before.is_none_or(|b| !Arc::ptr_eq(b, mine)) => {
-                    let mut merged = **mine;
-                    let before = before.map_or(&ZERO_PAGE, |b| &**b);
-                    for ((m, c), b) in merged.iter_mut().zip(page.iter()).zip(before.iter()) {
-                        *m ^= c ^ b;
+    /// Takes in the pages `changed` (pages of a copy of `base`, changed since it was), each
+    /// with the bytes `theirs` (changes another copy of `base` made) changed in it too: such
+    /// a page is `changed`'s xor `theirs`' xor `base`'s, which keeps both copies' writes
+    /// when no byte was written by both (the caller's to check).
+    pub fn take_pages(&mut self, changed: &PageChanges, base: &Svm, theirs: &PageChanges) {
+        for (no, page) in &changed.0 {
+            let page = match theirs.0.binary_search_by_key(no, |(n, _)| *n) {
+                Ok(at) => {
+                    let mut merged = **page;
+                    let before = base.pages.get(no).map_or(&ZERO_PAGE, |b| &**b);
+                    for ((m, t), b) in merged.iter_mut().zip(theirs.0[at].1.iter()).zip(before.iter()) {
+                        *m ^= t ^ b;
                     }
                     Arc::new(merged)
                 }
-                _ => page.clone(),
+                Err(_) => page.clone(),
             };
-            self.pages.insert(*no, merged);
+            self.pages.insert(*no, page);
         }
     }
 

@@ -47,6 +47,24 @@ impl Threads {
         self.chunks.iter().flat_map(|c| c.iter())
     }
 
+    /// Takes this table's first `n` threads from `head` (a table as long): chunks wholly
+    /// below `n` become shared with `head`, and the chunk holding both tables' threads a new
+    /// one.
+    pub fn set_head(&mut self, head: &Threads, n: usize) {
+        for (i, (mine, theirs)) in self.chunks.iter_mut().zip(&head.chunks).enumerate() {
+            match (i * CHUNK, (i + 1) * CHUNK) {
+                (_, end) if end <= n => *mine = theirs.clone(),
+                (start, _) if start >= n => break,
+                (start, _) => {
+                    let chunk = Shared::make_mut(mine);
+                    for (m, t) in chunk.iter_mut().zip(theirs.iter()).take(n - start) {
+                        *m = t.clone();
+                    }
+                }
+            }
+        }
+    }
+
     /// Threads of `self` not shared with `other` (an earlier copy of the same table), found
     /// by skipping whole chunks the two share; and how many chunks are not shared.
     pub fn unshared_with<'a>(&'a self, other: &Threads) -> (Vec<&'a ThreadState>, usize) {
@@ -147,5 +165,24 @@ mod tests {
         assert!(live.get(200).is_none() && live.get_mut(200).is_none());
         live.push(thread(7));
         assert_eq!((live.len(), live.unshared_with(&checkpoint).1), (201, 2));
+    }
+
+    #[test]
+    fn a_head_comes_from_the_other_table_sharing_whole_chunks() {
+        let (mine, mut theirs) = (table(200), table(200));
+        for i in 0..200 {
+            Shared::make_mut(theirs.get_mut(i).expect("thread")).simd = 1000 + i as u32;
+        }
+        for n in [0, 1, 64, 100, 128, 199, 200] {
+            let mut joined = mine.clone();
+            joined.set_head(&theirs, n);
+            let want: Vec<u32> = (0..200).map(|i| if i < n { 1000 + i as u32 } else { i as u32 }).collect();
+            assert_eq!(joined.iter().map(|t| t.simd).collect::<Vec<_>>(), want, "head of {n}");
+            // Chunks wholly below n are `theirs`, wholly above `mine`; the one holding both
+            // (200 is inside the fourth chunk) is neither's.
+            assert_eq!(joined.unshared_with(&mine).1, n.div_ceil(CHUNK), "head of {n}");
+            assert_eq!(joined.unshared_with(&theirs).1, 4 - n / CHUNK, "head of {n}");
+            assert_eq!(mine.iter().map(|t| t.simd).collect::<Vec<_>>(), (0..200).collect::<Vec<_>>());
+        }
     }
 }

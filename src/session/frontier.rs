@@ -8,6 +8,10 @@
 //! one at a time on this core and go through the same queue, so the queue drains only when
 //! windows stop: at the end, an interrupt, a window in which a thread faults, or near the
 //! recording budget or the step limit.
+//!
+//! With two cores, the first recording of a run's later work-groups goes another way when it
+//! can: the second core records them on a machine of its own while this one records the
+//! earlier groups (`session::split`); the queue above serves whatever that leaves.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -21,7 +25,7 @@ pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
 /// Recording budget left free while windows run, for the next window's steps (a step
 /// writes a few KiB at most and a window holds a checkpoint interval of steps, 8192 by
 /// default).
-const WINDOW_RESERVE: u64 = 64 << 20;
+pub(super) const WINDOW_RESERVE: u64 = 64 << 20;
 
 /// Steps a bundle of batches holds before it goes to the appending core: each hand-over
 /// wakes that core, which costs microseconds.
@@ -31,7 +35,7 @@ const BUNDLE_STEPS: u64 = 16 << 10;
 const IN_FLIGHT: usize = 2;
 
 /// Where staged batches go: appended here, or bundled and queued for the appending core.
-enum Sink<'a> {
+pub(super) enum Sink<'a> {
     Here(&'a mut Trace),
     Queue {
         to: mpsc::SyncSender<Vec<Batch>>,
@@ -95,7 +99,7 @@ impl Sink<'_> {
 }
 
 /// Why recording windows paused.
-enum Pause {
+pub(super) enum Pause {
     /// The run ended, or the budget or a limit is near: the caller goes on step by step.
     Stepwise,
     Interrupted,
@@ -118,6 +122,9 @@ impl Session {
             || self.now < self.windows_from
         {
             return None;
+        }
+        if let Some(split) = self.split_point() {
+            return self.record_split(count, split);
         }
         // The trace is with the appending core until windows pause; the checkpoints and
         // everything else stay here.
@@ -175,7 +182,7 @@ impl Session {
     }
 
     /// Runs windows, and the single steps between them, into `sink`.
-    fn record_frontier(&mut self, sink: &mut Sink, count: &mut u64) -> Pause {
+    pub(super) fn record_frontier(&mut self, sink: &mut Sink, count: &mut u64) -> Pause {
         while self.end.is_none() {
             let time = self.now;
             let mut batch = self.spare_batches.pop().unwrap_or_default();

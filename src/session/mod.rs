@@ -11,6 +11,7 @@ mod frontier;
 mod handlers;
 mod history;
 mod motion;
+mod split;
 mod why;
 mod workitems;
 
@@ -189,6 +190,11 @@ pub struct Session {
     /// runs. Off by default: front ends turn it on where the machine has two cores (the
     /// engine reads no system files).
     pub two_cores: bool,
+    /// With two cores: whether a recording to the end first tries its later work-groups on
+    /// the second core (`session::split`), before appending on it while this one runs.
+    pub split_groups: bool,
+    /// Whether that was tried and could not be used (it is not tried again).
+    split_tried: bool,
     /// Staging buffers of single steps and burst windows, kept between them so that their
     /// memory is reused.
     spare_batches: Vec<Batch>,
@@ -236,6 +242,8 @@ impl Session {
             progress: None,
             window_recording: true,
             two_cores: false,
+            split_groups: true,
+            split_tried: false,
             spare_batches: Vec::new(),
             windows_from: 0,
             window_steps: 0,

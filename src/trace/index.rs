@@ -90,6 +90,9 @@ pub struct WriteIndex {
     mem: FastMap<(MemSpace, u64), Vec<Step32>>,
     /// Memory index entries stored (for the memory estimate).
     mem_entries: u64,
+    /// Register segments held over all threads (for [`WriteIndex::bytes`], which the
+    /// recording budget asks for every window).
+    segment_count: u64,
 }
 
 /// A step number in a memory index list: 4 bytes, half of a u64. Recordings stop before
@@ -157,6 +160,7 @@ impl WriteIndex {
         let t = &mut self.threads[thread as usize];
         t.segments.push(segment);
         t.bits.resize(t.bits.len() + words, 0);
+        self.segment_count += 1;
     }
 
     #[inline]
@@ -299,8 +303,12 @@ impl WriteIndex {
         for (thread, theirs) in later.threads.iter().enumerate() {
             for (i, &segment) in theirs.segments.iter().enumerate() {
                 let bits = &theirs.bits[i * words..(i + 1) * words];
-                let first = u64::from(segment) * SEGMENT + offset;
-                for s in first / SEGMENT..=(first + SEGMENT - 1) / SEGMENT {
+                // The local segment's steps, numbered from `offset`.
+                let (first, last) = (
+                    u64::from(segment) * SEGMENT + offset,
+                    u64::from(segment) * SEGMENT + offset + SEGMENT - 1,
+                );
+                for s in first / SEGMENT..=last / SEGMENT {
                     for (mine, theirs) in self.segment_bits(s * SEGMENT, thread as u32).iter_mut().zip(bits) {
                         *mine |= theirs;
                     }
@@ -318,8 +326,8 @@ impl WriteIndex {
     /// Bytes the index holds: segment numbers and bitsets; memory step lists (4-byte steps in
     /// lists that grow by doubling: about 1.5 times their length).
     pub fn bytes(&self) -> u64 {
-        let threads: usize = self.threads.iter().map(|t| 4 * t.segments.len() + 8 * t.bits.len()).sum();
-        threads as u64 + self.mem_entries * 6
+        let words = self.reg_words as u64 + 1;
+        self.segment_count * (4 + 8 * words) + self.mem_entries * 6
     }
 }
 

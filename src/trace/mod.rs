@@ -12,7 +12,7 @@ mod window;
 
 pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
-pub use recorder::{Checkpoint, Checkpoints, RecordedBytes, Recorder, Trace, WriteHit};
+pub use recorder::{Checkpoint, Checkpoints, Rebase, RecordedBytes, Recorder, Trace, WriteHit};
 pub use steps::{StepRecord, Steps};
 pub use window::{record_step, record_window, Batch, Single, Stage, Window};
 

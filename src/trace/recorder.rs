@@ -7,7 +7,9 @@ use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
 use crate::isa::{InstIdx, PredId};
-use crate::machine::{Control, Machine, MemSpace, Shared, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
+use crate::machine::{
+    Control, Machine, MemSpace, PageChanges, Shared, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK,
+};
 
 /// Steps per block of the log's offsets: a step's entries start at its block's offset plus
 /// the log lengths of the steps before it in the block.
@@ -109,6 +111,8 @@ pub struct Checkpoints {
     pub interval: u64,
     /// Bytes the checkpoints hold beyond what they share.
     bytes: u64,
+    /// What the last checkpoint added to `bytes`.
+    last_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -129,7 +133,7 @@ impl Recorder {
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
         };
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0, last_bytes: 0 };
         checkpoints.take(machine, 0);
         Recorder { trace, checkpoints }
     }
@@ -137,6 +141,24 @@ impl Recorder {
     /// Number of recorded steps (the latest recorded time).
     pub fn len(&self) -> u64 {
         self.trace.len()
+    }
+
+    /// Appends `later`, recorded on a second core as `rebase` describes, from this
+    /// recording's end: its steps and checkpoints come after this recording's (its
+    /// checkpoints rebased; its first, the machine it started from, is this recording's
+    /// end, which has one already).
+    pub fn join(&mut self, later: Recorder, rebase: &mut Rebase) {
+        let offset = self.len();
+        self.checkpoints.take_at_end(rebase.end, offset);
+        let mut list = later.checkpoints.list.into_iter();
+        let first = list.next();
+        let first_bytes = first.map_or(0, |c| first_checkpoint_bytes(&c.machine));
+        self.checkpoints.bytes += later.checkpoints.bytes.saturating_sub(first_bytes);
+        for ck in list {
+            let machine = rebase.machine(ck.machine);
+            self.checkpoints.list.push(Checkpoint { time: offset + ck.time, machine });
+        }
+        self.trace.join(later.trace);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -308,6 +330,60 @@ fn close_spans(
     }
 }
 
+/// What a recording's first checkpoint holds: every thread's registers and every SLM.
+fn first_checkpoint_bytes(machine: &Machine) -> u64 {
+    machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>()
+        + machine.slms.iter().map(|slm| slm.bytes.len() as u64).sum::<u64>()
+}
+
+/// How machines of a recording made on a second core become machines of the whole run:
+/// that core took a copy (`start`) of the first core's machine and ran work-groups
+/// `first_group..` (threads `first_thread..`) on it, while the first core ran the groups
+/// before those and ended with `end`. A later machine then gets the earlier groups' threads
+/// and SLMs from `end`, and its SVM is `end`'s with the pages the second core changed since
+/// `start` taken in (merged with the first core's changes where both changed a page).
+pub struct Rebase<'a> {
+    start: &'a Machine,
+    end: &'a Machine,
+    /// The pages the first core changed.
+    changes: PageChanges,
+    first_thread: usize,
+    first_group: usize,
+    /// The SVM of the last later machine rebased, as the second core had it and rebased:
+    /// the next one takes in only what changed since (a page or so per checkpoint, where
+    /// taking in every page the second core changed costs an insert into the page map each).
+    raw: Svm,
+    rebased: Svm,
+}
+
+impl<'a> Rebase<'a> {
+    /// Right only when the two cores wrote no SVM byte in common (the caller checks).
+    pub fn new(start: &'a Machine, end: &'a Machine, first_thread: usize, first_group: usize) -> Rebase<'a> {
+        Rebase {
+            start,
+            end,
+            changes: end.svm.changed_since(&start.svm),
+            first_thread,
+            first_group,
+            raw: start.svm.clone(),
+            rebased: end.svm.clone(),
+        }
+    }
+
+    /// The whole run's machine at the time `later`, a machine of the second core's, stands
+    /// at. Later machines go in time order.
+    pub fn machine(&mut self, mut later: Machine) -> Machine {
+        later.threads.set_head(&self.end.threads, self.first_thread);
+        for (slm, end) in later.slms.iter_mut().zip(&self.end.slms).take(self.first_group) {
+            *slm = end.clone();
+        }
+        let changed = later.svm.changed_since(&self.raw);
+        self.rebased.take_pages(&changed, &self.start.svm, &self.changes);
+        self.raw = std::mem::replace(&mut later.svm, self.rebased.clone());
+        later
+    }
+}
+
 impl Checkpoints {
     /// Steps from `time` until the next checkpoint is due (0: due now).
     pub fn due_in(&self, time: u64) -> u64 {
@@ -344,7 +420,19 @@ impl Checkpoints {
         self.list.is_empty()
     }
 
+    /// Drops the last checkpoint if it is at `time` and is not one [`Checkpoints::take_if_due`]
+    /// would have taken: an end ([`Checkpoints::take_at_end`]) that turned out not to be one.
+    pub fn drop_end(&mut self, time: u64) {
+        let n = self.list.len();
+        if n >= 2 && self.list[n - 1].time == time && self.list[n - 2].time + self.interval.max(1) > time {
+            self.list.pop();
+            self.bytes -= self.last_bytes;
+            self.last_bytes = 0;
+        }
+    }
+
     fn take(&mut self, machine: &Machine, time: u64) {
+        let before = self.bytes;
         if let Some(prev) = self.list.last() {
             let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
             let threads: u64 = copied
@@ -363,9 +451,9 @@ impl Checkpoints {
                 8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64;
             self.bytes += threads + pages + slms + table;
         } else {
-            self.bytes += machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>()
-                + machine.slms.iter().map(|slm| slm.bytes.len() as u64).sum::<u64>();
+            self.bytes += first_checkpoint_bytes(machine);
         }
+        self.last_bytes = self.bytes - before;
         self.list.push(Checkpoint { time, machine: machine.clone() });
     }
 }
@@ -431,6 +519,11 @@ impl Trace {
     /// How many parts hold the steps (1 unless a second core recorded some).
     pub fn parts(&self) -> usize {
         self.parts.len()
+    }
+
+    /// The first step of each part.
+    pub fn part_starts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.parts.iter().map(|p| p.start)
     }
 
     /// Appends `later`, a trace of the steps that follow this one's last, recorded from

@@ -447,6 +447,9 @@ fn burst_windows_record_what_single_steps_record() {
     std::fs::write(&faulting, text).expect("write launch");
     all.push(faulting.clone());
     let mut windowed_steps = 0u64;
+    // Launches recorded in two parts, and those whose groups could not be (they read what
+    // earlier ones wrote, or have too few).
+    let (mut split_launches, mut whole_launches) = (0, Vec::new());
     for path in all {
         let name = path.display().to_string();
         let mut single = session(&path);
@@ -456,12 +459,14 @@ fn burst_windows_record_what_single_steps_record() {
         let stop = single.run_to_end();
         assert_eq!(single.window_steps, 0);
         let final_state = single.machine.state_hash();
-        // Appended on this core, and on a second core while the next window runs.
+        // Appended on this core, on a second core while the next window runs, and with the
+        // later work-groups recorded on a second core (when nothing stops that).
         let mut window_checkpoints = None;
-        for two_cores in [false, true] {
-            let name = format!("{name} (two cores: {two_cores})");
+        for (two_cores, split) in [(false, false), (true, false), (true, true)] {
+            let name = format!("{name} (two cores: {two_cores}, groups split: {split})");
             let mut windows = session(&path);
             windows.two_cores = two_cores;
+            windows.split_groups = split;
             windows.recorder.checkpoints.interval = 64;
             assert_eq!(windows.run_to_end(), stop, "{name}: stop");
             assert_eq!(windows.end, single.end, "{name}: end");
@@ -472,15 +477,22 @@ fn burst_windows_record_what_single_steps_record() {
             let (a, b) = (&single.recorder.trace, &windows.recorder.trace);
             let differ = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i));
             assert_eq!(differ, None, "{name}: step records differ first at this step");
+            // Control entries number their changes in their part's table: compared by the
+            // changes they name.
             for step in 0..a.len() {
-                assert_eq!(a.entries(step), b.entries(step), "{name}: entries of step {step}");
-                for e in a.entries(step) {
-                    if let vdb::trace::EntryKind::Control { index } = e.kind {
-                        assert_eq!(
-                            a.control_change(step, index),
-                            b.control_change(step, index),
-                            "{name}: step {step}"
-                        );
+                let (ea, eb) = (a.entries(step), b.entries(step));
+                assert_eq!(ea.len(), eb.len(), "{name}: entries of step {step}");
+                for (x, y) in ea.iter().zip(&eb) {
+                    match (&x.kind, &y.kind) {
+                        (
+                            vdb::trace::EntryKind::Control { index: i },
+                            vdb::trace::EntryKind::Control { index: j },
+                        ) => {
+                            assert_eq!(x.thread, y.thread, "{name}: step {step}");
+                            let (ca, cb) = (a.control_change(step, *i), b.control_change(step, *j));
+                            assert!(ca.is_some() && ca == cb, "{name}: control change of step {step}");
+                        }
+                        _ => assert_eq!(x, y, "{name}: entries of step {step}"),
                     }
                 }
             }
@@ -490,19 +502,38 @@ fn burst_windows_record_what_single_steps_record() {
             assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step), "{name}: thread spans");
             let without_index =
                 |t: &vdb::trace::Trace| vdb::trace::RecordedBytes { index: 0, ..t.bytes_by_part() };
-            assert_eq!(without_index(a), without_index(b), "{name}: trace bytes");
+            let joined = b.parts() > 1;
+            if joined {
+                // Each part's step records start a block of log offsets (8 bytes) of their own.
+                let extra = 8 * (b.parts() as u64 - 1);
+                assert!(without_index(b).steps <= without_index(a).steps + extra, "{name}: step bytes");
+                let exact =
+                    |t: &vdb::trace::Trace| vdb::trace::RecordedBytes { steps: 0, ..without_index(t) };
+                assert_eq!(exact(a), exact(b), "{name}: trace bytes");
+            } else {
+                assert_eq!(without_index(a), without_index(b), "{name}: trace bytes");
+            }
             // Windows end where a checkpoint is due (at most a round later), on either core.
+            // Joined after the second core's recording, checkpoints are as far apart or less.
             let times: Vec<u64> = windows.recorder.checkpoints.list.iter().map(|c| c.time).collect();
-            assert_eq!(
-                *window_checkpoints.get_or_insert_with(|| times.clone()),
-                times,
-                "{name}: checkpoints"
-            );
+            let expected = window_checkpoints.get_or_insert_with(|| times.clone());
+            if joined {
+                split_launches += 1;
+                let gap = |t: &[u64]| t.windows(2).map(|w| w[1] - w[0]).max();
+                assert!(gap(&times) <= gap(expected), "{name}: checkpoints {times:?}");
+                assert_eq!((times.first(), times.last()), (expected.first(), expected.last()), "{name}");
+            } else {
+                assert_eq!(*expected, times, "{name}: checkpoints");
+            }
+            if split && !joined && path != faulting {
+                whole_launches.push(name.clone());
+            }
             assert_eq!(windows.machine.state_hash(), final_state, "{name}: final state");
             windowed_steps += windows.window_steps;
             let n = a.len() + 1;
-            for k in 0..8u64 {
-                let target = (k * 7919 + 13) % n;
+            // Across the parts' seams, and at steps spread over the run.
+            let seams: Vec<u64> = b.part_starts().skip(1).flat_map(|s| [s - 3, s, s + 2, s - 1]).collect();
+            for target in seams.into_iter().chain((0..8u64).map(|k| (k * 7919 + 13) % n)) {
                 single.goto(target);
                 windows.goto(target);
                 assert_eq!(
@@ -514,6 +545,10 @@ fn burst_windows_record_what_single_steps_record() {
         }
     }
     assert!(windowed_steps > 200_000, "only {windowed_steps} steps recorded in windows");
+    assert!(split_launches >= 5, "only {split_launches} launches recorded in two parts");
+    // block_atomics: every group adds to the same counters, so the later groups read what
+    // the earlier ones wrote, and the run is recorded on one core after all.
+    assert!(whole_launches.iter().any(|n| n.contains("block_atomics")), "{whole_launches:?}");
 }
 
 /// SLM is addressed as `slm[G]+OFF` by `x`, `watch`, `rwatch`, `last-write` and `history`:
