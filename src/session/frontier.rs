@@ -3,8 +3,8 @@
 //! to the trace ([`Trace::append_batch`]), in the order they were staged. The trace then is
 //! the one stepping one instruction at a time would make.
 //!
-//! Checkpoints stay on this core (they share the live machine's `Rc`s); everything the trace
-//! holds is plain data. The steps between windows (barrier releases, group starts) are staged
+//! Checkpoints stay on this core (they are taken from the live machine); everything the
+//! trace holds is plain data. The steps between windows (barrier releases, group starts) are staged
 //! one at a time on this core and go through the same queue, so the queue drains only when
 //! windows stop: at the end, an interrupt, a window in which a thread faults, or near the
 //! recording budget or the step limit.
