@@ -38,9 +38,16 @@ impl Session {
         if !self.two_cores || !self.split_groups || self.split_tried {
             return None;
         }
+        let groups = &self.sched.groups;
         let first = self.sched.current_group + 1;
-        let left = self.sched.groups.len().saturating_sub(first);
-        (left >= MIN_SPLIT_GROUPS).then_some(first + left / 2)
+        let left = groups.len().saturating_sub(first);
+        let split = first + left / 2;
+        // The later groups' threads must all follow the earlier groups' (as launches lay
+        // them out), for the rebased machines take the threads below the split's first.
+        let at = groups.get(split)?.start;
+        let apart =
+            groups[..split].iter().all(|g| g.end <= at) && groups[split..].iter().all(|g| g.start >= at);
+        (left >= MIN_SPLIT_GROUPS && apart).then_some(split)
     }
 
     /// Records from the frontier with groups `split..` on a second core (see the module's
