@@ -141,16 +141,6 @@ impl Clone for Svm {
 #[derive(Clone, Debug, Default)]
 pub struct PageChanges(Vec<(u64, Arc<Page>)>);
 
-impl PageChanges {
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
 impl Svm {
     /// Maps `[start, start+len)` under `name`, zero-filled. Regions must not overlap.
     pub fn map(&mut self, start: u64, len: u64, name: &str) {

@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use super::{Session, StopReason};
-use crate::trace::{record_step, record_window, Batch, Trace, Window};
+use crate::exec::Scheduler;
+use crate::machine::Machine;
+use crate::trace::{record_step, record_window, Batch, Checkpoints, Single, Trace, Window};
 
 /// How often long movements look at the interrupt flag.
 pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
@@ -25,7 +27,7 @@ pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
 /// Recording budget left free while windows run, for the next window's steps (a step
 /// writes a few KiB at most and a window holds a checkpoint interval of steps, 8192 by
 /// default).
-pub(super) const WINDOW_RESERVE: u64 = 64 << 20;
+const WINDOW_RESERVE: u64 = 64 << 20;
 
 /// Steps a bundle of batches holds before it goes to the appending core: each hand-over
 /// wakes that core, which costs microseconds.
@@ -105,6 +107,42 @@ pub(super) enum Pause {
     Interrupted,
     /// A thread faulted inside a window, which left the machine partway through it.
     Faulted,
+    /// Every group the scheduler was cut to has finished (`record_frontier`'s `cut`).
+    GroupsDone,
+}
+
+/// The next window's size ([`size_window`]).
+pub(super) struct WindowSize {
+    pub rounds: u64,
+    /// Its steps at most: `rounds` of the current group's threads.
+    pub most: u64,
+    /// False near the recording budget, the index's step range or the step limit, which
+    /// are checked step by step: there, steps go one at a time.
+    pub fits: bool,
+}
+
+/// Takes the checkpoint due at `time` (the state `machine` and `sched` stand at), and sizes
+/// the next window to end where the next checkpoint is due (at most a round later), so that
+/// checkpoints stay `interval` steps apart and seeks replay no more. `trace_bytes` of
+/// `budget` are recorded apart from the checkpoints.
+pub(super) fn size_window(
+    machine: &Machine,
+    sched: &Scheduler,
+    checkpoints: &mut Checkpoints,
+    time: u64,
+    trace_bytes: u64,
+    budget: u64,
+) -> WindowSize {
+    let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
+    checkpoints.take_if_due(machine, time);
+    let rounds = (checkpoints.due_in(time) / group).max(1);
+    let most = rounds * group;
+    let bytes = trace_bytes + checkpoints.bytes();
+    let limit = sched.step_limit;
+    let fits = bytes.saturating_add(WINDOW_RESERVE) <= budget
+        && time + most < crate::trace::MAX_STEPS
+        && (limit == 0 || sched.steps + most < limit);
+    WindowSize { rounds, most, fits }
 }
 
 impl Session {
@@ -159,7 +197,7 @@ impl Session {
                     appended,
                     bytes,
                 };
-                let pause = self.record_frontier(&mut sink, count);
+                let pause = self.record_frontier(&mut sink, count, false);
                 sink.flush(&mut self.spare_batches);
                 pause
             });
@@ -168,11 +206,11 @@ impl Session {
             }
             pause
         } else {
-            self.record_frontier(&mut Sink::Here(&mut trace), count)
+            self.record_frontier(&mut Sink::Here(&mut trace), count, false)
         };
         self.recorder.trace = trace;
         match pause {
-            Pause::Stepwise => None,
+            Pause::Stepwise | Pause::GroupsDone => None,
             Pause::Interrupted => Some(StopReason::Interrupted),
             Pause::Faulted => {
                 self.recorder.restore(&mut self.machine, self.now);
@@ -181,29 +219,20 @@ impl Session {
         }
     }
 
-    /// Runs windows, and the single steps between them, into `sink`.
-    pub(super) fn record_frontier(&mut self, sink: &mut Sink, count: &mut u64) -> Pause {
+    /// Runs windows, and the single steps between them, into `sink`. `cut`: the scheduler's
+    /// groups were cut short (the rest are another core's to record), so running out of them
+    /// pauses instead of ending the run.
+    pub(super) fn record_frontier(&mut self, sink: &mut Sink, count: &mut u64, cut: bool) -> Pause {
         while self.end.is_none() {
             let time = self.now;
             let mut batch = self.spare_batches.pop().unwrap_or_default();
             let mut staged = None;
             if time >= self.windows_from {
                 let checkpoints = &mut self.recorder.checkpoints;
-                let group =
-                    self.sched.groups.get(self.sched.current_group).map_or(1, |g| g.len() as u64).max(1);
-                // The window ends where the next checkpoint is due (at most a round later),
-                // so checkpoints stay `interval` steps apart and seeks replay no more.
-                checkpoints.take_if_due(&self.machine, time);
-                let rounds = (checkpoints.due_in(time) / group).max(1);
-                let most = rounds * group;
-                // Budget, step limit and the index's step range are checked step by step:
-                // near any of them, the caller goes on that way.
-                let bytes = sink.trace_bytes() + checkpoints.bytes();
-                let limit = self.sched.step_limit;
-                if bytes.saturating_add(WINDOW_RESERVE) > self.record_limit
-                    || time + most >= crate::trace::MAX_STEPS
-                    || (limit != 0 && self.sched.steps + most >= limit)
-                {
+                let (trace_bytes, budget) = (sink.trace_bytes(), self.record_limit);
+                let WindowSize { rounds, most, fits } =
+                    size_window(&self.machine, &self.sched, checkpoints, time, trace_bytes, budget);
+                if !fits {
                     self.windows_from = time + most;
                     self.spare_batches.push(batch);
                     return Pause::Stepwise;
@@ -236,6 +265,11 @@ impl Session {
                         time,
                         &mut batch,
                     );
+                    if single == Single::Finished && cut {
+                        // The groups left are another core's: not the end of the run.
+                        self.spare_batches.push(batch);
+                        return Pause::GroupsDone;
+                    }
                     if !self.single_ends(single) {
                         self.spare_batches.push(batch);
                         break;

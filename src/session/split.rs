@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::frontier::{Pause, Sink, WINDOW_RESERVE};
+use super::frontier::{size_window, Pause, Sink};
 use super::{EndState, Session, StopReason};
 use crate::exec::{Interpreter, Scheduler};
 use crate::machine::{Accesses, Machine};
@@ -73,8 +73,8 @@ impl Session {
             let later = scope.spawn(|| {
                 record_later(&interp, start.clone(), later_sched, grf_size, interval, budget, &stop)
             });
-            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count);
-            if self.end != Some(EndState::Finished) {
+            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, true);
+            if !matches!(pause, Pause::GroupsDone) {
                 stop.store(true, Ordering::Relaxed);
             }
             match later.join() {
@@ -86,21 +86,18 @@ impl Session {
         self.record_limit = limit;
         let accesses = self.machine.svm.accesses.take();
         self.sched.groups.extend(rest);
-        let ran_through = self.end == Some(EndState::Finished) && self.sched.current_group == split;
-        if let (true, Some(later), Some(earlier)) = (ran_through, later, accesses) {
+        if let (Pause::GroupsDone, Some(later), Some(earlier)) = (&pause, later, accesses) {
             if self.fits_after(&later, *earlier, steps_before) {
                 self.join_later(later, &start, first_thread, split, steps_before);
                 return None;
             }
         }
-        if ran_through {
-            // The first core stopped at the split only because its groups ended there: not
-            // an end, nor a checkpoint for one.
-            self.end = None;
-            self.recorder.checkpoints.drop_end(self.now);
-            self.sched.start_group(split);
-        }
         match pause {
+            // The first core goes on from the split's first group.
+            Pause::GroupsDone => {
+                self.sched.start_group(split);
+                None
+            }
             Pause::Stepwise => None,
             Pause::Interrupted => {
                 // Nothing failed: a later `continue` may try again.
@@ -135,6 +132,7 @@ impl Session {
     ) {
         let Later { recorder, mut sched, window_steps, .. } = later;
         let end = std::mem::take(&mut self.machine);
+        self.end = Some(EndState::Finished);
         let mut rebase = Rebase::new(start, &end, first_thread, split);
         self.recorder.join(recorder, &mut rebase);
         // The second core's end is its last checkpoint.
@@ -178,13 +176,11 @@ fn record_later(
     while !stop.load(Ordering::Relaxed) {
         let time = recorder.len();
         let Recorder { trace, checkpoints } = &mut recorder;
-        let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
-        checkpoints.take_if_due(&machine, time);
-        let rounds = (checkpoints.due_in(time) / group).max(1);
-        let bytes = trace.bytes() + checkpoints.bytes();
-        if bytes.saturating_add(WINDOW_RESERVE) > budget || time + rounds * group >= MAX_STEPS {
+        let size = size_window(&machine, &sched, checkpoints, time, trace.bytes(), budget);
+        if !size.fits {
             return None;
         }
+        let rounds = size.rounds;
         match record_window(interp, &mut machine, &mut sched, rounds, &mut batch) {
             Window::Recorded(n) => {
                 window_steps += n;

@@ -111,8 +111,6 @@ pub struct Checkpoints {
     pub interval: u64,
     /// Bytes the checkpoints hold beyond what they share.
     bytes: u64,
-    /// What the last checkpoint added to `bytes`.
-    last_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -133,7 +131,7 @@ impl Recorder {
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
         };
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0, last_bytes: 0 };
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
         checkpoints.take(machine, 0);
         Recorder { trace, checkpoints }
     }
@@ -420,19 +418,7 @@ impl Checkpoints {
         self.list.is_empty()
     }
 
-    /// Drops the last checkpoint if it is at `time` and is not one [`Checkpoints::take_if_due`]
-    /// would have taken: an end ([`Checkpoints::take_at_end`]) that turned out not to be one.
-    pub fn drop_end(&mut self, time: u64) {
-        let n = self.list.len();
-        if n >= 2 && self.list[n - 1].time == time && self.list[n - 2].time + self.interval.max(1) > time {
-            self.list.pop();
-            self.bytes -= self.last_bytes;
-            self.last_bytes = 0;
-        }
-    }
-
     fn take(&mut self, machine: &Machine, time: u64) {
-        let before = self.bytes;
         if let Some(prev) = self.list.last() {
             let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
             let threads: u64 = copied
@@ -453,7 +439,6 @@ impl Checkpoints {
         } else {
             self.bytes += first_checkpoint_bytes(machine);
         }
-        self.last_bytes = self.bytes - before;
         self.list.push(Checkpoint { time, machine: machine.clone() });
     }
 }
@@ -672,15 +657,14 @@ impl Trace {
         let log_end = staged.log_end();
         let bytes = &stage.log[log_start as usize..log_end as usize];
         let step = self.len();
-        let part = self.parts.last_mut().expect("a trace has a part");
-        let local = step - part.start;
+        let Trace { parts, index, .. } = self;
+        let part = parts.last_mut().expect("a trace has a part");
         let base = part.log.len();
         part.log.extend_from_slice(bytes);
         let (start, end) = (log_start as usize, log_end as usize);
         number_controls(&mut part.log, &mut part.controls, stage, control, base, start, end);
         let thread = stage.thread;
         if stage.foreign {
-            let index = &mut self.index;
             log::for_each_write_span(bytes, thread, |w| match w {
                 Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
                 Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
@@ -688,8 +672,7 @@ impl Trace {
             });
         }
         let flag = if staged.own_control() { 0 } else { FALLS_THROUGH };
-        let part = self.last_part_mut();
-        if local.is_multiple_of(LOG_BLOCK) {
+        if (step - part.start).is_multiple_of(LOG_BLOCK) {
             part.log_bases.push(base as u64);
         }
         let len = (log_end - log_start) & !FALLS_THROUGH;
