@@ -16,6 +16,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
+use super::split::Claims;
 use super::{Session, StopReason};
 use crate::exec::Scheduler;
 use crate::machine::Machine;
@@ -107,7 +108,8 @@ pub(super) enum Pause {
     Interrupted,
     /// A thread faulted inside a window, which left the machine partway through it.
     Faulted,
-    /// Every group the scheduler was cut to has finished (`record_frontier`'s `cut`).
+    /// Every group the scheduler was cut to has finished, and no other is left to claim
+    /// (`record_frontier`'s `claims`).
     GroupsDone,
 }
 
@@ -197,7 +199,7 @@ impl Session {
                     appended,
                     bytes,
                 };
-                let pause = self.record_frontier(&mut sink, count, false);
+                let pause = self.record_frontier(&mut sink, count, None);
                 sink.flush(&mut self.spare_batches);
                 pause
             });
@@ -206,7 +208,7 @@ impl Session {
             }
             pause
         } else {
-            self.record_frontier(&mut Sink::Here(&mut trace), count, false)
+            self.record_frontier(&mut Sink::Here(&mut trace), count, None)
         };
         self.recorder.trace = trace;
         match pause {
@@ -219,10 +221,16 @@ impl Session {
         }
     }
 
-    /// Runs windows, and the single steps between them, into `sink`. `cut`: the scheduler's
-    /// groups were cut short (the rest are another core's to record), so running out of them
-    /// pauses instead of ending the run.
-    pub(super) fn record_frontier(&mut self, sink: &mut Sink, count: &mut u64, cut: bool) -> Pause {
+    /// Runs windows, and the single steps between them, into `sink`. With `claims`, the
+    /// scheduler's groups were cut short (the rest are shared with another core): running
+    /// out of them takes the next from `claims`, and pauses when none is left instead of
+    /// ending the run.
+    pub(super) fn record_frontier(
+        &mut self,
+        sink: &mut Sink,
+        count: &mut u64,
+        claims: Option<&Claims>,
+    ) -> Pause {
         while self.end.is_none() {
             let time = self.now;
             let mut batch = self.spare_batches.pop().unwrap_or_default();
@@ -265,10 +273,21 @@ impl Session {
                         time,
                         &mut batch,
                     );
-                    if single == Single::Finished && cut {
-                        // The groups left are another core's: not the end of the run.
+                    if let (Single::Finished, Some(claims)) = (&single, claims) {
                         self.spare_batches.push(batch);
-                        return Pause::GroupsDone;
+                        let Some((group, threads)) = claims.front() else {
+                            // The groups left are another core's: not the end of the run.
+                            return Pause::GroupsDone;
+                        };
+                        // Taken in order: the next group in the scheduler's list. Its first
+                        // step goes alone, as when the scheduler moves to a group itself, so
+                        // that windows (and the checkpoints they end at) fall as they would
+                        // with every group in the list.
+                        debug_assert_eq!(group, self.sched.groups.len());
+                        self.sched.groups.push(threads);
+                        self.sched.start_group(group);
+                        self.windows_from = time + 1;
+                        continue;
                     }
                     if !self.single_ends(single) {
                         self.spare_batches.push(batch);

@@ -69,7 +69,7 @@ impl Session {
     /// Ends the recording at `time`, the live machine's time (a step may still wait to be
     /// appended). The end state becomes a checkpoint, so that seeks near the end undo from it
     /// instead of replaying from the checkpoint before.
-    fn mark_end(&mut self, end: EndState, time: u64) {
+    pub(super) fn mark_end(&mut self, end: EndState, time: u64) {
         self.end = Some(end);
         self.recorder.checkpoints.take_at_end(&self.machine, time);
     }

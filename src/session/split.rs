@@ -1,104 +1,164 @@
-//! Recording on two cores by work-groups: the first core records the groups up to a split
-//! point as it always does, while a second core records the rest from a copy of the machine
-//! into a recording of its own. Groups run one after another, so the run is the first core's
-//! steps followed by the second's, provided the later groups read no SVM byte the earlier
-//! ones wrote after the copy was taken, and wrote none of those bytes either (so that the
-//! old bytes in their log are right): both cores note the bytes they access, and the check
-//! is made when both are done. Registers and SLM belong to one group. When it passes, the
-//! second recording joins the first without copying ([`Recorder::join`]), its checkpoints
-//! rebased onto the first core's end ([`Rebase`]); when it fails, or either core stops
-//! early (a fault, the recording budget, an interrupt), the second core's work is dropped
-//! and the first core goes on through the later groups itself, so what is recorded is the
-//! same either way.
+//! Recording on two cores by work-groups: the first core records the groups not yet started
+//! from the front, one at a time, as it always does, while a second core records chunks of
+//! them from the back, each from a copy of the machine into a recording of its own; the two
+//! meet where the faster has taken more. Groups run one after another, so the run is the
+//! first core's steps followed by the chunks' in group order, provided each chunk read no
+//! SVM byte the groups before it wrote after the copy was taken, and wrote none of those
+//! bytes either (so that the old bytes in its log are right): both cores note the bytes
+//! they access, and the check is made when both are done. Registers and SLM belong to one
+//! group. The chunks that pass, in order, join the first recording without copying
+//! ([`Recorder::join`]), their checkpoints rebased onto the recording's end so far
+//! ([`Rebase`]); from the first chunk that fails (or after the first core stops early: a
+//! fault, the recording budget, an interrupt) the second core's work is dropped and the
+//! first core goes on through the later groups itself, so what is recorded is the same
+//! either way.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use super::frontier::{size_window, Pause, Sink};
 use super::{EndState, Session, StopReason};
 use crate::exec::{Interpreter, Scheduler};
-use crate::machine::{Accesses, Machine};
+use crate::machine::{Accesses, Machine, Ranges};
 use crate::trace::{record_step, record_window, Batch, Rebase, Recorder, Single, Window, MAX_STEPS};
 
 /// Fewer work-groups than this not yet started: not worth a second core.
 const MIN_SPLIT_GROUPS: usize = 8;
 
-/// What the second core recorded (its end state is its last checkpoint), and the bytes it
-/// accessed.
+/// The second core takes this fraction of the groups left per chunk (at least one group):
+/// large chunks while the cores are far apart, small ones as they meet, so that neither
+/// waits long for the other whichever runs faster.
+const CHUNK_SHARE: usize = 4;
+
+/// The work-groups neither core has taken yet: the first core takes from the front, the
+/// second from the back.
+pub(super) struct Claims {
+    left: Mutex<Range<usize>>,
+    /// Every group's threads (the scheduler's list before it was cut).
+    groups: Vec<Range<u32>>,
+}
+
+impl Claims {
+    /// The next group from the front, with its threads.
+    pub(super) fn front(&self) -> Option<(usize, Range<u32>)> {
+        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
+        let group = left.start;
+        (group < left.end).then(|| {
+            left.start += 1;
+            (group, self.groups[group].clone())
+        })
+    }
+
+    /// The next chunk from the back.
+    fn back(&self) -> Option<Range<usize>> {
+        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = (left.len() / CHUNK_SHARE).max(1).min(left.len());
+        (n > 0).then(|| {
+            left.end -= n;
+            left.end..left.end + n
+        })
+    }
+}
+
+/// What the second core recorded of a chunk (its end state is its last checkpoint): the
+/// recording, how many steps it holds, and the bytes it accessed.
 struct Later {
     recorder: Recorder,
-    sched: Scheduler,
+    steps: u64,
     window_steps: u64,
     accesses: Accesses,
 }
 
+/// A chunk of groups the second core took, and its recording (None when it could not record
+/// it all).
+type Chunk = (Range<usize>, Option<Later>);
+
 impl Session {
-    /// The work-group a second core would record from: the middle of the groups not yet
-    /// started, when recording on two cores by groups may be tried.
+    /// The first work-group not yet started, when recording on two cores by groups may be
+    /// tried from it.
     pub(super) fn split_point(&self) -> Option<usize> {
         if !self.two_cores || !self.split_groups || self.split_tried {
             return None;
         }
         let groups = &self.sched.groups;
         let first = self.sched.current_group + 1;
-        let left = groups.len().saturating_sub(first);
-        let split = first + left / 2;
-        // The later groups' threads must all follow the earlier groups' (as launches lay
-        // them out), for the rebased machines take the threads below the split's first.
-        let at = groups.get(split)?.start;
-        let apart =
-            groups[..split].iter().all(|g| g.end <= at) && groups[split..].iter().all(|g| g.start >= at);
-        (left >= MIN_SPLIT_GROUPS && apart).then_some(split)
+        let at = groups.get(first)?.start;
+        // The later groups' threads must follow the earlier groups' in group order (as
+        // launches lay them out), for a rebased machine takes the threads below its chunk's
+        // first from the recording's end.
+        let ordered = groups[..first].iter().all(|g| g.end <= at)
+            && groups[first..].windows(2).all(|w| w[0].end <= w[1].start);
+        (groups.len() - first >= MIN_SPLIT_GROUPS && ordered).then_some(first)
     }
 
-    /// Records from the frontier with groups `split..` on a second core (see the module's
-    /// text). Returns as [`Session::record_windows`] does.
-    pub(super) fn record_split(&mut self, count: &mut u64, split: usize) -> Option<StopReason> {
+    /// Records from the frontier with groups from `first` on shared out with a second core
+    /// (see the module's text). Returns as [`Session::record_windows`] does.
+    pub(super) fn record_split(&mut self, count: &mut u64, first: usize) -> Option<StopReason> {
         self.split_tried = true;
         let start = self.machine.clone();
-        let first_thread = self.sched.groups[split].start as usize;
-        let mut later_sched = self.sched.clone();
-        later_sched.start_group(split);
-        let steps_before = later_sched.steps;
         let interp = self.interp.clone();
         let (grf_size, interval) = (self.program.grf_size, self.recorder.checkpoints.interval);
         // Each core gets half of the budget left.
         let limit = self.record_limit;
         let budget = limit.saturating_sub(self.recorder.recorded_bytes()) / 2;
         self.record_limit = limit - budget;
-        let rest = self.sched.groups.split_off(split);
+        let claims =
+            Claims { left: Mutex::new(first..self.sched.groups.len()), groups: self.sched.groups.clone() };
+        let base = self.sched.clone();
+        self.sched.groups.truncate(first);
         self.machine.svm.accesses = Some(Box::default());
         let stop = AtomicBool::new(false);
         let mut trace = std::mem::take(&mut self.recorder.trace);
-        let (pause, later) = std::thread::scope(|scope| {
-            let later = scope.spawn(|| {
-                record_later(&interp, start.clone(), later_sched, grf_size, interval, budget, &stop)
+        let (pause, chunks) = std::thread::scope(|scope| {
+            let (interp, start, base, claims, stop) = (&interp, &start, &base, &claims, &stop);
+            let later = scope.spawn(move || {
+                let mut chunks: Vec<Chunk> = Vec::new();
+                let mut budget = budget;
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(groups) = claims.back() else { break };
+                    let mut sched = base.clone();
+                    sched.groups.truncate(groups.end);
+                    sched.start_group(groups.start);
+                    let later = record_later(interp, start.clone(), sched, grf_size, interval, budget, stop);
+                    let recorded = later.as_ref().map(|l| l.recorder.recorded_bytes());
+                    chunks.push((groups, later));
+                    match recorded {
+                        Some(bytes) => budget = budget.saturating_sub(bytes),
+                        None => break,
+                    }
+                }
+                chunks
             });
-            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, true);
+            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, Some(claims));
             if !matches!(pause, Pause::GroupsDone) {
                 stop.store(true, Ordering::Relaxed);
             }
             match later.join() {
-                Ok(later) => (pause, later),
+                Ok(chunks) => (pause, chunks),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
         self.recorder.trace = trace;
         self.record_limit = limit;
         let accesses = self.machine.svm.accesses.take();
-        self.sched.groups.extend(rest);
-        if let (Pause::GroupsDone, Some(later), Some(earlier)) = (&pause, later, accesses) {
-            if self.fits_after(&later, *earlier, steps_before) {
-                self.join_later(later, &start, first_thread, split, steps_before);
-                return None;
+        // Where this core stopped taking groups: the first chunk's start, when it took all
+        // the groups before the chunks.
+        let resume = self.sched.groups.len();
+        self.sched.groups = claims.groups;
+        if let (Pause::GroupsDone, Some(earlier)) = (&pause, accesses) {
+            let next = self.join_chunks(chunks, &start, earlier.writes, resume);
+            if next == self.sched.groups.len() {
+                // With its end checkpoint (one a chunk took there already, when one joined).
+                self.mark_end(EndState::Finished, self.now);
             }
+            // This core goes on from the first group no chunk joined with (at the end, past
+            // the last group: the run is finished).
+            self.sched.start_group(next);
+            return None;
         }
         match pause {
-            // The first core goes on from the split's first group.
-            Pause::GroupsDone => {
-                self.sched.start_group(split);
-                None
-            }
-            Pause::Stepwise => None,
+            Pause::GroupsDone | Pause::Stepwise => None,
             Pause::Interrupted => {
                 // Nothing failed: a later `continue` may try again.
                 self.split_tried = false;
@@ -111,54 +171,59 @@ impl Session {
         }
     }
 
-    /// Whether the second core's groups ran as they would have after the first core's (see
-    /// [`runs_after`]), and the steps fit the index and the step limit (the second core
-    /// counted its steps from the split, not from the first core's end).
-    fn fits_after(&self, later: &Later, earlier: Accesses, steps_before: u64) -> bool {
-        runs_after(earlier, &later.accesses)
-            && self.recorder.len() + later.recorder.len() < MAX_STEPS
-            && (self.sched.step_limit == 0
-                || self.sched.steps + (later.sched.steps - steps_before) <= self.sched.step_limit)
-    }
-
-    /// Makes the second core's recording the rest of this one, and its end the frontier.
-    fn join_later(
+    /// Joins the second core's chunks after this core's recording, in group order, as long
+    /// as each ran as it would have after the groups before it ([`runs_after`]) and the
+    /// steps fit the index and the step limit. `written`: what this core wrote; `next`: the
+    /// first group it did not record. Returns the first group no chunk joined with.
+    fn join_chunks(
         &mut self,
-        later: Later,
+        mut chunks: Vec<Chunk>,
         start: &Machine,
-        first_thread: usize,
-        split: usize,
-        steps_before: u64,
-    ) {
-        let Later { recorder, mut sched, window_steps, .. } = later;
-        let end = std::mem::take(&mut self.machine);
-        self.end = Some(EndState::Finished);
-        let mut rebase = Rebase::new(start, &end, first_thread, split);
-        self.recorder.join(recorder, &mut rebase);
-        // The second core's end is its last checkpoint.
-        self.machine = self.recorder.checkpoints.list.last().map(|c| c.machine.clone()).unwrap_or_default();
-        sched.steps = self.sched.steps + (sched.steps - steps_before);
-        self.sched = sched;
-        self.now = self.recorder.len();
-        self.window_steps += window_steps;
+        mut written: Ranges,
+        mut next: usize,
+    ) -> usize {
+        chunks.sort_unstable_by_key(|(groups, _)| groups.start);
+        written.normalize();
+        for (groups, later) in chunks {
+            let Some(later) = later else { break };
+            let limit = self.sched.step_limit;
+            let fits = groups.start == next
+                && runs_after(&written, &later.accesses)
+                && self.recorder.len() + later.recorder.len() < MAX_STEPS
+                && (limit == 0 || self.sched.steps + later.steps <= limit);
+            if !fits {
+                break;
+            }
+            written.union(&later.accesses.writes);
+            let first_thread = self.sched.groups[groups.start].start as usize;
+            let end = std::mem::take(&mut self.machine);
+            let mut rebase = Rebase::new(start, &end, first_thread, groups.start);
+            self.recorder.join(later.recorder, &mut rebase);
+            // The chunk's end is its last checkpoint.
+            self.machine =
+                self.recorder.checkpoints.list.last().map(|c| c.machine.clone()).unwrap_or_default();
+            self.sched.steps += later.steps;
+            self.now = self.recorder.len();
+            self.window_steps += later.window_steps;
+            next = groups.end;
+        }
+        next
     }
 }
 
 /// Whether steps that made the accesses `later` read the memory they would have read after
-/// steps that made `earlier`, and left their log's old bytes right: they read and wrote no
-/// byte that `earlier` wrote (atomics note both).
-fn runs_after(earlier: Accesses, later: &Accesses) -> bool {
-    let mut written = earlier.writes;
-    written.normalize();
+/// steps that wrote `written` (normalized), and left their log's old bytes right: they read
+/// and wrote no byte of it (atomics note both).
+fn runs_after(written: &Ranges, later: &Accesses) -> bool {
     let (mut reads, mut writes) = (later.reads.clone(), later.writes.clone());
     reads.normalize();
     writes.normalize();
-    !reads.intersects(&written) && !writes.intersects(&written)
+    !reads.intersects(written) && !writes.intersects(written)
 }
 
-/// The second core's recording: `sched`'s groups from its current one to the end, on
-/// `machine`, in windows as the first core records them. None when it could not record them
-/// all (a fault, the budget, the index's step range) or was told to stop.
+/// The second core's recording of a chunk: `sched`'s groups from its current one to the
+/// end, on `machine`, in windows as the first core records them. None when it could not
+/// record them all (a fault, the budget, the index's step range) or was told to stop.
 fn record_later(
     interp: &Interpreter,
     mut machine: Machine,
@@ -169,6 +234,7 @@ fn record_later(
     stop: &AtomicBool,
 ) -> Option<Later> {
     machine.svm.accesses = Some(Box::default());
+    let steps_before = sched.steps;
     let mut recorder = Recorder::new(&machine, grf_size);
     recorder.checkpoints.interval = interval;
     let mut batch = Batch::default();
@@ -195,7 +261,7 @@ fn record_later(
             Single::Finished => {
                 checkpoints.take_at_end(&machine, time);
                 let accesses = *machine.svm.accesses.take()?;
-                return Some(Later { recorder, sched, window_steps, accesses });
+                return Some(Later { recorder, steps: sched.steps - steps_before, window_steps, accesses });
             }
             Single::Recorded(Some(_)) | Single::Stopped(_) => return None,
         }
@@ -217,12 +283,47 @@ mod tests {
     #[test]
     fn later_groups_fit_when_they_touch_nothing_the_earlier_ones_wrote() {
         // Earlier groups wrote [0x100, 0x140) and [0x400, 0x404), noted out of order.
-        let earlier = || accesses(&[(0x1000, 64)], &[(0x400, 4), (0x100, 64)]);
+        let earlier = || {
+            let mut written = accesses(&[(0x1000, 64)], &[(0x400, 4), (0x100, 64)]).writes;
+            written.normalize();
+            written
+        };
         // Reading what the earlier groups only read, writing elsewhere: fits.
-        assert!(runs_after(earlier(), &accesses(&[(0x1000, 64), (0x140, 16)], &[(0x200, 64), (0x404, 4)])));
+        assert!(runs_after(&earlier(), &accesses(&[(0x1000, 64), (0x140, 16)], &[(0x200, 64), (0x404, 4)])));
         // Reading one byte the earlier groups wrote: the later groups saw other memory.
-        assert!(!runs_after(earlier(), &accesses(&[(0x800, 4), (0x13f, 1)], &[])));
+        assert!(!runs_after(&earlier(), &accesses(&[(0x800, 4), (0x13f, 1)], &[])));
         // Writing one: their log's old bytes would be the start's, not the earlier groups'.
-        assert!(!runs_after(earlier(), &accesses(&[], &[(0x3fd, 4)])));
+        assert!(!runs_after(&earlier(), &accesses(&[], &[(0x3fd, 4)])));
+    }
+
+    #[test]
+    fn the_cores_take_every_group_once_in_chunks_that_shrink_as_they_meet() {
+        let claims =
+            Claims { left: Mutex::new(3..103), groups: (0..103).map(|g| g * 4..g * 4 + 4).collect() };
+        let mut taken = vec![0u32; 103];
+        let mut chunks = Vec::new();
+        // The second core takes a chunk for every four groups the first takes.
+        loop {
+            let back = claims.back();
+            if let Some(chunk) = &back {
+                chunks.push(chunk.len());
+                chunk.clone().for_each(|g| taken[g] += 1);
+            }
+            let mut fronts = 0;
+            while fronts < 4 {
+                let Some((g, threads)) = claims.front() else { break };
+                assert_eq!(threads, g as u32 * 4..g as u32 * 4 + 4);
+                taken[g] += 1;
+                fronts += 1;
+            }
+            if back.is_none() && fronts == 0 {
+                break;
+            }
+        }
+        assert!(taken[..3].iter().all(|&n| n == 0) && taken[3..].iter().all(|&n| n == 1), "{taken:?}");
+        // A quarter of what is left each time: 25 of 100 first, one group at the end.
+        assert_eq!(chunks.first(), Some(&25));
+        assert!(chunks.windows(2).all(|w| w[1] <= w[0]), "{chunks:?}");
+        assert_eq!(chunks.last(), Some(&1));
     }
 }
