@@ -5,6 +5,7 @@
 
 mod controls;
 mod index;
+mod layout;
 mod log;
 mod recorder;
 mod steps;

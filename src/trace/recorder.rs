@@ -3,6 +3,7 @@
 
 use super::controls::ControlTable;
 use super::index::{WriteIndex, SEGMENT};
+use super::layout::{Layout, WindowLayout};
 use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
@@ -80,16 +81,29 @@ pub struct Trace {
     pub last_step: Vec<u64>,
 }
 
+/// A step of a trace, with the part and slot it is stored in.
+#[derive(Copy, Clone, Debug)]
+struct Stored {
+    step: u64,
+    part: usize,
+    slot: u64,
+}
+
 /// Consecutive steps of a trace, from `start`: their records, log and control table, with
-/// steps, log offsets and control indexes counted from the part's start.
+/// steps, log offsets and control indexes counted from the part's start. Records and log
+/// are stored by slot: a step's own number but inside burst windows, which are stored
+/// thread by thread (`layout`).
 #[derive(Clone, Debug, Default)]
 struct Part {
     start: u64,
+    /// By slot.
     steps: Steps,
+    /// By slot.
     log: Vec<u8>,
-    /// Log offset of the first step of each block of [`LOG_BLOCK`] steps.
+    /// Log offset of the first slot of each block of [`LOG_BLOCK`] slots.
     log_bases: Vec<u64>,
     controls: ControlTable,
+    layout: Layout,
 }
 
 impl Default for Trace {
@@ -204,27 +218,32 @@ impl Recorder {
                 time = ck.time;
             }
         }
-        // The log is walked from one end of the stretch, each step's entries where the last
-        // ones ended (or began), not found again by summing lengths per step; a part at a time.
+        // The log is walked a range of slots at a time from one end, each slot's entries
+        // where the last ones ended (or began), not found again by summing lengths per slot;
+        // a part at a time.
         while time < target {
             let (part, from) = self.trace.part(time);
             let to = (target - part.start).min(part.len());
-            let mut at = part.log_start(from);
-            for step in from..to {
-                let len = part.steps.log_len(step) as usize;
-                part.apply_at(machine, step, &part.log[at..at + len], true);
-                at += len;
+            for slots in part.layout.ranges(from, to) {
+                let mut at = part.log_start(slots.start);
+                for slot in slots {
+                    let len = part.steps.log_len(slot) as usize;
+                    part.apply_at(machine, slot, &part.log[at..at + len], true);
+                    at += len;
+                }
             }
             time = part.start + to;
         }
         while time > target {
             let (part, last) = self.trace.part(time - 1);
             let from = target.max(part.start) - part.start;
-            let mut at = part.log_start(last + 1);
-            for step in (from..=last).rev() {
-                let len = part.steps.log_len(step) as usize;
-                at -= len;
-                part.apply_at(machine, step, &part.log[at..at + len], false);
+            for slots in part.layout.ranges(from, last + 1).into_iter().rev() {
+                let mut at = part.log_start(slots.end);
+                for slot in slots.rev() {
+                    let len = part.steps.log_len(slot) as usize;
+                    at -= len;
+                    part.apply_at(machine, slot, &part.log[at..at + len], false);
+                }
             }
             time = part.start + from;
         }
@@ -253,22 +272,6 @@ impl Recorder {
                 }
             });
         }
-    }
-}
-
-/// Appends `src[start..end]` to `dst`, which has room for 64 bytes more: as a 64-byte copy
-/// cut back to its length when `src` has that much from `start`. Steps log a dozen bytes or
-/// so each; one plain 64-byte copy beats a `memmove` call, or a masked copy.
-#[inline(always)]
-fn push_short(dst: &mut Vec<u8>, src: &[u8], start: usize, end: usize) {
-    const AHEAD: usize = 64;
-    let at = dst.len();
-    match src.get(start..).and_then(<[u8]>::first_chunk::<AHEAD>) {
-        Some(ahead) if end - start <= AHEAD => {
-            dst.extend_from_slice(ahead);
-            dst.truncate(at + end - start);
-        }
-        _ => dst.extend_from_slice(&src[start..end]),
     }
 }
 
@@ -464,20 +467,40 @@ impl Trace {
     /// The part holding step `step` (the last part past the end), and the step's number in it.
     #[inline]
     fn part(&self, step: u64) -> (&Part, u64) {
-        let last = self.last_part();
-        let part = if step >= last.start {
+        let (k, i) = self.part_index(step);
+        (&self.parts[k], i)
+    }
+
+    /// [`Trace::part`] by the part's index.
+    #[inline]
+    fn part_index(&self, step: u64) -> (usize, u64) {
+        let last = self.parts.len() - 1;
+        let k = if step >= self.parts[last].start {
             last
         } else {
-            &self.parts[self.parts.partition_point(|p| p.start <= step).saturating_sub(1)]
+            self.parts.partition_point(|p| p.start <= step).saturating_sub(1)
         };
-        (part, step - part.start)
+        (k, step - self.parts[k].start)
+    }
+
+    /// Where step `step` is stored.
+    fn stored(&self, step: u64) -> Stored {
+        let (part, i) = self.part_index(step);
+        Stored { step, part, slot: self.parts[part].layout.slot(i) }
+    }
+
+    /// The record and entries of a stored step.
+    fn stored_step(&self, s: Stored) -> (StepRecord, Vec<log::Entry<'_>>) {
+        let part = &self.parts[s.part];
+        let rec = part.steps.at(s.slot);
+        (rec, log::decode(part.log_range(s.slot), rec.thread))
     }
 
     /// Step `step`'s record. Panics when there is no step `step`, as a slice index would.
     #[inline]
     pub fn at(&self, step: u64) -> StepRecord {
         let (part, i) = self.part(step);
-        part.steps.at(i)
+        part.steps.at(part.layout.slot(i))
     }
 
     pub fn get(&self, step: u64) -> Option<StepRecord> {
@@ -493,7 +516,7 @@ impl Trace {
     #[inline]
     pub fn thread(&self, step: u64) -> u32 {
         let (part, i) = self.part(step);
-        part.steps.thread(i)
+        part.steps.thread(part.layout.slot(i))
     }
 
     /// Channel enables summed over every step (lane operations).
@@ -534,6 +557,12 @@ impl Trace {
         }
     }
 
+    /// Bytes that say where windows' steps are stored ([`Layout`]): part of the step records'
+    /// bytes in [`Trace::bytes_by_part`].
+    pub fn layout_bytes(&self) -> u64 {
+        self.parts.iter().map(|p| p.layout.bytes()).sum()
+    }
+
     /// Bytes held: log, step records, control table, indexes.
     pub fn bytes(&self) -> u64 {
         self.bytes_by_part().total()
@@ -544,7 +573,7 @@ impl Trace {
         let mut bytes = RecordedBytes { index: self.index.bytes(), ..RecordedBytes::default() };
         for p in &self.parts {
             bytes.log += p.log.len() as u64;
-            bytes.steps += p.steps.bytes() + p.log_bases.len() as u64 * 8;
+            bytes.steps += p.steps.bytes() + p.log_bases.len() as u64 * 8 + p.layout.bytes();
             bytes.controls += p.controls.bytes();
         }
         bytes
@@ -561,57 +590,65 @@ impl Trace {
     }
 
     /// [`Trace::append_batch`] when every record fits the step columns' narrow form and
-    /// every stage wrote only its own thread's registers (the stages note both): the records
-    /// are written into room made for the whole batch, each step's log bytes by one short
-    /// copy. False, with nothing changed, when the columns are wide. One step at a time
-    /// (through [`Steps::push`] and `extend_from_slice`), appending took 0.26 s of a Collatz
-    /// recording's CPU; this way it takes 0.13 s.
+    /// every stage wrote only its own thread's registers (the stages note both): the batch
+    /// is stored thread by thread, as it was staged (its [`WindowLayout`]): each stage's log
+    /// in one copy, its records into room made for the whole batch. False, with nothing
+    /// changed, when the columns are wide. One step at a time in step order (through
+    /// [`Steps::push`] and `extend_from_slice`), appending took 0.26 s of a Collatz
+    /// recording's CPU; interleaving in place, 0.13 s.
     fn append_narrow(&mut self, batch: &Batch) -> bool {
         let k = batch.counts.len();
         let stages = &batch.stages[..k];
         let n = batch.steps() as usize;
         let step0 = self.len();
         let Trace { parts, index, first_step, last_step } = self;
-        let Some(Part { start, steps, log, log_bases, controls }) = parts.last_mut() else { return false };
+        let Some(Part { start, steps, log, log_bases, controls, layout }) = parts.last_mut() else {
+            return false;
+        };
         let local0 = step0 - *start;
         let Some((threads, pcs, chens, lens)) = steps.narrow_tail(n) else { return false };
-        log.reserve(stages.iter().map(|s| s.log.len()).sum::<usize>() + 64);
-        // Per stage: where its next step's log bytes start, how many of its control changes
-        // and memory writes are in, and its first and last step here.
-        let mut starts = vec![0usize; k];
-        let mut changes = vec![0usize; k];
-        let mut mems = vec![0usize; k];
+        // The stages with steps in rotation order: the order each round ran them in, and the
+        // order they are stored in.
+        let order: Vec<usize> =
+            (batch.first..k).chain(0..batch.first.min(k)).filter(|&i| batch.counts[i] > 0).collect();
+        let window = WindowLayout::new(local0, order.iter().map(|&i| batch.counts[i]).collect());
+        log.reserve(stages.iter().map(|s| s.log.len()).sum::<usize>());
+        // Per stage: its first and last step here; and the batch's memory writes with their
+        // steps, which the index takes in step order.
         let mut span = vec![(u64::MAX, 0u64); k];
-        let rounds = batch.counts.iter().copied().max().unwrap_or(0);
-        let order = (batch.first..k).chain(0..batch.first.min(k));
-        let mut j = 0;
-        for c in 0..rounds {
-            for i in order.clone() {
-                if c >= batch.counts[i] {
-                    continue;
+        let mut mems = Vec::new();
+        let mut slot = 0;
+        for (p, &i) in order.iter().enumerate() {
+            let stage = &stages[i];
+            let count = batch.counts[i] as usize;
+            let base = log.len();
+            let end = stage.steps[count - 1].log_end() as usize;
+            log.extend_from_slice(&stage.log[..end]);
+            let mut start = 0;
+            for staged in &stage.steps[..count] {
+                if (local0 + slot as u64).is_multiple_of(LOG_BLOCK) {
+                    log_bases.push((base + start) as u64);
                 }
-                let stage = &stages[i];
-                let staged = stage.steps[c as usize];
-                let (start, end) = (starts[i], staged.log_end() as usize);
-                starts[i] = end;
-                let len = end - start;
-                let pos = log.len();
-                push_short(log, &stage.log, start, end);
-                let step = step0 + j as u64;
-                number_controls(log, controls, stage, &mut changes[i], pos, start, end);
-                index_mems(index, stage, c, step, &mut mems[i]);
-                if (local0 + j as u64).is_multiple_of(LOG_BLOCK) {
-                    log_bases.push(pos as u64);
-                }
-                threads[j] = stage.thread as u16;
-                pcs[j] = staged.pc as u16;
-                chens[j] = staged.chen as u16;
-                lens[j] = Steps::narrow_log(len as u32, !staged.own_control());
-                span[i] = (span[i].0.min(step), step);
-                j += 1;
+                let end = staged.log_end() as usize;
+                threads[slot] = stage.thread as u16;
+                pcs[slot] = staged.pc as u16;
+                chens[slot] = staged.chen as u16;
+                lens[slot] = Steps::narrow_log((end - start) as u32, !staged.own_control());
+                start = end;
+                slot += 1;
             }
+            number_controls(log, controls, stage, &mut 0, base, 0, end);
+            let step = |c: u64| step0 + window.step_of(p, c);
+            span[i] = (step(0), step(count as u64 - 1));
+            let noted = stage.mems.iter().take_while(|m| (m.0 as usize) < count);
+            mems.extend(noted.map(|&(c, space, addr, len)| (step(u64::from(c)), space, addr, len)));
         }
-        debug_assert!(j == n);
+        debug_assert!(slot == n);
+        mems.sort_unstable_by_key(|m| m.0);
+        for (step, space, addr, len) in mems {
+            index.add_mem(step, space, addr, len);
+        }
+        layout.push(window);
         close_spans(index, first_step, last_step, stages, &span);
         true
     }
@@ -683,7 +720,7 @@ impl Trace {
     /// Step `step`'s entries in the log.
     fn log_range(&self, step: u64) -> &[u8] {
         let (part, i) = self.part(step);
-        part.log_range(i)
+        part.log_range(part.layout.slot(i))
     }
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
@@ -691,7 +728,8 @@ impl Trace {
     /// is what goto and reverse steps spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let (part, i) = self.part(step);
-        part.apply_at(machine, i, part.log_range(i), forward);
+        let slot = part.layout.slot(i);
+        part.apply_at(machine, slot, part.log_range(slot), forward);
     }
 
     /// Redoes step `step` (time step → step + 1).
@@ -750,7 +788,7 @@ impl Trace {
     ) -> Vec<WriteHit> {
         let steps = self.index.mem_steps(space, addr, len, now);
         self.walk(
-            steps,
+            steps.into_iter().map(|step| self.stored(step)),
             current,
             limit,
             |kind, _| match kind {
@@ -774,14 +812,14 @@ impl Trace {
         let steps = self.steps_in(thread, segments, now);
         let mut value = current;
         let mut hits = Vec::new();
-        for step in steps {
-            for e in self.entries(step) {
+        for stored in steps {
+            let (rec, entries) = self.stored_step(stored);
+            for e in entries {
                 if let EntryKind::Pred { pred: p, xor } = e.kind {
                     if p == pred.0 && e.thread == thread {
                         let old = value ^ xor;
-                        let rec = self.at(step);
                         hits.push(WriteHit {
-                            step,
+                            step: stored.step,
                             thread: rec.thread,
                             pc: rec.pc,
                             old: old.to_le_bytes().to_vec(),
@@ -806,18 +844,24 @@ impl Trace {
         thread: u32,
         segments: impl Iterator<Item = u64> + 'a,
         before: u64,
-    ) -> impl Iterator<Item = u64> + 'a {
+    ) -> impl Iterator<Item = Stored> + 'a {
         let before = before.min(self.len());
         segments.flat_map(move |segment| {
-            let range = (segment * SEGMENT).min(before)..((segment + 1) * SEGMENT).min(before);
-            range.rev().filter(move |&step| self.thread(step) == thread)
+            let (from, to) = ((segment * SEGMENT).min(before), ((segment + 1) * SEGMENT).min(before));
+            let mut steps = Vec::new();
+            for (k, part) in self.parts.iter().enumerate().filter(|(_, p)| p.start < to && from < p.end()) {
+                let (a, b) = (from.max(part.start) - part.start, to.min(part.end()) - part.start);
+                part.thread_steps(thread, a, b, k, &mut steps);
+            }
+            steps.sort_unstable_by_key(|s| std::cmp::Reverse(s.step));
+            steps
         })
     }
 
     /// Walks candidate steps newest first, un-XORing the queried range as it goes.
     fn walk<F>(
         &self,
-        steps: impl IntoIterator<Item = u64>,
+        steps: impl IntoIterator<Item = Stored>,
         current: &[u8],
         limit: usize,
         pick: F,
@@ -829,10 +873,10 @@ impl Trace {
         let mut value = current.to_vec();
         let end = base + value.len() as u64;
         let mut hits = Vec::new();
-        for step in steps {
+        for stored in steps {
             let after = value.clone();
             let mut first: Option<u64> = None;
-            let entries = self.entries(step);
+            let (rec, entries) = self.stored_step(stored);
             for e in entries.iter().rev() {
                 let Some((at, xor)) = pick(&e.kind, e.thread) else { continue };
                 let lo = at.max(base);
@@ -845,9 +889,8 @@ impl Trace {
                 }
             }
             if let Some(first_written) = first {
-                let rec = self.at(step);
                 hits.push(WriteHit {
-                    step,
+                    step: stored.step,
                     thread: rec.thread,
                     pc: rec.pc,
                     old: value.clone(),
@@ -873,24 +916,45 @@ impl Part {
         self.start + self.len()
     }
 
-    /// Where step `step`'s entries start in the log (the log's end for `step == len()`).
-    fn log_start(&self, step: u64) -> usize {
-        if step >= self.len() {
+    /// Adds `thread`'s steps among this part's steps `from..to` to `steps`, in no particular
+    /// order (`part`: this part's index). A window's slots for one thread are together: its
+    /// other threads' are skipped whole.
+    fn thread_steps(&self, thread: u32, from: u64, to: u64, part: usize, steps: &mut Vec<Stored>) {
+        for slots in self.layout.ranges(from, to) {
+            if slots.is_empty() {
+                continue;
+            }
+            let stored = |slot, step| Stored { step: self.start + step, part, slot };
+            if self.layout.in_window(slots.start) {
+                if self.steps.thread(slots.start) == thread {
+                    steps.extend(slots.map(|slot| stored(slot, self.layout.step(slot))));
+                }
+            } else {
+                let mine = slots.filter(|&slot| self.steps.thread(slot) == thread);
+                steps.extend(mine.map(|slot| stored(slot, slot)));
+            }
+        }
+    }
+
+    /// Where slot `slot`'s entries start in the log (the log's end for `slot == len()`).
+    fn log_start(&self, slot: u64) -> usize {
+        if slot >= self.len() {
             return self.log.len();
         }
-        let block = step / LOG_BLOCK;
-        (self.log_bases[block as usize] + self.steps.log_bytes(block * LOG_BLOCK, step)) as usize
+        let block = slot / LOG_BLOCK;
+        (self.log_bases[block as usize] + self.steps.log_bytes(block * LOG_BLOCK, slot)) as usize
     }
 
-    /// Step `step`'s entries in the log.
-    fn log_range(&self, step: u64) -> &[u8] {
-        let start = self.log_start(step);
-        &self.log[start..start + self.steps.log_len(step) as usize]
+    /// Slot `slot`'s entries in the log.
+    fn log_range(&self, slot: u64) -> &[u8] {
+        let start = self.log_start(slot);
+        &self.log[start..start + self.steps.log_len(slot) as usize]
     }
 
-    /// Applies step `step`'s deltas (`bytes`, its entries) forward or backward.
-    fn apply_at(&self, machine: &mut Machine, step: u64, bytes: &[u8], forward: bool) {
-        let rec = self.steps.at(step);
+    /// Applies the deltas of the step in slot `slot` (`bytes`, its entries) forward or
+    /// backward.
+    fn apply_at(&self, machine: &mut Machine, slot: u64, bytes: &[u8], forward: bool) {
+        let rec = self.steps.at(slot);
         if !forward && rec.falls_through() {
             machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
         }
@@ -1054,10 +1118,10 @@ mod tests {
         }
     }
 
-    /// A batch of stages with uneven counts, started mid-rotation: appended in place (every
-    /// record narrow) it makes the trace that appending one step at a time makes: records,
-    /// log bytes and block offsets, control table (renumbered in step order), index and
-    /// thread spans. Steps of every log length (none, short, over 64 bytes, and the stage's
+    /// A batch of stages with uneven counts, started mid-rotation: stored thread by thread
+    /// (every record narrow) it makes the trace that appending one step at a time in step
+    /// order makes: records and entries of every step, log and control table sizes, index
+    /// and thread spans. Steps of every log length (none, short, over 64 bytes, and the stage's
     /// last bytes) and a second batch after the first are covered; a stage noted as wide
     /// goes the general way.
     #[test]
@@ -1118,14 +1182,28 @@ mod tests {
             assert_eq!(a.len(), b.len());
             assert!(a.index.covers(&b.index) && b.index.covers(&a.index));
             assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step));
-            let (a, b) = (a.last_part(), b.last_part());
-            assert!(a.steps == b.steps);
-            assert_eq!((&a.log, &a.log_bases), (&b.log, &b.log_bases));
-            assert_eq!(a.controls.len(), b.controls.len());
-            for index in 0..a.controls.len() as u32 {
-                assert_eq!(a.controls.get(index), b.controls.get(index));
+            // Step by step the same records and entries, though stored in another order
+            // (control changes numbered in it: compared by the changes they name).
+            for step in 0..a.len() {
+                assert_eq!(a.at(step), b.at(step), "step {step}");
+                let (ea, eb) = (a.entries(step), b.entries(step));
+                assert_eq!(ea.len(), eb.len(), "step {step}");
+                for (x, y) in ea.iter().zip(&eb) {
+                    match (&x.kind, &y.kind) {
+                        (EntryKind::Control { index: i }, EntryKind::Control { index: j }) => {
+                            let (ca, cb) = (a.control_change(step, *i), b.control_change(step, *j));
+                            assert!(ca.is_some() && ca == cb, "step {step}");
+                        }
+                        _ => assert_eq!(x, y, "step {step}"),
+                    }
+                }
             }
+            let (a, b) = (a.last_part(), b.last_part());
+            assert_eq!(a.steps.bytes(), b.steps.bytes());
+            assert_eq!((a.log.len(), a.log_bases.len()), (b.log.len(), b.log_bases.len()));
+            assert_eq!(a.controls.len(), b.controls.len());
         }
+        assert!(in_place.last_part().layout.bytes() > 0, "windows stored thread by thread");
         let part = in_place.last_part();
         assert!(part.log.len() > 1000 && part.controls.len() > 10);
     }

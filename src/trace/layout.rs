@@ -1,0 +1,241 @@
+//! Where a trace part stores its steps. Steps appended one at a time are stored in step
+//! order. A burst window's steps are stored thread by thread, each thread's steps together in
+//! the order it ran them, the way they were staged: appending then copies each thread's log
+//! in one piece instead of interleaving the threads' steps one by one. A window of `n` steps
+//! from step `s` takes slots `s..s + n`, so only the order inside a window differs from step
+//! order. Its steps ran round-robin: round `r` takes one step of each thread that has more
+//! than `r`, in rotation order, which is also the order the threads are stored in.
+
+use std::ops::Range;
+
+/// The windows of a part whose steps are not stored in step order, by first step.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Layout {
+    windows: Vec<WindowLayout>,
+}
+
+/// One window stored thread by thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct WindowLayout {
+    /// Its first step (and slot), counted from the part's start.
+    start: u64,
+    /// Steps in all.
+    len: u64,
+    /// Each thread's steps, in rotation order (threads without a step left out).
+    counts: Box<[u64]>,
+}
+
+impl WindowLayout {
+    /// A window from step `start` whose threads, in rotation order, ran `counts` steps.
+    pub fn new(start: u64, counts: Box<[u64]>) -> WindowLayout {
+        WindowLayout { start, len: counts.iter().sum(), counts }
+    }
+
+    /// Steps taken in the rounds before round `r`.
+    fn before_round(&self, r: u64) -> u64 {
+        self.counts.iter().map(|&c| c.min(r)).sum()
+    }
+
+    /// The thread (its position in rotation order) and round of the window's step `j`
+    /// (`j < len`).
+    fn locate(&self, j: u64) -> (usize, u64) {
+        // The last round that starts at or before `j`: rounds start at `before_round`, which
+        // grows with the round, and the round after the longest thread's last starts at `len`.
+        let (mut lo, mut hi) = (0, self.counts.iter().copied().max().unwrap_or(0));
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.before_round(mid) <= j {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut rest = j - self.before_round(lo);
+        for (p, &c) in self.counts.iter().enumerate() {
+            if c > lo {
+                if rest == 0 {
+                    return (p, lo);
+                }
+                rest -= 1;
+            }
+        }
+        (self.counts.len() - 1, lo)
+    }
+
+    /// The window's step that is round `r` of thread `p`.
+    pub fn step_of(&self, p: usize, r: u64) -> u64 {
+        self.before_round(r) + self.counts[..p].iter().filter(|&&c| c > r).count() as u64
+    }
+
+    /// The thread (position) and round that slot `o` of the window holds (`o < len`).
+    fn at_slot(&self, o: u64) -> (usize, u64) {
+        let mut base = 0;
+        for (p, &c) in self.counts.iter().enumerate() {
+            if o < base + c {
+                return (p, o - base);
+            }
+            base += c;
+        }
+        (self.counts.len() - 1, o - (base - self.counts.last().copied().unwrap_or(0)))
+    }
+
+    /// Slot of thread `p`'s first step, from the window's first slot.
+    fn base(&self, p: usize) -> u64 {
+        self.counts[..p].iter().sum()
+    }
+
+    /// How many of thread `p`'s steps come before the window's step `j` (`j ≤ len`), given
+    /// where step `j` falls (`at`, from [`WindowLayout::locate`]; None at the end).
+    fn taken(&self, p: usize, at: Option<(usize, u64)>) -> u64 {
+        let c = self.counts[p];
+        match at {
+            Some((q, r)) if c > r => r + u64::from(p < q),
+            _ => c,
+        }
+    }
+
+    fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+impl Layout {
+    /// Adds a window after every step laid out so far. One thread's steps are in step order
+    /// already: such a window is not kept.
+    pub fn push(&mut self, window: WindowLayout) {
+        if window.counts.len() > 1 {
+            self.windows.push(window);
+        }
+    }
+
+    /// The window holding step `i`, if it is in one.
+    fn window(&self, i: u64) -> Option<&WindowLayout> {
+        let at = self.windows.partition_point(|w| w.start <= i);
+        self.windows.get(at.checked_sub(1)?).filter(|w| i < w.end())
+    }
+
+    /// The slot holding step `i`.
+    #[inline]
+    pub fn slot(&self, i: u64) -> u64 {
+        match self.window(i) {
+            Some(w) => {
+                let (p, r) = w.locate(i - w.start);
+                w.start + w.base(p) + r
+            }
+            None => i,
+        }
+    }
+
+    /// The step that slot `slot` holds.
+    pub fn step(&self, slot: u64) -> u64 {
+        match self.window(slot) {
+            Some(w) => {
+                let (p, r) = w.at_slot(slot - w.start);
+                w.start + w.step_of(p, r)
+            }
+            None => slot,
+        }
+    }
+
+    /// Whether slot `slot` is inside a window (so that a range of [`Layout::ranges`] starting
+    /// there holds one thread's steps).
+    pub fn in_window(&self, slot: u64) -> bool {
+        self.window(slot).is_some()
+    }
+
+    /// The slots holding steps `from..to`, as ranges: a stretch stored in step order is one
+    /// range; a window's steps in the stretch, one range per thread. Stretches come in step
+    /// order. Applying a window's steps thread by thread (each thread's in its order) leaves
+    /// the state applying them in step order leaves: each step changes its own thread's
+    /// registers and control, and memory by XOR, which commutes.
+    pub fn ranges(&self, from: u64, to: u64) -> Vec<Range<u64>> {
+        let mut ranges = Vec::new();
+        let mut i = from;
+        let mut k = self.windows.partition_point(|w| w.end() <= from);
+        while i < to {
+            let Some(w) = self.windows.get(k).filter(|w| w.start < to) else {
+                ranges.push(i..to);
+                break;
+            };
+            if w.start > i {
+                ranges.push(i..w.start);
+                i = w.start;
+            }
+            let (a, b) = (i - w.start, to.min(w.end()) - w.start);
+            let (at_a, at_b) = (Some(w.locate(a)), (b < w.len).then(|| w.locate(b)));
+            for p in 0..w.counts.len() {
+                let base = w.start + w.base(p);
+                let (x, y) = (w.taken(p, at_a), w.taken(p, at_b));
+                if x < y {
+                    ranges.push(base + x..base + y);
+                }
+            }
+            i = w.start + b;
+            k += 1;
+        }
+        ranges
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.windows.iter().map(|w| 40 + 8 * w.counts.len() as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The round-robin order, spelled out: (thread, round) of each step.
+    fn round_robin(counts: &[u64]) -> Vec<(usize, u64)> {
+        let rounds = counts.iter().copied().max().unwrap_or(0);
+        (0..rounds)
+            .flat_map(|r| (0..counts.len()).filter(move |&p| counts[p] > r).map(move |p| (p, r)))
+            .collect()
+    }
+
+    #[test]
+    fn windows_map_steps_to_slots_thread_by_thread_and_back() {
+        for counts in [&[3u64, 3, 3][..], &[5, 1, 4, 2], &[1, 7], &[2, 2, 9, 9, 1]] {
+            let w = WindowLayout::new(10, counts.into());
+            let mut layout = Layout::default();
+            layout.push(w.clone());
+            let order = round_robin(counts);
+            assert_eq!(order.len() as u64, w.len);
+            let mut seen = vec![false; order.len()];
+            for (j, &(p, r)) in order.iter().enumerate() {
+                assert_eq!(w.locate(j as u64), (p, r), "{counts:?} step {j}");
+                assert_eq!(w.step_of(p, r), j as u64, "{counts:?}");
+                let slot = layout.slot(10 + j as u64);
+                assert_eq!(slot, 10 + w.base(p) + r);
+                assert_eq!(layout.step(slot), 10 + j as u64);
+                assert!(layout.in_window(slot));
+                seen[(slot - 10) as usize] = true;
+            }
+            assert!(seen.iter().all(|&s| s), "every slot holds one step");
+            // Outside the window, steps are their own slots.
+            assert_eq!((layout.slot(9), layout.slot(10 + w.len)), (9, 10 + w.len));
+            assert_eq!((layout.step(9), layout.step(10 + w.len)), (9, 10 + w.len));
+            assert!(!layout.in_window(9) && !layout.in_window(10 + w.len));
+            // Every stretch's ranges hold exactly its steps' slots.
+            let end = 10 + w.len + 3;
+            for from in 7..end {
+                for to in from..=end {
+                    let mut got: Vec<u64> = layout.ranges(from, to).into_iter().flatten().collect();
+                    let mut want: Vec<u64> = (from..to).map(|i| layout.slot(i)).collect();
+                    got.sort_unstable();
+                    want.sort_unstable();
+                    assert_eq!(got, want, "{counts:?} {from}..{to}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_of_one_thread_is_in_step_order_already() {
+        let mut layout = Layout::default();
+        layout.push(WindowLayout::new(0, [5].into()));
+        assert!(layout.windows.is_empty());
+        assert_eq!(layout.ranges(1, 4), vec![(1..4)]);
+    }
+}
