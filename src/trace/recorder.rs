@@ -606,7 +606,7 @@ impl Trace {
             return false;
         };
         let local0 = step0 - *start;
-        let Some((threads, pcs, chens, lens)) = steps.narrow_tail(n) else { return false };
+        let Some(mut tail) = steps.narrow_tail(n) else { return false };
         // The stages with steps in rotation order: the order each round ran them in, and the
         // order they are stored in.
         let order: Vec<usize> =
@@ -630,10 +630,10 @@ impl Trace {
                     log_bases.push((base + start) as u64);
                 }
                 let end = staged.log_end() as usize;
-                threads[slot] = stage.thread as u16;
-                pcs[slot] = staged.pc as u16;
-                chens[slot] = staged.chen as u16;
-                lens[slot] = Steps::narrow_log((end - start) as u32, !staged.own_control());
+                tail.thread[slot] = stage.thread as u16;
+                tail.pc[slot] = staged.pc as u16;
+                tail.chen[slot] = staged.chen as u16;
+                tail.set_log(slot, (end - start) as u32, !staged.own_control());
                 start = end;
                 slot += 1;
             }

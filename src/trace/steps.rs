@@ -1,10 +1,11 @@
 //! Step records, one per executed step, stored by field: thread, instruction and channel
 //! enables each as u16 while every value so far fits (a launch of fewer than 65,536 threads,
 //! a program of fewer than 65,536 instructions, SIMD16 or narrower), widened to u32 in place
-//! the first time one does not. The log is found by length, not offset: a u16 per step (with
-//! the fall-through flag), the few steps that log 32 KiB or more kept apart with their
-//! lengths; the recorder keeps a log offset per 64 steps and sums the lengths before a step.
-//! Collatz on 64 Ki work-items takes 8 bytes a step (16 with 32-bit offsets and columns).
+//! the first time one does not. The log is found by length, not offset: a byte per step (7
+//! bits of length and the fall-through flag), the steps that log 127 bytes or more kept apart
+//! with their lengths; the recorder keeps a log offset per 64 steps and sums the lengths
+//! before a step. Collatz on 64 Ki work-items takes 7 bytes a step (16 with 32-bit offsets
+//! and columns, 8 with u16 lengths).
 
 /// One executed step, as [`Steps`] hands it out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -95,17 +96,18 @@ pub struct Steps {
     thread: Column,
     pc: Column,
     chen: Column,
-    /// Per step: its log length (bits 0–14; [`LONG`] when it is in `long`) and the
-    /// fall-through flag (bit 15).
-    log: Vec<u16>,
+    /// Per step: its log length (bits 0–6; [`LONG`] when it is in `long`) and the
+    /// fall-through flag (bit 7).
+    log: Vec<u8>,
     /// The steps whose log takes [`LONG`] bytes or more, in step order, with their lengths.
     long: Vec<(u64, u32)>,
 }
 
-/// The log length that sends a step's length to [`Steps::long`].
-const LONG: u16 = 0x7fff;
+/// The log length that sends a step's length to [`Steps::long`]. On Collatz, 0.08% of the
+/// steps (64-bit address computations and messages) log that much.
+const LONG: u8 = 0x7f;
 /// The fall-through flag of [`Steps::log`].
-const LOG_FALLS_THROUGH: u16 = 0x8000;
+const LOG_FALLS_THROUGH: u8 = 0x80;
 
 impl Steps {
     pub fn len(&self) -> usize {
@@ -195,40 +197,32 @@ impl Steps {
         self.thread.push(rec.thread);
         self.pc.push(rec.pc);
         self.chen.push(rec.chen);
-        self.log.push(len.min(u32::from(LONG)) as u16 | flag);
+        self.log.push(len.min(u32::from(LONG)) as u8 | flag);
     }
 
-    /// Room for `n` more records written in place, when every column is still narrow: the
-    /// new records' thread, pc, channel-enable and log-length slots (zeros until written; a
-    /// log length as [`Steps::at`] reads it, so under [`LONG`], with [`LOG_FALLS_THROUGH`]).
-    /// None when a column is wide. A window's steps go in this way, without a width check and
-    /// a growth check per field and step.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn narrow_tail(
-        &mut self,
-        n: usize,
-    ) -> Option<(&mut [u16], &mut [u16], &mut [u16], &mut [u16])> {
+    /// Room for `n` more records written in place, when every column is still narrow (zeros
+    /// until written). None when a column is wide. A window's steps go in this way, without a
+    /// width check and a growth check per field and step.
+    pub(super) fn narrow_tail(&mut self, n: usize) -> Option<Tail<'_>> {
         let (Column::Narrow(thread), Column::Narrow(pc), Column::Narrow(chen)) =
             (&mut self.thread, &mut self.pc, &mut self.chen)
         else {
             return None;
         };
         let at = self.log.len();
-        for column in [&mut *thread, &mut *pc, &mut *chen, &mut self.log] {
+        for column in [&mut *thread, &mut *pc, &mut *chen] {
             column.resize(at + n, 0);
         }
-        Some((&mut thread[at..], &mut pc[at..], &mut chen[at..], &mut self.log[at..]))
+        self.log.resize(at + n, 0);
+        Some(Tail {
+            thread: &mut thread[at..],
+            pc: &mut pc[at..],
+            chen: &mut chen[at..],
+            log: &mut self.log[at..],
+            long: &mut self.long,
+            at: at as u64,
+        })
     }
-
-    /// The log-length slot of a record in [`Steps::narrow_tail`]: `len` under [`LONG`].
-    #[inline(always)]
-    pub(super) fn narrow_log(len: u32, falls_through: bool) -> u16 {
-        debug_assert!(len < u32::from(LONG));
-        len as u16 | if falls_through { LOG_FALLS_THROUGH } else { 0 }
-    }
-
-    /// A step whose log takes fewer bytes than this fits [`Steps::narrow_log`].
-    pub(super) const NARROW_LOG: u32 = LONG as u32;
 
     /// Channel enables summed over every step (lane operations).
     pub fn lane_ops(&self) -> u64 {
@@ -243,12 +237,36 @@ impl Steps {
         self.thread.bytes()
             + self.pc.bytes()
             + self.chen.bytes()
-            + 2 * self.log.len() as u64
+            + self.log.len() as u64
             + 12 * self.long.len() as u64
     }
 
-    /// The most bytes one record can take (but the 12 of a step that logs 32 KiB or more).
-    pub const MAX_RECORD_BYTES: u64 = 14;
+    /// The most bytes one record can take (but the 12 of a step that logs 127 bytes or more).
+    pub const MAX_RECORD_BYTES: u64 = 13;
+}
+
+/// The slots [`Steps::narrow_tail`] made, to write records into.
+pub(super) struct Tail<'a> {
+    pub thread: &'a mut [u16],
+    pub pc: &'a mut [u16],
+    pub chen: &'a mut [u16],
+    log: &'a mut [u8],
+    long: &'a mut Vec<(u64, u32)>,
+    /// The step of the first slot.
+    at: u64,
+}
+
+impl Tail<'_> {
+    /// Sets slot `i`'s log length and fall-through flag. Slots whose length goes to the long
+    /// list are set in increasing order.
+    #[inline(always)]
+    pub fn set_log(&mut self, i: usize, len: u32, falls_through: bool) {
+        if len >= u32::from(LONG) {
+            self.long.push((self.at + i as u64, len));
+        }
+        let flag = if falls_through { LOG_FALLS_THROUGH } else { 0 };
+        self.log[i] = len.min(u32::from(LONG)) as u8 | flag;
+    }
 }
 
 impl PartialEq for Steps {
@@ -284,43 +302,50 @@ mod tests {
         assert_eq!(steps.thread(150), 0x1_0000 + 150);
         let ones: u64 = want.iter().map(|r| u64::from(r.chen.count_ones())).sum();
         assert_eq!(steps.lane_ops(), ones);
-        // Every column is wide by now: 14 bytes a record.
-        assert_eq!(steps.bytes(), 300 * Steps::MAX_RECORD_BYTES);
+        // Every column is wide by now: 13 bytes a record, and the long lengths.
+        let long = want.iter().filter(|r| r.log & !FALLS_THROUGH >= 127).count() as u64;
+        assert_eq!(steps.bytes(), 300 * Steps::MAX_RECORD_BYTES + 12 * long);
     }
 
     #[test]
-    fn narrow_records_take_eight_bytes() {
+    fn narrow_records_take_seven_bytes() {
         let mut steps = Steps::default();
         for i in 0..50u32 {
             steps.push(rec(i, 0xffff, 0xffff, i));
         }
-        assert_eq!(steps.bytes(), 50 * 8);
+        assert_eq!(steps.bytes(), 50 * 7);
         assert_eq!(steps.lane_ops(), 50 * 16);
         let mut other = Steps { pc: Column::Wide(Vec::new()), ..Steps::default() };
         for i in 0..50u32 {
             other.push(rec(i, 0xffff, 0xffff, i));
         }
-        assert_eq!(other.bytes(), 50 * 10);
+        assert_eq!(other.bytes(), 50 * 9);
         // Equal records are equal whatever their columns' widths.
         assert!(steps == other);
     }
 
     /// Log lengths of every size come back, flags kept, one by one and summed over any range:
-    /// those of 32 KiB or more (kept apart) included.
+    /// those of 127 bytes or more (kept apart) included, pushed one at a time or written into
+    /// a tail.
     #[test]
     fn log_lengths_of_every_size_come_back_and_sum() {
         let mut steps = Steps::default();
         let lens: Vec<u32> = (0..300u32)
             .map(|i| match i % 37 {
-                5 => 0x7ffe,
-                6 => 0x7fff,
+                5 => 126,
+                6 => 127,
                 7 => 0x8000 + i,
                 8 => 1 << 30,
                 _ => i % 200,
             })
             .collect();
-        for (i, &len) in lens.iter().enumerate() {
+        for (i, &len) in lens[..150].iter().enumerate() {
             steps.push(rec(1, 2, 3, len | if i % 2 == 0 { FALLS_THROUGH } else { 0 }));
+        }
+        let mut tail = steps.narrow_tail(150).expect("narrow");
+        for (i, &len) in lens[150..].iter().enumerate() {
+            (tail.thread[i], tail.pc[i], tail.chen[i]) = (1, 2, 3);
+            tail.set_log(i, len, (150 + i) % 2 == 0);
         }
         for (i, &len) in lens.iter().enumerate() {
             let r = steps.at(i as u64);
@@ -331,7 +356,7 @@ mod tests {
             let want: u64 = lens[from..to].iter().map(|&l| u64::from(l)).sum();
             assert_eq!(steps.log_bytes(from as u64, to as u64), want, "{from}..{to}");
         }
-        let long = lens.iter().filter(|&&l| l >= 0x7fff).count() as u64;
-        assert_eq!(steps.bytes(), 300 * 8 + 12 * long);
+        let long = lens.iter().filter(|&&l| l >= 127).count() as u64;
+        assert_eq!(steps.bytes(), 300 * 7 + 12 * long);
     }
 }

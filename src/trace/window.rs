@@ -82,10 +82,8 @@ pub struct Stage {
     /// logged before it is not), and whether it logged such a change.
     executing: bool,
     own_control: bool,
-    /// Whether a step's pc or channel enables take more than 16 bits, or its log
-    /// [`Steps::NARROW_LOG`] bytes or more: then appending takes the general path.
-    ///
-    /// [`Steps::NARROW_LOG`]: super::Steps::NARROW_LOG
+    /// Whether a step's pc or channel enables take more than 16 bits: then appending takes
+    /// the general path.
     pub(super) wide: bool,
 }
 
@@ -183,9 +181,8 @@ impl StepHooks for Stage {
     fn end_step(&mut self, pc: u32, chen: u32) {
         self.executing = false;
         let flag = if self.own_control { OWN_CONTROL } else { 0 };
-        let start = self.steps.last().map_or(0, StagedStep::log_end);
         let end = self.log.len() as u32;
-        self.wide |= (pc | chen) > 0xffff || end - start >= super::Steps::NARROW_LOG;
+        self.wide |= (pc | chen) > 0xffff;
         self.steps.push(StagedStep { pc, chen, log_end: end | flag });
     }
 }
