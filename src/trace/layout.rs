@@ -4,14 +4,23 @@
 //! in one piece instead of interleaving the threads' steps one by one. A window of `n` steps
 //! from step `s` takes slots `s..s + n`, so only the order inside a window differs from step
 //! order. Its steps ran round-robin: round `r` takes one step of each thread that has more
-//! than `r`, in rotation order, which is also the order the threads are stored in.
+//! than `r`, in rotation order, which is also the order the threads are stored in. The
+//! layout names each window's threads, so its steps' records need no thread of their own.
 
 use std::ops::Range;
 
-/// The windows of a part whose steps are not stored in step order, by first step.
+/// The windows of a part, by first step. Steps outside them are stored in step order, and
+/// their records name their threads.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Layout {
     windows: Vec<WindowLayout>,
+}
+
+/// Whose a slot is: a window thread's, or the `k`-th step outside windows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Owner {
+    Window(u32),
+    Pushed(u64),
 }
 
 /// One window stored thread by thread.
@@ -23,12 +32,21 @@ pub(super) struct WindowLayout {
     len: u64,
     /// Each thread's steps, in rotation order (threads without a step left out).
     counts: Box<[u64]>,
+    /// Those threads.
+    threads: Box<[u32]>,
+    /// Slots of the windows before this one.
+    windowed_before: u64,
 }
 
 impl WindowLayout {
     /// A window from step `start` whose threads, in rotation order, ran `counts` steps.
-    pub fn new(start: u64, counts: Box<[u64]>) -> WindowLayout {
-        WindowLayout { start, len: counts.iter().sum(), counts }
+    pub fn new(start: u64, threads: Box<[u32]>, counts: Box<[u64]>) -> WindowLayout {
+        WindowLayout { start, len: counts.iter().sum(), counts, threads, windowed_before: 0 }
+    }
+
+    /// Bytes a layout entry takes for a window of `threads` threads.
+    pub fn bytes_for(threads: usize) -> u64 {
+        56 + 12 * threads as u64
     }
 
     /// Steps taken in the rounds before round `r`.
@@ -100,12 +118,10 @@ impl WindowLayout {
 }
 
 impl Layout {
-    /// Adds a window after every step laid out so far. One thread's steps are in step order
-    /// already: such a window is not kept.
-    pub fn push(&mut self, window: WindowLayout) {
-        if window.counts.len() > 1 {
-            self.windows.push(window);
-        }
+    /// Adds a window after every step laid out so far.
+    pub fn push(&mut self, mut window: WindowLayout) {
+        window.windowed_before = self.windows.last().map_or(0, |w| w.windowed_before + w.len);
+        self.windows.push(window);
     }
 
     /// The window holding step `i`, if it is in one.
@@ -114,16 +130,27 @@ impl Layout {
         self.windows.get(at.checked_sub(1)?).filter(|w| i < w.end())
     }
 
-    /// The slot holding step `i`.
+    /// The slot holding step `i`, and whose it is.
     #[inline]
-    pub fn slot(&self, i: u64) -> u64 {
-        match self.window(i) {
-            Some(w) => {
-                let (p, r) = w.locate(i - w.start);
-                w.start + w.base(p) + r
-            }
-            None => i,
+    pub fn slot(&self, i: u64) -> (u64, Owner) {
+        let at = self.windows.partition_point(|w| w.start <= i);
+        let Some(w) = at.checked_sub(1).map(|k| &self.windows[k]) else { return (i, Owner::Pushed(i)) };
+        if i >= w.end() {
+            return (i, Owner::Pushed(i - w.windowed_before - w.len));
         }
+        let (p, r) = w.locate(i - w.start);
+        (w.start + w.base(p) + r, Owner::Window(w.threads[p]))
+    }
+
+    /// Whose slot `slot` is.
+    #[inline]
+    pub fn owner(&self, slot: u64) -> Owner {
+        let at = self.windows.partition_point(|w| w.start <= slot);
+        let Some(w) = at.checked_sub(1).map(|k| &self.windows[k]) else { return Owner::Pushed(slot) };
+        if slot >= w.end() {
+            return Owner::Pushed(slot - w.windowed_before - w.len);
+        }
+        Owner::Window(w.threads[w.at_slot(slot - w.start).0])
     }
 
     /// The step that slot `slot` holds.
@@ -135,12 +162,6 @@ impl Layout {
             }
             None => slot,
         }
-    }
-
-    /// Whether slot `slot` is inside a window (so that a range of [`Layout::ranges`] starting
-    /// there holds one thread's steps).
-    pub fn in_window(&self, slot: u64) -> bool {
-        self.window(slot).is_some()
     }
 
     /// The slots holding steps `from..to`, as ranges: a stretch stored in step order is one
@@ -178,7 +199,7 @@ impl Layout {
 
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
-        self.windows.iter().map(|w| 40 + 8 * w.counts.len() as u64).sum()
+        self.windows.iter().map(|w| WindowLayout::bytes_for(w.counts.len())).sum()
     }
 }
 
@@ -197,7 +218,8 @@ mod tests {
     #[test]
     fn windows_map_steps_to_slots_thread_by_thread_and_back() {
         for counts in [&[3u64, 3, 3][..], &[5, 1, 4, 2], &[1, 7], &[2, 2, 9, 9, 1]] {
-            let w = WindowLayout::new(10, counts.into());
+            let threads: Vec<u32> = (0..counts.len() as u32).map(|p| 100 + p).collect();
+            let w = WindowLayout::new(10, threads.into(), counts.into());
             let mut layout = Layout::default();
             layout.push(w.clone());
             let order = round_robin(counts);
@@ -206,23 +228,24 @@ mod tests {
             for (j, &(p, r)) in order.iter().enumerate() {
                 assert_eq!(w.locate(j as u64), (p, r), "{counts:?} step {j}");
                 assert_eq!(w.step_of(p, r), j as u64, "{counts:?}");
-                let slot = layout.slot(10 + j as u64);
+                let (slot, owner) = layout.slot(10 + j as u64);
                 assert_eq!(slot, 10 + w.base(p) + r);
+                assert_eq!((owner, layout.owner(slot)), (Owner::Window(100 + p as u32), owner));
                 assert_eq!(layout.step(slot), 10 + j as u64);
-                assert!(layout.in_window(slot));
                 seen[(slot - 10) as usize] = true;
             }
             assert!(seen.iter().all(|&s| s), "every slot holds one step");
-            // Outside the window, steps are their own slots.
-            assert_eq!((layout.slot(9), layout.slot(10 + w.len)), (9, 10 + w.len));
+            // Outside the window, steps are their own slots, numbered apart from the window's.
+            assert_eq!(layout.slot(9), (9, Owner::Pushed(9)));
+            assert_eq!(layout.slot(10 + w.len + 2), (10 + w.len + 2, Owner::Pushed(12)));
+            assert_eq!(layout.owner(10 + w.len + 2), Owner::Pushed(12));
             assert_eq!((layout.step(9), layout.step(10 + w.len)), (9, 10 + w.len));
-            assert!(!layout.in_window(9) && !layout.in_window(10 + w.len));
             // Every stretch's ranges hold exactly its steps' slots.
             let end = 10 + w.len + 3;
             for from in 7..end {
                 for to in from..=end {
                     let mut got: Vec<u64> = layout.ranges(from, to).into_iter().flatten().collect();
-                    let mut want: Vec<u64> = (from..to).map(|i| layout.slot(i)).collect();
+                    let mut want: Vec<u64> = (from..to).map(|i| layout.slot(i).0).collect();
                     got.sort_unstable();
                     want.sort_unstable();
                     assert_eq!(got, want, "{counts:?} {from}..{to}");
@@ -232,10 +255,15 @@ mod tests {
     }
 
     #[test]
-    fn a_window_of_one_thread_is_in_step_order_already() {
+    fn a_window_of_one_thread_is_in_step_order_and_names_its_thread() {
         let mut layout = Layout::default();
-        layout.push(WindowLayout::new(0, [5].into()));
-        assert!(layout.windows.is_empty());
+        layout.push(WindowLayout::new(0, [7].into(), [5].into()));
+        layout.push(WindowLayout::new(6, [8, 9].into(), [1, 1].into()));
         assert_eq!(layout.ranges(1, 4), vec![(1..4)]);
+        assert_eq!(layout.slot(3), (3, Owner::Window(7)));
+        // Step 5 is outside windows (the first step appended on its own); 6 and 7 are the
+        // second window's.
+        assert_eq!(layout.slot(5), (5, Owner::Pushed(0)));
+        assert_eq!((layout.owner(7), layout.owner(8)), (Owner::Window(9), Owner::Pushed(1)));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::controls::ControlTable;
 use super::index::{WriteIndex, SEGMENT};
-use super::layout::{Layout, WindowLayout};
+use super::layout::{Layout, Owner, WindowLayout};
 use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
@@ -87,6 +87,7 @@ struct Stored {
     step: u64,
     part: usize,
     slot: u64,
+    owner: Owner,
 }
 
 /// Consecutive steps of a trace, from `start`: their records, log and control table, with
@@ -226,9 +227,11 @@ impl Recorder {
             let to = (target - part.start).min(part.len());
             for slots in part.layout.ranges(from, to) {
                 let mut at = part.log_start(slots.start);
-                for slot in slots {
+                let owner = part.layout.owner(slots.start);
+                for slot in slots.clone() {
                     let len = part.steps.log_len(slot) as usize;
-                    part.apply_at(machine, slot, &part.log[at..at + len], true);
+                    let rec = part.record(slot, owner_at(owner, slot - slots.start));
+                    part.apply_at(machine, rec, &part.log[at..at + len], true);
                     at += len;
                 }
             }
@@ -239,10 +242,12 @@ impl Recorder {
             let from = target.max(part.start) - part.start;
             for slots in part.layout.ranges(from, last + 1).into_iter().rev() {
                 let mut at = part.log_start(slots.end);
-                for slot in slots.rev() {
+                let owner = part.layout.owner(slots.start);
+                for slot in slots.clone().rev() {
                     let len = part.steps.log_len(slot) as usize;
                     at -= len;
-                    part.apply_at(machine, slot, &part.log[at..at + len], false);
+                    let rec = part.record(slot, owner_at(owner, slot - slots.start));
+                    part.apply_at(machine, rec, &part.log[at..at + len], false);
                 }
             }
             time = part.start + from;
@@ -486,13 +491,14 @@ impl Trace {
     /// Where step `step` is stored.
     fn stored(&self, step: u64) -> Stored {
         let (part, i) = self.part_index(step);
-        Stored { step, part, slot: self.parts[part].layout.slot(i) }
+        let (slot, owner) = self.parts[part].layout.slot(i);
+        Stored { step, part, slot, owner }
     }
 
     /// The record and entries of a stored step.
     fn stored_step(&self, s: Stored) -> (StepRecord, Vec<log::Entry<'_>>) {
         let part = &self.parts[s.part];
-        let rec = part.steps.at(s.slot);
+        let rec = part.record(s.slot, s.owner);
         (rec, log::decode(part.log_range(s.slot), rec.thread))
     }
 
@@ -500,7 +506,8 @@ impl Trace {
     #[inline]
     pub fn at(&self, step: u64) -> StepRecord {
         let (part, i) = self.part(step);
-        part.steps.at(part.layout.slot(i))
+        let (slot, owner) = part.layout.slot(i);
+        part.record(slot, owner)
     }
 
     pub fn get(&self, step: u64) -> Option<StepRecord> {
@@ -516,7 +523,7 @@ impl Trace {
     #[inline]
     pub fn thread(&self, step: u64) -> u32 {
         let (part, i) = self.part(step);
-        part.steps.thread(part.layout.slot(i))
+        part.thread_of(part.layout.slot(i).1)
     }
 
     /// Channel enables summed over every step (lane operations).
@@ -583,7 +590,7 @@ impl Trace {
     /// from the stage at `first`.
     pub fn append_batch(&mut self, batch: &Batch) {
         let stages = &batch.stages[..batch.counts.len()];
-        if stages.iter().all(|s| !s.foreign && !s.wide && s.thread <= 0xffff) && self.append_narrow(batch) {
+        if stages.iter().all(|s| !s.foreign && !s.wide) && self.append_narrow(batch) {
             return;
         }
         self.append_general(batch);
@@ -593,7 +600,8 @@ impl Trace {
     /// every stage wrote only its own thread's registers (the stages note both): the batch
     /// is stored thread by thread, as it was staged (its [`WindowLayout`]): each stage's log
     /// in one copy, its records into room made for the whole batch. False, with nothing
-    /// changed, when the columns are wide. One step at a time in step order (through
+    /// changed, when the columns are wide or the batch is too small to be worth a layout
+    /// entry. One step at a time in step order (through
     /// [`Steps::push`] and `extend_from_slice`), appending took 0.26 s of a Collatz
     /// recording's CPU; interleaving in place, 0.13 s.
     fn append_narrow(&mut self, batch: &Batch) -> bool {
@@ -606,12 +614,21 @@ impl Trace {
             return false;
         };
         let local0 = step0 - *start;
-        let Some(mut tail) = steps.narrow_tail(n) else { return false };
         // The stages with steps in rotation order: the order each round ran them in, and the
         // order they are stored in.
         let order: Vec<usize> =
             (batch.first..k).chain(0..batch.first.min(k)).filter(|&i| batch.counts[i] > 0).collect();
-        let window = WindowLayout::new(local0, order.iter().map(|&i| batch.counts[i]).collect());
+        // A few steps (a single step, a window cut short) are stored in step order, each
+        // naming its thread: cheaper than a layout entry.
+        if (n as u64) < WindowLayout::bytes_for(order.len()) / 2 {
+            return false;
+        }
+        let Some(mut tail) = steps.narrow_tail(n) else { return false };
+        let window = WindowLayout::new(
+            local0,
+            order.iter().map(|&i| stages[i].thread).collect(),
+            order.iter().map(|&i| batch.counts[i]).collect(),
+        );
         log.reserve(stages.iter().map(|s| s.log.len()).sum::<usize>());
         // Per stage: its first and last step here; and the batch's memory writes with their
         // steps, which the index takes in step order.
@@ -630,7 +647,6 @@ impl Trace {
                     log_bases.push((base + start) as u64);
                 }
                 let end = staged.log_end() as usize;
-                tail.thread[slot] = stage.thread as u16;
                 tail.pc[slot] = staged.pc as u16;
                 tail.chen[slot] = staged.chen as u16;
                 tail.set_log(slot, (end - start) as u32, !staged.own_control());
@@ -720,7 +736,7 @@ impl Trace {
     /// Step `step`'s entries in the log.
     fn log_range(&self, step: u64) -> &[u8] {
         let (part, i) = self.part(step);
-        part.log_range(part.layout.slot(i))
+        part.log_range(part.layout.slot(i).0)
     }
 
     /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
@@ -728,8 +744,8 @@ impl Trace {
     /// is what goto and reverse steps spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let (part, i) = self.part(step);
-        let slot = part.layout.slot(i);
-        part.apply_at(machine, slot, part.log_range(slot), forward);
+        let (slot, owner) = part.layout.slot(i);
+        part.apply_at(machine, part.record(slot, owner), part.log_range(slot), forward);
     }
 
     /// Redoes step `step` (time step → step + 1).
@@ -924,14 +940,21 @@ impl Part {
             if slots.is_empty() {
                 continue;
             }
-            let stored = |slot, step| Stored { step: self.start + step, part, slot };
-            if self.layout.in_window(slots.start) {
-                if self.steps.thread(slots.start) == thread {
-                    steps.extend(slots.map(|slot| stored(slot, self.layout.step(slot))));
+            let stored = |slot, step, owner| Stored { step: self.start + step, part, slot, owner };
+            match self.layout.owner(slots.start) {
+                Owner::Window(t) if t == thread => {
+                    let owner = Owner::Window(t);
+                    steps.extend(slots.map(|slot| stored(slot, self.layout.step(slot), owner)));
                 }
-            } else {
-                let mine = slots.filter(|&slot| self.steps.thread(slot) == thread);
-                steps.extend(mine.map(|slot| stored(slot, slot)));
+                Owner::Window(_) => {}
+                Owner::Pushed(k) => {
+                    for slot in slots.clone() {
+                        let owner = Owner::Pushed(k + slot - slots.start);
+                        if self.thread_of(owner) == thread {
+                            steps.push(stored(slot, slot, owner));
+                        }
+                    }
+                }
             }
         }
     }
@@ -951,10 +974,23 @@ impl Part {
         &self.log[start..start + self.steps.log_len(slot) as usize]
     }
 
-    /// Applies the deltas of the step in slot `slot` (`bytes`, its entries) forward or
-    /// backward.
-    fn apply_at(&self, machine: &mut Machine, slot: u64, bytes: &[u8], forward: bool) {
-        let rec = self.steps.at(slot);
+    /// The thread of a slot whose owner is `owner`.
+    #[inline]
+    fn thread_of(&self, owner: Owner) -> u32 {
+        match owner {
+            Owner::Window(thread) => thread,
+            Owner::Pushed(k) => self.steps.pushed_thread(k),
+        }
+    }
+
+    /// The record in slot `slot`, whose owner is `owner`.
+    #[inline]
+    fn record(&self, slot: u64, owner: Owner) -> StepRecord {
+        self.steps.record(slot, self.thread_of(owner))
+    }
+
+    /// Applies the deltas of the step `rec` (`bytes`, its entries) forward or backward.
+    fn apply_at(&self, machine: &mut Machine, rec: StepRecord, bytes: &[u8], forward: bool) {
         if !forward && rec.falls_through() {
             machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
         }
@@ -1022,6 +1058,16 @@ impl Part {
             }
             _ => {}
         }
+    }
+}
+
+/// The owner of the slot `i` after the first of a range of slots whose first is `first`'s:
+/// a window's range is one thread's; outside windows, slots are pushed steps in order.
+#[inline]
+fn owner_at(first: Owner, i: u64) -> Owner {
+    match first {
+        Owner::Window(t) => Owner::Window(t),
+        Owner::Pushed(k) => Owner::Pushed(k + i),
     }
 }
 
@@ -1175,9 +1221,13 @@ mod tests {
             batch([4, 5, 6], [3, 9, 2], 0, true),
         ];
         assert!(batches[2].stages.iter().any(|s| s.wide) && !batches[0].stages.iter().any(|s| s.wide));
+        let mut windowed = 0;
         for batch in &batches {
             in_place.append_batch(batch);
             by_step.append_general(batch);
+            if !batch.stages.iter().any(|s| s.wide) {
+                windowed += batch.steps();
+            }
             let (a, b) = (&in_place, &by_step);
             assert_eq!(a.len(), b.len());
             assert!(a.index.covers(&b.index) && b.index.covers(&a.index));
@@ -1199,7 +1249,8 @@ mod tests {
                 }
             }
             let (a, b) = (a.last_part(), b.last_part());
-            assert_eq!(a.steps.bytes(), b.steps.bytes());
+            // Two bytes less a window's step: its layout names its threads.
+            assert_eq!(a.steps.bytes() + 2 * windowed, b.steps.bytes());
             assert_eq!((a.log.len(), a.log_bases.len()), (b.log.len(), b.log_bases.len()));
             assert_eq!(a.controls.len(), b.controls.len());
         }

@@ -1,11 +1,13 @@
-//! Step records, one per executed step, stored by field: thread, instruction and channel
-//! enables each as u16 while every value so far fits (a launch of fewer than 65,536 threads,
-//! a program of fewer than 65,536 instructions, SIMD16 or narrower), widened to u32 in place
-//! the first time one does not. The log is found by length, not offset: a byte per step (7
-//! bits of length and the fall-through flag), the steps that log 127 bytes or more kept apart
-//! with their lengths; the recorder keeps a log offset per 64 steps and sums the lengths
-//! before a step. Collatz on 64 Ki work-items takes 7 bytes a step (16 with 32-bit offsets
-//! and columns, 8 with u16 lengths).
+//! Step records, one per executed step, stored by field: instruction and channel enables
+//! each as u16 while every value so far fits (a program of fewer than 65,536 instructions,
+//! SIMD16 or narrower), widened to u32 in place the first time one does not; the thread only
+//! of steps appended one at a time (a burst window's steps are stored thread by thread, and
+//! the window's layout names the threads), likewise u16 until a launch has 65,536 threads or
+//! more. The log is found by length, not offset: a byte per step (7 bits of length and the
+//! fall-through flag), the steps that log 127 bytes or more kept apart with their lengths;
+//! the recorder keeps a log offset per 64 steps and sums the lengths before a step. Collatz
+//! on 64 Ki work-items takes 5 bytes a step (16 with 32-bit offsets and columns, 8 with u16
+//! lengths and a thread per step).
 
 /// One executed step, as [`Steps`] hands it out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -90,10 +92,11 @@ impl Column {
     }
 }
 
-/// The step records of a trace, in step order.
+/// The step records of a trace part, by slot.
 #[derive(Clone, Debug, Default)]
 pub struct Steps {
-    thread: Column,
+    /// The threads of the steps appended by [`Steps::push`], in slot order.
+    pushed: Column,
     pc: Column,
     chen: Column,
     /// Per step: its log length (bits 0–6; [`LONG`] when it is in `long`) and the
@@ -118,35 +121,19 @@ impl Steps {
         self.log.is_empty()
     }
 
-    /// Step `i`'s record. Panics when there is no step `i`, as a slice index would.
+    /// The record in slot `i`, whose thread is `thread`. Panics when there is no slot `i`,
+    /// as a slice index would.
     #[inline]
-    pub fn at(&self, i: u64) -> StepRecord {
+    pub fn record(&self, i: u64, thread: u32) -> StepRecord {
         let i = i as usize;
         let flag = if self.log[i] & LOG_FALLS_THROUGH != 0 { FALLS_THROUGH } else { 0 };
-        StepRecord {
-            thread: self.thread.get(i),
-            pc: self.pc.get(i),
-            chen: self.chen.get(i),
-            log: self.log_len(i as u64) | flag,
-        }
+        StepRecord { thread, pc: self.pc.get(i), chen: self.chen.get(i), log: self.log_len(i as u64) | flag }
     }
 
-    pub fn get(&self, i: u64) -> Option<StepRecord> {
-        (i < self.len() as u64).then(|| self.at(i))
-    }
-
-    pub fn last(&self) -> Option<StepRecord> {
-        self.len().checked_sub(1).map(|i| self.at(i as u64))
-    }
-
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = StepRecord> + '_ {
-        (0..self.len() as u64).map(|i| self.at(i))
-    }
-
-    /// The thread of step `i` alone (what scans for one thread's steps read).
+    /// The thread of the `k`-th step appended by [`Steps::push`].
     #[inline]
-    pub fn thread(&self, i: u64) -> u32 {
-        self.thread.get(i as usize)
+    pub fn pushed_thread(&self, k: u64) -> u32 {
+        self.pushed.get(k as usize)
     }
 
     /// How many log bytes step `i` takes.
@@ -181,7 +168,7 @@ impl Steps {
 
     /// Room for `n` more records.
     pub fn reserve(&mut self, n: usize) {
-        self.thread.reserve(n);
+        self.pushed.reserve(n);
         self.pc.reserve(n);
         self.chen.reserve(n);
         self.log.reserve(n);
@@ -194,28 +181,26 @@ impl Steps {
         if len >= u32::from(LONG) {
             self.long.push((self.log.len() as u64, len));
         }
-        self.thread.push(rec.thread);
+        self.pushed.push(rec.thread);
         self.pc.push(rec.pc);
         self.chen.push(rec.chen);
         self.log.push(len.min(u32::from(LONG)) as u8 | flag);
     }
 
-    /// Room for `n` more records written in place, when every column is still narrow (zeros
-    /// until written). None when a column is wide. A window's steps go in this way, without a
-    /// width check and a growth check per field and step.
+    /// Room for `n` more records written in place (a window's, whose threads its layout
+    /// names), when the pc and channel-enable columns are still narrow (zeros until written).
+    /// None when one is wide. A window's steps go in this way, without a width check and a
+    /// growth check per field and step.
     pub(super) fn narrow_tail(&mut self, n: usize) -> Option<Tail<'_>> {
-        let (Column::Narrow(thread), Column::Narrow(pc), Column::Narrow(chen)) =
-            (&mut self.thread, &mut self.pc, &mut self.chen)
-        else {
+        let (Column::Narrow(pc), Column::Narrow(chen)) = (&mut self.pc, &mut self.chen) else {
             return None;
         };
         let at = self.log.len();
-        for column in [&mut *thread, &mut *pc, &mut *chen] {
+        for column in [&mut *pc, &mut *chen] {
             column.resize(at + n, 0);
         }
         self.log.resize(at + n, 0);
         Some(Tail {
-            thread: &mut thread[at..],
             pc: &mut pc[at..],
             chen: &mut chen[at..],
             log: &mut self.log[at..],
@@ -234,7 +219,7 @@ impl Steps {
 
     /// Bytes held (by the records themselves, not spare capacity).
     pub fn bytes(&self) -> u64 {
-        self.thread.bytes()
+        self.pushed.bytes()
             + self.pc.bytes()
             + self.chen.bytes()
             + self.log.len() as u64
@@ -243,11 +228,16 @@ impl Steps {
 
     /// The most bytes one record can take (but the 12 of a step that logs 127 bytes or more).
     pub const MAX_RECORD_BYTES: u64 = 13;
+
+    /// The records of steps appended by [`Steps::push`] alone, in order.
+    #[cfg(test)]
+    fn pushed_records(&self) -> Vec<StepRecord> {
+        (0..self.len() as u64).map(|i| self.record(i, self.pushed_thread(i))).collect()
+    }
 }
 
 /// The slots [`Steps::narrow_tail`] made, to write records into.
 pub(super) struct Tail<'a> {
-    pub thread: &'a mut [u16],
     pub pc: &'a mut [u16],
     pub chen: &'a mut [u16],
     log: &'a mut [u8],
@@ -266,12 +256,6 @@ impl Tail<'_> {
         }
         let flag = if falls_through { LOG_FALLS_THROUGH } else { 0 };
         self.log[i] = len.min(u32::from(LONG)) as u8 | flag;
-    }
-}
-
-impl PartialEq for Steps {
-    fn eq(&self, other: &Steps) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
@@ -295,11 +279,9 @@ mod tests {
             want.push(r);
         }
         assert_eq!(steps.len(), 300);
-        assert_eq!(steps.iter().collect::<Vec<_>>(), want);
-        assert_eq!(steps.last(), want.last().copied());
-        assert_eq!(steps.get(300), None);
-        assert!(steps.at(3).falls_through() && !steps.at(4).falls_through());
-        assert_eq!(steps.thread(150), 0x1_0000 + 150);
+        assert_eq!(steps.pushed_records(), want);
+        assert!(steps.record(3, 0).falls_through() && !steps.record(4, 0).falls_through());
+        assert_eq!(steps.pushed_thread(150), 0x1_0000 + 150);
         let ones: u64 = want.iter().map(|r| u64::from(r.chen.count_ones())).sum();
         assert_eq!(steps.lane_ops(), ones);
         // Every column is wide by now: 13 bytes a record, and the long lengths.
@@ -320,8 +302,17 @@ mod tests {
             other.push(rec(i, 0xffff, 0xffff, i));
         }
         assert_eq!(other.bytes(), 50 * 9);
-        // Equal records are equal whatever their columns' widths.
-        assert!(steps == other);
+        // Equal records whatever their columns' widths.
+        assert_eq!(steps.pushed_records(), other.pushed_records());
+        // A window's records, whose threads its layout names: 5 bytes each.
+        let mut window = Steps::default();
+        let mut tail = window.narrow_tail(50).expect("narrow");
+        for i in 0..50 {
+            (tail.pc[i], tail.chen[i]) = (0xffff, 0xffff);
+            tail.set_log(i, i as u32, false);
+        }
+        assert_eq!(window.bytes(), 50 * 5);
+        assert_eq!(window.record(7, 3), rec(3, 0xffff, 0xffff, 7));
     }
 
     /// Log lengths of every size come back, flags kept, one by one and summed over any range:
@@ -344,11 +335,11 @@ mod tests {
         }
         let mut tail = steps.narrow_tail(150).expect("narrow");
         for (i, &len) in lens[150..].iter().enumerate() {
-            (tail.thread[i], tail.pc[i], tail.chen[i]) = (1, 2, 3);
+            (tail.pc[i], tail.chen[i]) = (2, 3);
             tail.set_log(i, len, (150 + i) % 2 == 0);
         }
         for (i, &len) in lens.iter().enumerate() {
-            let r = steps.at(i as u64);
+            let r = steps.record(i as u64, 1);
             assert_eq!((r.log & !FALLS_THROUGH, r.falls_through()), (len, i % 2 == 0), "step {i}");
             assert_eq!(steps.log_len(i as u64), len);
         }
@@ -357,6 +348,6 @@ mod tests {
             assert_eq!(steps.log_bytes(from as u64, to as u64), want, "{from}..{to}");
         }
         let long = lens.iter().filter(|&&l| l >= 127).count() as u64;
-        assert_eq!(steps.bytes(), 300 * 7 + 12 * long);
+        assert_eq!(steps.bytes(), 150 * 7 + 150 * 5 + 12 * long);
     }
 }

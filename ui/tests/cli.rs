@@ -71,15 +71,15 @@ fn run_record_stats_break_the_recording_down() {
     for part in ["log", "steps", "index", "checkpoints", "controls"] {
         assert!(parts[part].as_u64().expect(part) > 0, "{part}: {stats}");
     }
-    // One 7-byte step record per step (SIMD16, under 65,536 threads and instructions: u16
-    // thread, pc and channel enables, a byte of log length), a log offset per 64 steps of
-    // each part the recording is held in (one per chunk of work-groups the second core
-    // recorded); and 12 bytes for each of the few steps that log 127 bytes or more, and where
-    // each window's steps are stored thread by thread (72 bytes for four threads, every few
-    // thousand steps).
+    // A 5-byte step record per step (SIMD16, under 65,536 instructions: u16 pc and channel
+    // enables, a byte of log length), a log offset per 64 steps of each part the recording
+    // is held in (one per chunk of work-groups the second core recorded); and 12 bytes for
+    // each of the few steps that log 127 bytes or more, the layout of each window (104 bytes
+    // for four threads, every few thousand steps, naming the threads its steps ran on), and
+    // the thread of each step recorded on its own (2 bytes).
     let n = stats["steps"].as_u64().expect("steps");
     let steps = parts["steps"].as_u64().expect("steps");
-    let least = 7 * n + 8 * n.div_ceil(64);
+    let least = 5 * n + 8 * n.div_ceil(64);
     assert!((least..least + n / 16).contains(&steps), "{stats}");
     // The recording counts what the plain run counts.
     let (code, plain, err) = vdb(&["run", &launch, "--out", &d, "--stats"]);
