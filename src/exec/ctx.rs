@@ -6,7 +6,7 @@ use super::fault::FaultKind;
 use super::observer::Observer;
 use super::tables::Tables;
 use crate::isa::PredId;
-use crate::machine::{MemSpace, Shared, Slm, Svm, ThreadId, ThreadState};
+use crate::machine::{MemSpace, Slms, Svm, ThreadId, ThreadState};
 use crate::program::Program;
 
 /// SLM messages see only the low 20 bits of an offset: hardware SLM is at most 128 KiB, and
@@ -27,8 +27,10 @@ pub struct Ctx<'a, O: Observer> {
     pub tid: ThreadId,
     pub thread: &'a mut ThreadState,
     pub svm: &'a mut Svm,
-    /// The work-group's SLM, copied on write only when a store reaches it.
-    pub slm: Option<&'a mut Shared<Slm>>,
+    /// The SLMs, and the thread's work-group: its SLM is copied on write only when a store
+    /// reaches it.
+    pub slms: &'a mut Slms,
+    pub group: usize,
     pub relocations: &'a [Option<u64>],
     pub surfaces: &'a [Option<(u64, u64)>],
     pub obs: &'a mut O,
@@ -126,7 +128,7 @@ impl<O: Observer> Ctx<'_, O> {
     fn mem_peek(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
         match space {
             MemSpace::Svm => self.svm.read(addr, out)?,
-            MemSpace::Slm(_) => match self.slm.as_deref() {
+            MemSpace::Slm(_) => match self.slms.get(self.group) {
                 Some(slm) => slm.read(addr, out)?,
                 None => return Err(FaultKind::UnboundSurface("%slm".into())),
             },
@@ -156,8 +158,8 @@ impl<O: Observer> Ctx<'_, O> {
                     acc.writes.add(addr, bytes.len() as u64);
                 }
             }
-            MemSpace::Slm(_) => match self.slm.as_deref_mut() {
-                Some(slm) => Shared::make_mut(slm).write(addr, bytes)?,
+            MemSpace::Slm(_) => match self.slms.get_mut(self.group) {
+                Some(slm) => slm.write(addr, bytes)?,
                 None => return Err(FaultKind::UnboundSurface("%slm".into())),
             },
         }

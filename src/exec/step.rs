@@ -175,9 +175,21 @@ impl Interpreter {
         let Machine { threads, svm, slms, relocations, surfaces } = machine;
         let shared = threads.get_mut(tid.0 as usize).filter(|t| t.is_runnable())?;
         let thread = crate::machine::Shared::make_mut(shared);
-        let slm = slms.get_mut(thread.group as usize);
+        let group = thread.group as usize;
         let (program, tables) = (&self.program, &self.tables);
-        Some(Ctx { program, tables, tid, thread, svm, slm, relocations, surfaces, obs, scratch: Vec::new() })
+        Some(Ctx {
+            program,
+            tables,
+            tid,
+            thread,
+            svm,
+            slms,
+            group,
+            relocations,
+            surfaces,
+            obs,
+            scratch: Vec::new(),
+        })
     }
 
     /// Runs thread `tid` until its next instruction is visible to other threads

@@ -373,7 +373,7 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
     }
     let mut machine = Machine {
         threads: vec![crate::machine::Shared::new(thread)].into(),
-        slms: vec![crate::machine::Shared::new(crate::machine::Slm::new(64 * 1024))],
+        slms: vec![crate::machine::Shared::new(crate::machine::Slm::new(64 * 1024))].into(),
         ..Machine::default()
     };
     let mut outputs = Vec::new();

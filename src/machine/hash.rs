@@ -74,7 +74,7 @@ impl Machine {
             h.word(no);
             h.bytes(page);
         }
-        for slm in &self.slms {
+        for slm in self.slms.iter() {
             h.bytes(&slm.bytes);
         }
         h.finish()

@@ -7,7 +7,7 @@ mod thread;
 mod threads;
 
 pub use memory::{
-    Accesses, MemError, MemSpace, PageChanges, Ranges, Region as MemRegion, Slm, Svm, PAGE_SIZE,
+    Accesses, MemError, MemSpace, PageChanges, Ranges, Region as MemRegion, Slm, Slms, Svm, PAGE_SIZE,
 };
 pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_CALL_DEPTH,
@@ -32,7 +32,7 @@ pub struct Machine {
     pub threads: Threads,
     pub svm: Svm,
     /// One SLM per work-group (indexed by `ThreadState::group`), shared the same way.
-    pub slms: Vec<Shared<Slm>>,
+    pub slms: Slms,
     /// Relocations, resolved by the launch: for each instruction index, the address of the
     /// zebin data symbol its `faddr` names (None elsewhere), so `faddr` looks up no name.
     pub relocations: Vec<Option<u64>>,

@@ -8,9 +8,7 @@ use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
 use crate::isa::{InstIdx, PredId};
-use crate::machine::{
-    Control, Machine, MemSpace, PageChanges, Shared, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK,
-};
+use crate::machine::{Control, Machine, MemSpace, PageChanges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
 
 /// Steps per block of the log's offsets: a step's entries start at its block's offset plus
 /// the log lengths of the steps before it in the block.
@@ -380,9 +378,7 @@ impl<'a> Rebase<'a> {
     /// at. Later machines go in time order.
     pub fn machine(&mut self, mut later: Machine) -> Machine {
         later.threads.set_head(&self.end.threads, self.first_thread);
-        for (slm, end) in later.slms.iter_mut().zip(&self.end.slms).take(self.first_group) {
-            *slm = end.clone();
-        }
+        later.slms.set_head(&self.end.slms, self.first_group);
         let changed = later.svm.changed_since(&self.raw);
         self.rebased.take_pages(&changed, &self.start.svm, &self.changes);
         self.raw = std::mem::replace(&mut later.svm, self.rebased.clone());
@@ -435,11 +431,8 @@ impl Checkpoints {
                     (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64 + t.control.heap_bytes()
                 })
                 .sum();
-            let pages = machine.svm.unshared_pages(&prev.machine.svm) as u64 * PAGE_SIZE;
-            let slms: u64 = (machine.slms.iter().enumerate())
-                .filter(|(i, slm)| prev.machine.slms.get(*i).is_none_or(|p| !Shared::ptr_eq(slm, p)))
-                .map(|(_, slm)| slm.bytes.len() as u64)
-                .sum();
+            let pages = machine.svm.pages_made_since(&prev.machine.svm) * PAGE_SIZE;
+            let slms = machine.slms.unshared_bytes(&prev.machine.slms);
             // The table: one pointer per chunk, and the chunks of pointers that were copied.
             let table =
                 8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64;
@@ -1101,7 +1094,6 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
         }
         MemSpace::Slm(group) => {
             if let Some(slm) = machine.slms.get_mut(group as usize) {
-                let slm = crate::machine::Shared::make_mut(slm);
                 if let Some(range) = slm.bytes.get_mut(addr as usize..addr as usize + xor.len()) {
                     xor.apply(range);
                 }

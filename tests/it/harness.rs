@@ -48,7 +48,7 @@ pub fn run_text(text: &str, simd: u32, mask: u32, setup: impl FnOnce(&Program, &
     let thread = ThreadState::new(&program, simd, mask);
     let mut machine = Machine {
         threads: vec![Shared::new(thread)].into(),
-        slms: vec![Shared::new(Slm::new(4096))],
+        slms: vec![Shared::new(Slm::new(4096))].into(),
         ..Machine::default()
     };
     setup(&program, &mut machine);

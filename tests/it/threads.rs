@@ -21,7 +21,7 @@ END:";
 fn two_threads(x: [i32; 2]) -> (std::sync::Arc<vdb::program::Program>, Machine) {
     let decls = ".decl X v_type=G type=d num_elts=16 align=hword\n.decl R v_type=G type=d num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
     let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, BODY, 16)));
-    let mut machine = Machine { slms: vec![Shared::new(Slm::new(64))], ..Machine::default() };
+    let mut machine = Machine { slms: vec![Shared::new(Slm::new(64))].into(), ..Machine::default() };
     for (i, v) in x.iter().enumerate() {
         machine.threads.push(Shared::new(ThreadState::new(&program, 16, 0xffff)));
         machine.thread_mut(vdb::machine::ThreadId(i as u32)).index_in_group = i as u32;
@@ -252,8 +252,8 @@ fn race(
 .decl OLD v_type=G type=ud num_elts=8 align=hword
 .decl P1 v_type=P num_elts=1";
     let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, RACE_BODY, 8)));
-    let slms = groups.iter().map(|_| Shared::new(Slm::new(64))).collect();
-    let mut machine = Machine { slms, ..Machine::default() };
+    let slms: Vec<_> = groups.iter().map(|_| Shared::new(Slm::new(64))).collect();
+    let mut machine = Machine { slms: slms.into(), ..Machine::default() };
     for (i, (x, y)) in loops.iter().enumerate() {
         let mut thread = ThreadState::new(&program, 8, 0xff);
         let group = groups.iter().position(|g| g.contains(&(i as u32))).expect("grouped");
