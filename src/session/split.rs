@@ -111,16 +111,22 @@ impl Session {
         let stop = AtomicBool::new(false);
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let (pause, chunks) = std::thread::scope(|scope| {
-            let (interp, start, base, claims, stop) = (&interp, &start, &base, &claims, &stop);
+            let (claims, stop) = (&claims, &stop);
+            let mut core = SecondCore {
+                interp: &interp,
+                start: &start,
+                base: &base,
+                grf_size,
+                interval,
+                stop,
+                batch: Batch::default(),
+            };
             let later = scope.spawn(move || {
                 let mut chunks: Vec<Chunk> = Vec::new();
                 let mut budget = budget;
                 while !stop.load(Ordering::Relaxed) {
                     let Some(groups) = claims.back() else { break };
-                    let mut sched = base.clone();
-                    sched.groups.truncate(groups.end);
-                    sched.start_group(groups.start);
-                    let later = record_later(interp, start.clone(), sched, grf_size, interval, budget, stop);
+                    let later = core.record(groups.clone(), budget);
                     let recorded = later.as_ref().map(|l| l.recorder.recorded_bytes());
                     chunks.push((groups, later));
                     match recorded {
@@ -221,52 +227,62 @@ fn runs_after(written: &Ranges, later: &Accesses) -> bool {
     !reads.intersects(written) && !writes.intersects(written)
 }
 
-/// The second core's recording of a chunk: `sched`'s groups from its current one to the
-/// end, on `machine`, in windows as the first core records them. None when it could not
-/// record them all (a fault, the budget, the index's step range) or was told to stop.
-fn record_later(
-    interp: &Interpreter,
-    mut machine: Machine,
-    mut sched: Scheduler,
+/// What the second core records chunks with: the machine and scheduler it starts each
+/// from, and staging buffers grown once for all of them.
+struct SecondCore<'a> {
+    interp: &'a Interpreter,
+    start: &'a Machine,
+    base: &'a Scheduler,
     grf_size: u32,
     interval: u64,
-    budget: u64,
-    stop: &AtomicBool,
-) -> Option<Later> {
-    machine.svm.accesses = Some(Box::default());
-    let steps_before = sched.steps;
-    let mut recorder = Recorder::new(&machine, grf_size);
-    recorder.checkpoints.interval = interval;
-    let mut batch = Batch::default();
-    let mut window_steps = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let time = recorder.len();
-        let Recorder { trace, checkpoints } = &mut recorder;
-        let size = size_window(&machine, &sched, checkpoints, time, trace.bytes(), budget);
-        if !size.fits {
-            return None;
-        }
-        let rounds = size.rounds;
-        match record_window(interp, &mut machine, &mut sched, rounds, &mut batch) {
-            Window::Recorded(n) => {
-                window_steps += n;
-                trace.append_batch(&batch);
-                continue;
+    stop: &'a AtomicBool,
+    batch: Batch,
+}
+
+impl SecondCore<'_> {
+    /// The recording of work-groups `groups`, from a copy of the start, in windows as the
+    /// first core records them, within `budget` bytes. None when it could not record them
+    /// all (a fault, the budget, the index's step range) or was told to stop.
+    fn record(&mut self, groups: Range<usize>, budget: u64) -> Option<Later> {
+        let (interp, batch) = (self.interp, &mut self.batch);
+        let mut machine = self.start.clone();
+        let mut sched = self.base.clone();
+        sched.groups.truncate(groups.end);
+        sched.start_group(groups.start);
+        machine.svm.accesses = Some(Box::default());
+        let steps_before = sched.steps;
+        let mut recorder = Recorder::new(&machine, self.grf_size);
+        recorder.checkpoints.interval = self.interval;
+        let mut window_steps = 0;
+        while !self.stop.load(Ordering::Relaxed) {
+            let time = recorder.len();
+            let Recorder { trace, checkpoints } = &mut recorder;
+            let size = size_window(&machine, &sched, checkpoints, time, trace.bytes(), budget);
+            if !size.fits {
+                return None;
             }
-            Window::Boundary => {}
-            Window::Failed => return None,
-        }
-        match record_step(interp, &mut machine, &mut sched, checkpoints, time, &mut batch) {
-            Single::Recorded(None) => trace.append_batch(&batch),
-            Single::Finished => {
-                checkpoints.take_at_end(&machine, time);
-                let accesses = *machine.svm.accesses.take()?;
-                return Some(Later { recorder, steps: sched.steps - steps_before, window_steps, accesses });
+            match record_window(interp, &mut machine, &mut sched, size.rounds, batch) {
+                Window::Recorded(n) => {
+                    window_steps += n;
+                    trace.append_batch(batch);
+                    continue;
+                }
+                Window::Boundary => {}
+                Window::Failed => return None,
             }
-            Single::Recorded(Some(_)) | Single::Stopped(_) => return None,
+            match record_step(interp, &mut machine, &mut sched, checkpoints, time, batch) {
+                Single::Recorded(None) => trace.append_batch(batch),
+                Single::Finished => {
+                    checkpoints.take_at_end(&machine, time);
+                    let accesses = *machine.svm.accesses.take()?;
+                    let steps = sched.steps - steps_before;
+                    return Some(Later { recorder, steps, window_steps, accesses });
+                }
+                Single::Recorded(Some(_)) | Single::Stopped(_) => return None,
+            }
         }
+        None
     }
-    None
 }
 
 #[cfg(test)]
