@@ -41,28 +41,19 @@ impl Session {
     fn mask_steps(&self, thread: ThreadId, floor: u64) -> impl Iterator<Item = EmStep> + '_ {
         let trace = &self.recorder.trace;
         let mut em = self.machine.thread(thread).control.em;
-        let mut step = self.now;
-        std::iter::from_fn(move || {
-            while step > floor {
-                step -= 1;
-                let rec = trace.at(step);
-                if rec.thread != thread.0 {
-                    continue;
-                }
-                let after = em;
-                // A step that only moved the pc changed no mask.
-                if !rec.falls_through() {
-                    for e in trace.entries(step) {
-                        if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
-                            if let Some((old, _)) = trace.control_change(step, *index) {
-                                em = old.em;
-                            }
+        trace.thread_steps_back(thread.0, floor, self.now).map(move |(step, rec)| {
+            let after = em;
+            // A step that only moved the pc changed no mask.
+            if !rec.falls_through() {
+                for e in trace.entries(step) {
+                    if let (EntryKind::Control { index }, true) = (&e.kind, e.thread == thread.0) {
+                        if let Some((old, _)) = trace.control_change(step, *index) {
+                            em = old.em;
                         }
                     }
                 }
-                return Some(EmStep { step, pc: rec.pc, before: em, after });
             }
-            None
+            EmStep { step, pc: rec.pc, before: em, after }
         })
     }
 }

@@ -846,6 +846,21 @@ impl Trace {
         hits
     }
 
+    /// `thread`'s steps from `floor` (included) to `before`, newest first, with their
+    /// records. Windows' slots of other threads are skipped whole, not looked at one by one.
+    pub fn thread_steps_back(
+        &self,
+        thread: u32,
+        floor: u64,
+        before: u64,
+    ) -> impl Iterator<Item = (u64, StepRecord)> + '_ {
+        let before = before.min(self.len());
+        let segments = (before > floor).then(|| (floor / SEGMENT..=(before - 1) / SEGMENT).rev());
+        self.steps_in(thread, segments.into_iter().flatten(), before)
+            .take_while(move |s| s.step >= floor)
+            .map(|s| (s.step, self.parts[s.part].record(s.slot, s.owner)))
+    }
+
     /// `thread`'s steps before `before` in `segments` (of [`SEGMENT`] steps, newest first),
     /// newest first: the candidates a segment index gives.
     fn steps_in<'a>(
