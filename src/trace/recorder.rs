@@ -579,8 +579,9 @@ impl Trace {
         bytes
     }
 
-    /// Appends a batch's steps in the round-robin order its stages ran in: round by round,
-    /// from the stage at `first`.
+    /// Appends a batch's steps, numbered in the round-robin order its stages ran in (round by
+    /// round, from the stage at `first`): stored thread by thread where the batch allows
+    /// ([`Trace::append_narrow`]), in step order otherwise.
     pub fn append_batch(&mut self, batch: &Batch) {
         let stages = &batch.stages[..batch.counts.len()];
         if stages.iter().all(|s| !s.foreign && !s.wide) && self.append_narrow(batch) {
