@@ -557,7 +557,7 @@ impl Trace {
         }
     }
 
-    /// Bytes that say where windows' steps are stored ([`Layout`]): part of the step records'
+    /// Bytes that say where windows' steps are stored (`layout.rs`): part of the step records'
     /// bytes in [`Trace::bytes_by_part`].
     pub fn layout_bytes(&self) -> u64 {
         self.parts.iter().map(|p| p.layout.bytes()).sum()
@@ -581,7 +581,7 @@ impl Trace {
 
     /// Appends a batch's steps, numbered in the round-robin order its stages ran in (round by
     /// round, from the stage at `first`): stored thread by thread where the batch allows
-    /// ([`Trace::append_narrow`]), in step order otherwise.
+    /// (`append_narrow`), in step order otherwise.
     pub fn append_batch(&mut self, batch: &Batch) {
         let stages = &batch.stages[..batch.counts.len()];
         if stages.iter().all(|s| !s.foreign && !s.wide) && self.append_narrow(batch) {
