@@ -222,17 +222,31 @@ impl Session {
     }
 
     /// Runs windows, and the single steps between them, into `sink`. With `claims`, the
-    /// scheduler's groups were cut short (the rest are shared with another core): running
-    /// out of them takes the next from `claims`, and pauses when none is left instead of
-    /// ending the run.
+    /// scheduler's groups were cut short (the rest are shared with another core): once it is
+    /// on its last group, the next is taken from `claims` and added to its list, so that it
+    /// moves on to it as it moves to any group (windows, and the checkpoints they end at,
+    /// fall where they would with every group listed); running out of groups then pauses
+    /// instead of ending the run.
     pub(super) fn record_frontier(
         &mut self,
         sink: &mut Sink,
         count: &mut u64,
         claims: Option<&Claims>,
     ) -> Pause {
+        let mut claiming = claims;
         while self.end.is_none() {
             let time = self.now;
+            if let Some(claims) = claiming.filter(|_| self.sched.current_group + 1 >= self.sched.groups.len())
+            {
+                match claims.front() {
+                    Some((group, threads)) => {
+                        // Taken in order: the next group in the scheduler's list.
+                        debug_assert_eq!(group, self.sched.groups.len());
+                        self.sched.groups.push(threads);
+                    }
+                    None => claiming = None,
+                }
+            }
             let mut batch = self.spare_batches.pop().unwrap_or_default();
             let mut staged = None;
             if time >= self.windows_from {
@@ -273,21 +287,10 @@ impl Session {
                         time,
                         &mut batch,
                     );
-                    if let (Single::Finished, Some(claims)) = (&single, claims) {
+                    if single == Single::Finished && claims.is_some() {
+                        // The groups left are another core's: not the end of the run.
                         self.spare_batches.push(batch);
-                        let Some((group, threads)) = claims.front() else {
-                            // The groups left are another core's: not the end of the run.
-                            return Pause::GroupsDone;
-                        };
-                        // Taken in order: the next group in the scheduler's list. Its first
-                        // step goes alone, as when the scheduler moves to a group itself, so
-                        // that windows (and the checkpoints they end at) fall as they would
-                        // with every group in the list.
-                        debug_assert_eq!(group, self.sched.groups.len());
-                        self.sched.groups.push(threads);
-                        self.sched.start_group(group);
-                        self.windows_from = time + 1;
-                        continue;
+                        return Pause::GroupsDone;
                     }
                     if !self.single_ends(single) {
                         self.spare_batches.push(batch);

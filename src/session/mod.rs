@@ -190,10 +190,11 @@ pub struct Session {
     /// runs. Off by default: front ends turn it on where the machine has two cores (the
     /// engine reads no system files).
     pub two_cores: bool,
-    /// With two cores: whether a recording to the end first tries its later work-groups on
-    /// the second core (`session::split`), before appending on it while this one runs.
+    /// With two cores: whether a recording to the end shares its work-groups not yet started
+    /// with the second core (`session::split`), before appending on it while this one runs.
     pub split_groups: bool,
-    /// Whether that was tried and could not be used (it is not tried again).
+    /// Whether that was tried in this recording (once: after an interrupt, a later
+    /// `continue` may try again).
     split_tried: bool,
     /// Staging buffers of single steps and burst windows, kept between them so that their
     /// memory is reused.

@@ -124,43 +124,47 @@ impl Layout {
         self.windows.push(window);
     }
 
-    /// The window holding step `i`, if it is in one.
-    fn window(&self, i: u64) -> Option<&WindowLayout> {
+    /// The window holding step (or slot: a window's are the same range) `i`, or, outside
+    /// windows, which step appended one at a time `i` is (counted from 0).
+    #[inline]
+    fn find(&self, i: u64) -> Result<&WindowLayout, u64> {
         let at = self.windows.partition_point(|w| w.start <= i);
-        self.windows.get(at.checked_sub(1)?).filter(|w| i < w.end())
+        match at.checked_sub(1).map(|k| &self.windows[k]) {
+            Some(w) if i < w.end() => Ok(w),
+            Some(w) => Err(i - w.windowed_before - w.len),
+            None => Err(i),
+        }
     }
 
     /// The slot holding step `i`, and whose it is.
     #[inline]
     pub fn slot(&self, i: u64) -> (u64, Owner) {
-        let at = self.windows.partition_point(|w| w.start <= i);
-        let Some(w) = at.checked_sub(1).map(|k| &self.windows[k]) else { return (i, Owner::Pushed(i)) };
-        if i >= w.end() {
-            return (i, Owner::Pushed(i - w.windowed_before - w.len));
+        match self.find(i) {
+            Ok(w) => {
+                let (p, r) = w.locate(i - w.start);
+                (w.start + w.base(p) + r, Owner::Window(w.threads[p]))
+            }
+            Err(k) => (i, Owner::Pushed(k)),
         }
-        let (p, r) = w.locate(i - w.start);
-        (w.start + w.base(p) + r, Owner::Window(w.threads[p]))
     }
 
     /// Whose slot `slot` is.
     #[inline]
     pub fn owner(&self, slot: u64) -> Owner {
-        let at = self.windows.partition_point(|w| w.start <= slot);
-        let Some(w) = at.checked_sub(1).map(|k| &self.windows[k]) else { return Owner::Pushed(slot) };
-        if slot >= w.end() {
-            return Owner::Pushed(slot - w.windowed_before - w.len);
+        match self.find(slot) {
+            Ok(w) => Owner::Window(w.threads[w.at_slot(slot - w.start).0]),
+            Err(k) => Owner::Pushed(k),
         }
-        Owner::Window(w.threads[w.at_slot(slot - w.start).0])
     }
 
     /// The step that slot `slot` holds.
     pub fn step(&self, slot: u64) -> u64 {
-        match self.window(slot) {
-            Some(w) => {
+        match self.find(slot) {
+            Ok(w) => {
                 let (p, r) = w.at_slot(slot - w.start);
                 w.start + w.step_of(p, r)
             }
-            None => slot,
+            Err(_) => slot,
         }
     }
 

@@ -262,11 +262,12 @@ impl Recorder {
     fn unshare_near(&self, machine: &mut Machine, time: u64) {
         let around = time.saturating_sub(UNSHARE_AROUND)..(time + UNSHARE_AROUND).min(self.len());
         for step in around {
-            let thread = self.trace.thread(step);
+            let (bytes, rec) = self.trace.stored_log(self.trace.stored(step));
+            let thread = rec.thread;
             if (thread as usize) < machine.threads.len() {
                 machine.thread_mut(ThreadId(thread));
             }
-            log::for_each_write(self.trace.log_range(step), thread, |w| {
+            log::for_each_write(bytes, thread, |w| {
                 if let Written::Mem { space, addr, len } = w {
                     // The write path of undo and redo with a payload of zeros (a sparse one
                     // with no byte set): the bytes stay, the page or SLM becomes this machine's.
@@ -488,19 +489,23 @@ impl Trace {
         Stored { step, part, slot, owner }
     }
 
+    /// The log bytes and record of a stored step.
+    fn stored_log(&self, s: Stored) -> (&[u8], StepRecord) {
+        let part = &self.parts[s.part];
+        (part.log_range(s.slot), part.record(s.slot, s.owner))
+    }
+
     /// The record and entries of a stored step.
     fn stored_step(&self, s: Stored) -> (StepRecord, Vec<log::Entry<'_>>) {
-        let part = &self.parts[s.part];
-        let rec = part.record(s.slot, s.owner);
-        (rec, log::decode(part.log_range(s.slot), rec.thread))
+        let (bytes, rec) = self.stored_log(s);
+        (rec, log::decode(bytes, rec.thread))
     }
 
     /// Step `step`'s record. Panics when there is no step `step`, as a slice index would.
     #[inline]
     pub fn at(&self, step: u64) -> StepRecord {
-        let (part, i) = self.part(step);
-        let (slot, owner) = part.layout.slot(i);
-        part.record(slot, owner)
+        let s = self.stored(step);
+        self.parts[s.part].record(s.slot, s.owner)
     }
 
     pub fn get(&self, step: u64) -> Option<StepRecord> {
@@ -515,8 +520,8 @@ impl Trace {
     /// The thread of step `step` alone (what scans for one thread's steps read).
     #[inline]
     pub fn thread(&self, step: u64) -> u32 {
-        let (part, i) = self.part(step);
-        part.thread_of(part.layout.slot(i).1)
+        let s = self.stored(step);
+        self.parts[s.part].thread_of(s.owner)
     }
 
     /// Channel enables summed over every step (lane operations).
@@ -727,19 +732,13 @@ impl Trace {
         step
     }
 
-    /// Step `step`'s entries in the log.
-    fn log_range(&self, step: u64) -> &[u8] {
-        let (part, i) = self.part(step);
-        part.log_range(part.layout.slot(i).0)
-    }
-
     /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
     /// applied as the log stores them, nothing allocated (but SVM writes over 256 bytes): this
     /// is what goto and reverse steps spend their time in.
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
-        let (part, i) = self.part(step);
-        let (slot, owner) = part.layout.slot(i);
-        part.apply_at(machine, part.record(slot, owner), part.log_range(slot), forward);
+        let s = self.stored(step);
+        let (bytes, rec) = self.stored_log(s);
+        self.parts[s.part].apply_at(machine, rec, bytes, forward);
     }
 
     /// Redoes step `step` (time step → step + 1).
@@ -754,7 +753,7 @@ impl Trace {
 
     /// The log entries of one step (for `trace` output and watchpoints).
     pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
-        log::decode(self.log_range(step), self.thread(step))
+        self.stored_step(self.stored(step)).1
     }
 
     /// Control-table change `index` of step `step`'s entries: the state before and after.
@@ -956,9 +955,9 @@ impl Part {
                     steps.extend(slots.map(|slot| stored(slot, self.layout.step(slot), owner)));
                 }
                 Owner::Window(_) => {}
-                Owner::Pushed(k) => {
+                first @ Owner::Pushed(_) => {
                     for slot in slots.clone() {
-                        let owner = Owner::Pushed(k + slot - slots.start);
+                        let owner = owner_at(first, slot - slots.start);
                         if self.thread_of(owner) == thread {
                             steps.push(stored(slot, slot, owner));
                         }
