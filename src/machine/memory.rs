@@ -300,8 +300,8 @@ impl Slms {
 
     /// Takes the first `n` groups' SLMs from `head`.
     pub fn set_head(&mut self, head: &Slms, n: usize) {
-        let shared = |list: &Slms| list.0.iter().zip(head.0.iter()).take(n).all(|(a, b)| Arc::ptr_eq(a, b));
-        if Arc::ptr_eq(&self.0, &head.0) || shared(self) {
+        let same = |(a, b): (&Arc<Slm>, &Arc<Slm>)| Arc::ptr_eq(a, b);
+        if Arc::ptr_eq(&self.0, &head.0) || self.0.iter().zip(head.0.iter()).take(n).all(same) {
             return;
         }
         for (mine, theirs) in Arc::make_mut(&mut self.0).iter_mut().zip(head.0.iter()).take(n) {
