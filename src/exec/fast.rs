@@ -14,8 +14,14 @@ use crate::program::Inst;
 /// A source the fast path reads.
 #[derive(Clone, Debug)]
 pub enum FastSrc {
-    Imm(i64),
-    Reg { base: u32, region: Region, ty: DataType, modifier: SrcMod },
+    /// An immediate, extended to i64 by its type, and that type (shifts and compares read it).
+    Imm(i64, DataType),
+    Reg {
+        base: u32,
+        region: Region,
+        ty: DataType,
+        modifier: SrcMod,
+    },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -72,7 +78,7 @@ fn sign_extend(ty: DataType, bits: u64) -> i64 {
 
 fn fast_src(op: &Operand) -> Option<FastSrc> {
     match op {
-        Operand::Imm(imm) if int_ty(imm.ty) => Some(FastSrc::Imm(sign_extend(imm.ty, imm.bits))),
+        Operand::Imm(imm) if int_ty(imm.ty) => Some(FastSrc::Imm(sign_extend(imm.ty, imm.bits), imm.ty)),
         Operand::Direct(DirectOperand { base, region, ty, modifier, is_null: false, .. }) if int_ty(*ty) => {
             Some(FastSrc::Reg { base: *base, region: *region, ty: *ty, modifier: *modifier })
         }
@@ -82,8 +88,7 @@ fn fast_src(op: &Operand) -> Option<FastSrc> {
 
 fn src_ty(s: &FastSrc) -> DataType {
     match s {
-        FastSrc::Imm(_) => DataType::D,
-        FastSrc::Reg { ty, .. } => *ty,
+        FastSrc::Imm(_, ty) | FastSrc::Reg { ty, .. } => *ty,
     }
 }
 
@@ -117,7 +122,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         _ => return None,
     };
     let a = fast_src(&ops[1])?;
-    let b = if n_srcs == 2 { fast_src(&ops[2])? } else { FastSrc::Imm(0) };
+    let b = if n_srcs == 2 { fast_src(&ops[2])? } else { FastSrc::Imm(0, DataType::D) };
     let wide = |t: DataType| t.size() == 8;
     let any_wide = wide(src_ty(&a)) || wide(src_ty(&b)) || (dst_ty != DataType::Bool && wide(dst_ty));
     let unsigned_wide = [src_ty(&a), src_ty(&b)].contains(&DataType::Uq);
@@ -159,7 +164,7 @@ fn compare(n: usize, a: &[i64; 32], b: &[i64; 32], f: impl Fn(i64, i64) -> bool)
 impl<O: Observer> Ctx<'_, O> {
     fn fast_read(&self, src: &FastSrc, n: u32, out: &mut [i64; 32]) -> Result<(), FaultKind> {
         match src {
-            FastSrc::Imm(v) => out[..n as usize].fill(*v),
+            FastSrc::Imm(v, _) => out[..n as usize].fill(*v),
             FastSrc::Reg { base, region, ty, modifier } => {
                 let size = ty.size();
                 let last = region.element(n.saturating_sub(1)) * size;
@@ -266,8 +271,9 @@ impl<O: Observer> Ctx<'_, O> {
 /// A dword operand of the in-place tier.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum D32 {
-    /// An immediate, extended to i64 by its own type.
-    Imm(i64),
+    /// An immediate of at most 32 bits, extended to i64 by its own type, and whether that
+    /// type is signed.
+    Imm(i64, bool),
     /// `<0;1,0>` of a d/ud register: GRF offset, signed.
     Scalar(u32, bool),
     /// A packed d/ud register (lane i at offset + 4i), signed.
@@ -307,7 +313,8 @@ type DwordKernel = fn(&mut [u8], &DwordOp, u32, u32, u32) -> Result<Option<u32>,
 
 fn d32(src: &FastSrc) -> Option<D32> {
     match src {
-        FastSrc::Imm(v) => Some(D32::Imm(*v)),
+        // A 64-bit immediate would need 64-bit lanes (`shr` of a q immediate keeps its high bits).
+        FastSrc::Imm(v, ty) if ty.size() <= 4 => Some(D32::Imm(*v, ty.is_signed_int())),
         FastSrc::Reg { base, region, ty: ty @ (DataType::D | DataType::Ud), modifier: SrcMod::None } => {
             let signed = *ty == DataType::D;
             if *region == Region::scalar() {
@@ -341,8 +348,12 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     }
     let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + 4 * n));
     // `asr` of an unsigned source is a logical shift.
-    let unsigned_a = !matches!(a, D32::Scalar(_, true) | D32::Packed(_, true));
+    let unsigned_a = !matches!(a, D32::Imm(_, true) | D32::Scalar(_, true) | D32::Packed(_, true));
     let kind = if f.kind == FastKind::Asr && unsigned_a { FastKind::Shr } else { f.kind };
+    // `shr` shifts src0 at its own width: a w or b immediate's sign bits are not the dword's.
+    if kind == FastKind::Shr && matches!(f.srcs[0], FastSrc::Imm(_, ty) if ty.size() < 4) {
+        return None;
+    }
     let kernel = kernel_for(kind, n);
     // Sources may overlap the destination: every lane is read before any is written.
     let (exec, guard, domain) = (inst.exec, inst.pred, compare_domain(a, b));
@@ -370,7 +381,7 @@ fn dwords<const L: usize>(grf: &[u8], at: u32) -> &[[u8; 4]; L] {
 #[inline(always)]
 fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
     match s {
-        D32::Imm(v) => [v as u32; L],
+        D32::Imm(v, _) => [v as u32; L],
         D32::Scalar(off, _) => [load_u32(grf, off); L],
         D32::Packed(off, _) => {
             let words = dwords::<L>(grf, off);
@@ -387,7 +398,7 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
 #[inline(always)]
 fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
     match s {
-        D32::Imm(v) => [v; L],
+        D32::Imm(v, _) => [v; L],
         D32::Scalar(_, signed) | D32::Packed(_, signed) => {
             let raw = lanes_u32::<L>(grf, s);
             let mut out = [0i64; L];
@@ -421,7 +432,7 @@ enum Domain {
 
 fn compare_domain(a: D32, b: D32) -> Domain {
     let fits = |s: D32| match s {
-        D32::Imm(v) => (i32::try_from(v).is_ok(), u32::try_from(v).is_ok()),
+        D32::Imm(v, _) => (i32::try_from(v).is_ok(), u32::try_from(v).is_ok()),
         D32::Scalar(_, signed) | D32::Packed(_, signed) => (signed, !signed),
     };
     let ((a_i32, a_u32), (b_i32, b_u32)) = (fits(a), fits(b));
@@ -631,7 +642,7 @@ fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32
 
 fn span(s: D32, n: u32) -> u32 {
     match s {
-        D32::Imm(_) => 0,
+        D32::Imm(..) => 0,
         D32::Scalar(off, _) => off + 4,
         D32::Packed(off, _) => off + 4 * n,
     }

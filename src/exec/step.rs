@@ -94,6 +94,16 @@ impl Interpreter {
         Interpreter { program, tables, plans, use_fast_paths: true }
     }
 
+    /// Which path instruction `idx` takes when fast paths are on (tests use it to know they
+    /// compared a fast form, not the general path against itself).
+    pub fn tier(&self, idx: usize) -> Tier {
+        match self.plans.get(idx) {
+            Some(Plan::Dword(_)) => Tier::Dword,
+            Some(Plan::Fast(_)) => Tier::Fast,
+            _ => Tier::General,
+        }
+    }
+
     /// Executes the instruction at thread `tid`'s pc.
     pub fn step<O: Observer>(
         &self,
@@ -368,6 +378,15 @@ impl Interpreter {
         }
         Ok(())
     }
+}
+
+/// The path an ALU instruction runs on: the in-place dword kernels, the i64 fast form, or
+/// everything else (the general ALU, control, memory).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Tier {
+    Dword,
+    Fast,
+    General,
 }
 
 /// How an instruction runs, decided once when the interpreter is built (one match per step

@@ -146,6 +146,16 @@ fn asr_and_shr_differ_on_negative_values() {
 }
 
 #[test]
+fn shifts_of_immediates_keep_the_immediates_type() {
+    // asr.md: src0 shifted arithmetically in its own type; shr.md: logically, at its width.
+    let decls = ".decl B v_type=G type=d num_elts=8 align=hword\n.decl A v_type=G type=d num_elts=8 align=hword\n.decl Q v_type=G type=q num_elts=4 align=hword";
+    let body = "    mov (M1_NM, 8) B(0,0)<1> 0x1:d\n    asr (M1_NM, 8) A(0,0)<1> -8:d B(0,0)<1;1,0>\n    shr (M1_NM, 1) Q(0,0)<1> 0x123456789:q 0x4:d";
+    let r = run(decls, body, 8).ok();
+    assert_eq!(r.i32s("A"), vec![-8 >> 1; 8]);
+    assert_eq!(r.u64s("Q")[0], 0x1_2345_6789u64 >> 4);
+}
+
+#[test]
 fn vector_immediate_builds_a_lane_ramp() {
     let r = run(
         DECLS,

@@ -84,3 +84,144 @@ fn fast_integer_paths_agree_with_the_general_alu() {
     }
     assert!(checked > 500, "only {checked} cases");
 }
+
+/// What one generated instruction left behind: R's bytes and P1, or the fault it raised.
+type Outcome = Result<(Vec<u8>, u32), String>;
+
+/// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A and B
+/// filled from `seed`; also returns the tier its first instruction took.
+fn run_generated(text: &str, seed: u64, mask: u32, fast: bool) -> (Outcome, vdb::exec::Tier) {
+    let program = Arc::new(parse(text));
+    let mut thread = ThreadState::new(&program, 32, mask);
+    let mut s = seed;
+    for name in ["A", "B", "R"] {
+        let v = program.var(program.var_id(UnitId(0), name).expect("var"));
+        let bytes = &mut thread.grf[v.offset as usize..(v.offset + v.size) as usize];
+        // Whole random words, words with only small values (shift counts, equal lanes) and
+        // words around the sign bit, chosen per variable.
+        let style = lcg(&mut s) % 3;
+        for b in bytes.iter_mut() {
+            let r = lcg(&mut s);
+            *b = match style {
+                0 => r as u8,
+                1 => (r % 5) as u8,
+                _ => [0x00, 0x7f, 0x80, 0xff][(r % 4) as usize],
+            };
+        }
+    }
+    thread.preds[0] = lcg(&mut s) as u32;
+    let mut machine = Machine { threads: vec![Shared::new(thread)].into(), ..Machine::default() };
+    let mut interp = Interpreter::new(program.clone());
+    interp.use_fast_paths = fast;
+    let tier = interp.tier(0);
+    let mut sched = Scheduler::single_group(1);
+    let outcome = match run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver) {
+        Err(f) => Err(f.render(&program)),
+        Ok(_) => {
+            let r = program.var(program.var_id(UnitId(0), "R").expect("R"));
+            let t = &machine.threads[0];
+            Ok((t.grf[r.offset as usize..(r.offset + r.size) as usize].to_vec(), t.preds[1]))
+        }
+    };
+    (outcome, tier)
+}
+
+/// An immediate of type `ty` for a generated instruction: values at the edges of every
+/// width, negative ones (written in decimal, as IGC and people write them) and 64-bit ones.
+fn immediate(s: &mut u64, ty: &str) -> String {
+    const EDGES: [i64; 14] =
+        [0, 1, -1, -8, 4, 31, 0x7f, 0x80, 0x7fff, 0x8000, 0x7fff_ffff, -0x8000_0000, 0x1_2345_6789, i64::MIN];
+    let v =
+        if lcg(s).is_multiple_of(4) { lcg(s) as i64 } else { EDGES[(lcg(s) % EDGES.len() as u64) as usize] };
+    if v < 0 && lcg(s).is_multiple_of(2) && v != i64::MIN {
+        format!("-{}:{ty}", v.unsigned_abs())
+    } else {
+        format!("{:#x}:{ty}", v as u64)
+    }
+}
+
+/// A register source of type `ty` in one of the regions real code uses.
+fn register(s: &mut u64, name: &str, modifier: &str) -> String {
+    match lcg(s) % 4 {
+        0 => format!("{modifier}{name}(0,{})<0;1,0>", lcg(s) % 4),
+        1 => format!("{modifier}{name}(0,0)<2;1,0>"),
+        _ => format!("{modifier}{name}(0,0)<1;1,0>"),
+    }
+}
+
+/// Every opcode of the fast tiers, with immediates in every source position, every integer
+/// type, negative and 64-bit values, exec sizes 1 to 32 at every legal channel offset,
+/// predicates and dispatch masks: the fast forms and the general ALU agree bit for bit (or
+/// raise the same fault).
+#[test]
+fn generated_instructions_agree_on_fast_and_general_paths() {
+    const OPS: [&str; 16] = [
+        "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
+        "cmp.le", "cmp.gt", "cmp.ge",
+    ];
+    let mut s = 0x5eed_u64;
+    let mut by_tier = [0usize; 3];
+    for case in 0..6000u32 {
+        let op = OPS[case as usize % OPS.len()];
+        // Every other case in dwords, the in-place tier's domain.
+        let pool = if case % 2 == 0 { &TYPES[..2] } else { &TYPES[..] };
+        let [ta, tb, td] = [0, 0, 0].map(|_| pool[(lcg(&mut s) % pool.len() as u64) as usize]);
+        let size = [1, 2, 4, 8, 16, 32][(lcg(&mut s) % 6) as usize];
+        let offsets: Vec<u32> = (0..32).step_by(size.max(4) as usize).collect();
+        let offset = offsets[(lcg(&mut s) % offsets.len() as u64) as usize];
+        let mask = format!("M{}", offset / 4 + 1);
+        let arith = matches!(op, "mov" | "add" | "mul" | "sel") || op.starts_with("cmp");
+        let mut modifier = || match (lcg(&mut s) % 6, arith) {
+            (0, true) => "(-)",
+            (1, true) => "(abs)",
+            (0, false) if matches!(op, "and" | "or" | "xor") => "(~)",
+            _ => "",
+        };
+        let (m0, m1) = (modifier(), modifier());
+        let n_srcs = if op == "mov" { 1 } else { 2 };
+        let mut src = |i: usize, ty: &str, m: &str| {
+            if lcg(&mut s).is_multiple_of(3) {
+                immediate(&mut s, ty)
+            } else {
+                register(&mut s, ["A", "B"][i], m)
+            }
+        };
+        let srcs: Vec<String> =
+            [(ta, m0), (tb, m1)].iter().take(n_srcs).enumerate().map(|(i, (t, m))| src(i, t, m)).collect();
+        let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
+            "P1".to_string()
+        } else {
+            "R(0,0)<1>".into()
+        };
+        let pred = match (op, lcg(&mut s) % 3) {
+            _ if op.starts_with("cmp") => "",
+            ("sel", 0) | (_, 1) => "(P0) ",
+            ("sel", _) | (_, 2) => "(!P0) ",
+            _ => "",
+        };
+        let body = format!("    {pred}{op} ({mask}, {size}) {dst} {}", srcs.join(" "));
+        let decls = format!(
+            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let seed = lcg(&mut s);
+        let (fast, tier) = run_generated(&text, seed, dispatch, true);
+        let (general, _) = run_generated(&text, seed, dispatch, false);
+        if fast != general {
+            let first = match (&fast, &general) {
+                (Ok((f, fp)), Ok((g, gp))) => match f.iter().zip(g).position(|(x, y)| x != y) {
+                    Some(i) => format!("R byte {i}: fast {:#04x}, general {:#04x}", f[i], g[i]),
+                    None => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                },
+                _ => format!("fast {fast:?}\ngeneral {general:?}"),
+            };
+            panic!(
+                "fast ({tier:?}) and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}"
+            );
+        }
+        by_tier[tier as usize] += 1;
+    }
+    // The generator must reach both fast tiers often, or it compares the general path with itself.
+    assert!(by_tier[0] > 1000 && by_tier[1] > 1500, "cases per tier (dword, fast, general): {by_tier:?}");
+}
