@@ -100,6 +100,11 @@ def gen_inputs(rng):
         "nested_loops": (64, 32, [("buffer", "n", pack("i", [rng.randint(0, 1000) for _ in range(64)]), None),
                                   ("buffer", "w", pack("f", [rng.uniform(-4, 4) for _ in range(64)]), None),
                                   ("size", "outi", 256, "exact"), ("size", "outf", 256, "exact")]),
+        "udivmod": (64, 32, [("buffer", "a", pack("I", [2**31, 2**31, 7, 2**32 - 1, 3 * 10**9, 2**31 + 1]
+                                                         + [rng.getrandbits(32) >> rng.choice([0, 0, 1, 16]) for _ in range(58)]), None),
+                             ("buffer", "b", pack("I", [3, 2**32 - 3, 2**32 - 2, 2, 2**31, 2**32 - 1]
+                                                         + [max(1, rng.getrandbits(32) >> rng.choice([0, 0, 1, 20, 28])) for _ in range(58)]), None),
+                             ("size", "out", 64 * 24, "exact"), ("scalar", "s", pack("I", [2**31 + 12345]), None)]),
     }
 
 def run(cmd, **kw):

@@ -36,6 +36,10 @@ fn imm_type(name: &str) -> Option<DataType> {
     }
 }
 
+/// Nesting allowed in a constant expression (IGC's own never pass 3; 256 levels take well
+/// under 1 MiB of stack in a debug build).
+const MAX_EXPR_DEPTH: u32 = 256;
+
 impl UnitParser<'_> {
     /// An integer constant expression. With `no_rel`, `<`/`>` end the expression (regions).
     pub fn expr(&mut self, no_rel: bool) -> PResult<i64> {
@@ -80,7 +84,24 @@ impl UnitParser<'_> {
         }
     }
 
+    /// A unary expression. Every level of nesting (parentheses, `?:`, prefix operators)
+    /// passes here, so the depth is bounded here: the parser recurses, and a kernel file must
+    /// not be able to overflow the stack of whichever thread parses it.
     fn unary(&mut self) -> PResult<i64> {
+        if self.expr_depth >= MAX_EXPR_DEPTH {
+            let span = self.peek().span;
+            return Err(PErr {
+                span,
+                msg: format!("constant expression nested more than {MAX_EXPR_DEPTH} levels deep"),
+            });
+        }
+        self.expr_depth += 1;
+        let v = self.unary_inner();
+        self.expr_depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> PResult<i64> {
         if self.eat_p("-") {
             return Ok(self.unary()?.wrapping_neg());
         }

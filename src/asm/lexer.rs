@@ -106,8 +106,8 @@ impl<'a> Lexer<'a> {
                 self.bump();
                 self.ws = true;
             } else if c == '\\' && self.continuation_follows() {
-                // `\` then optional blanks then newline: join the lines.
-                while self.peek() != Some('\n') {
+                // `\` then optional blanks then newline (or the end of the file): join the lines.
+                while self.peek().is_some_and(|c| c != '\n') {
                     self.bump();
                 }
                 self.bump();
@@ -136,18 +136,35 @@ impl<'a> Lexer<'a> {
             } else if let Some(p) = self.punct() {
                 self.push(Tok::P(p), start, line, col);
             } else {
-                self.bump();
-                self.push(
-                    Tok::Bad(format!("unexpected character '{}'", c.escape_default())),
-                    start,
-                    line,
-                    col,
-                );
+                self.bad_run(c, start, line, col);
             }
         }
         let (start, line, col) = (self.pos, self.line, self.col);
         self.push(Tok::Newline, start, line, col);
         self.push(Tok::Eof, start, line, col);
+    }
+
+    /// Characters that start no token, up to the next blank or line end, as one token: a
+    /// binary file becomes a few tokens per line, not one per byte.
+    fn bad_run(&mut self, first: char, start: usize, line: u32, col: u32) {
+        self.bump();
+        let mut count = 1usize;
+        while let Some(c) = self.peek() {
+            let starts_token = c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '"' | '\n' | ' ' | '\t' | '\r')
+                || PUNCTS.iter().any(|p| p.starts_with(c));
+            if starts_token {
+                break;
+            }
+            self.bump();
+            count += 1;
+        }
+        let msg = if count == 1 {
+            format!("unexpected character '{}'", first.escape_default())
+        } else {
+            format!("unexpected character '{}' (and {} more after it)", first.escape_default(), count - 1)
+        };
+        self.push(Tok::Bad(msg), start, line, col);
     }
 
     fn continuation_follows(&self) -> bool {
@@ -331,6 +348,23 @@ mod tests {
         assert_eq!(t[3], Tok::P(":"));
         assert_eq!(t[5], Tok::Ident("mov".into()));
         assert_eq!(t[6], Tok::Ident("a".into()));
+    }
+
+    #[test]
+    fn a_backslash_at_the_end_of_the_file_ends_the_tokens() {
+        for text in ["\\", "x \\", "x \\  \t"] {
+            let t = kinds(text);
+            assert_eq!(t.last(), Some(&Tok::Eof), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn characters_that_start_no_token_are_one_token_per_run() {
+        let t = kinds("a \u{1}\u{2}\u{3}$\u{7f}(b");
+        assert_eq!(t[0], Tok::Ident("a".into()));
+        assert!(matches!(&t[1], Tok::Bad(m) if m.contains("4 more")), "{:?}", t[1]);
+        assert_eq!(t[2], Tok::P("("));
+        assert_eq!(t[3], Tok::Ident("b".into()));
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub use diag::{Diagnostic, Diagnostics, Severity};
 
 use crate::isa::{StateId, UnitId};
 use crate::program::{
-    align_up, predefined_vars, FileId, Program, SourceFile, StateKind, StateVar, PREDEFINED_SURFACES,
+    align_up, predefined_vars, FileId, Program, SourceFile, Span, StateKind, StateVar, PREDEFINED_SURFACES,
 };
 use parser::{Binding, Ctx, UnitParser};
 use std::collections::HashMap;
@@ -67,6 +67,14 @@ pub fn parse_files_with_warnings(
     let mut units = Vec::with_capacity(files.len());
     for &i in &order {
         let file = FileId(i as u32);
+        if let Some(span) = binary_byte(file, &files[i].text) {
+            ctx.diags.push(
+                span,
+                Severity::Error,
+                "this is a binary file (a NUL byte here), not vISA assembly text",
+            );
+            continue;
+        }
         let toks = lexer::lex(file, &files[i].text);
         let unit = UnitId(units.len() as u32);
         units.push(UnitParser::new(&mut ctx, toks, file, unit).run());
@@ -89,6 +97,16 @@ pub fn parse_files_with_warnings(
         addr_slots: ctx.addr_slots,
     };
     (Some(program), diags)
+}
+
+/// Where a text holds a NUL byte, which no `.visaasm` file does: the file is binary (a zebin,
+/// a `.dat` dump), and reporting each of its bytes as a syntax error helps nobody.
+fn binary_byte(file: FileId, text: &str) -> Option<Span> {
+    let at = text.find('\0')?;
+    let before = &text[..at];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+    Some(Span { file, line, col, start: at as u32, end: at as u32 + 1 })
 }
 
 /// Whether a file has a `.kernel` directive (not `.kernel_attr`), by a quick text scan.

@@ -81,6 +81,8 @@ pub(crate) struct UnitParser<'c> {
     pub surface_count: u32,
     pub sampler_count: u32,
     pub entry: InstIdx,
+    /// How deep the constant expression being parsed nests (bounded: see `expr.rs`).
+    pub expr_depth: u32,
 }
 
 /// Human description of a token for "unexpected …" messages.
@@ -122,6 +124,7 @@ impl<'c> UnitParser<'c> {
             surface_count: 0,
             sampler_count: 0,
             entry,
+            expr_depth: 0,
         }
     }
 

@@ -418,6 +418,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
             outputs.push(Output {
                 source: OutputSource::Svm { address: *addr, size: *size },
                 path: out.clone(),
+                field: format!("args[index {index}].output"),
             });
         }
         buffers.push((label, *addr, *size));

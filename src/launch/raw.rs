@@ -153,6 +153,8 @@ pub struct Output {
     pub source: OutputSource,
     /// Path as written in the launch file (relative to its folder or to `--out`).
     pub path: String,
+    /// The launch file field that names it (`svm[1].output`), for errors.
+    pub field: String,
 }
 
 /// A validated launch, ready to run.
@@ -207,8 +209,9 @@ pub fn read_relative(base: &Path, path: &str, file: &str, field: &str) -> Result
         .map_err(|e| LaunchError::new(file, Some(field), format!("cannot read {}: {e}", full.display())))
 }
 
-/// Most bytes of a launch file, a kernel or a command file vdb reads.
-pub const MAX_TEXT_FILE: u64 = 256 << 20;
+/// Most bytes of a launch file, a kernel or a command file vdb reads (the largest real
+/// kernels dumped by IGC are under 1 MB).
+pub const MAX_TEXT_FILE: u64 = 64 << 20;
 
 /// Reads a regular file (or a pipe, as `--script /dev/stdin` is) of at most `max` bytes: a
 /// device (`/dev/zero`), a folder or a longer file is an error, not an endless read or an
@@ -318,13 +321,18 @@ fn value_bits(v: &serde_json::Value, ty: DataType) -> Option<u64> {
 }
 
 /// Deserializes with the path of the offending field in the error.
+/// A UTF-8 byte order mark, as some Windows editors save JSON with, is skipped; anything
+/// but blanks after the JSON value (a second launch object pasted below) is an error.
 fn from_json<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T, LaunchError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let field = e.path().to_string();
         let field = (field != ".").then_some(field);
         LaunchError { file: file.to_string(), field, message: e.into_inner().to_string() }
-    })
+    })?;
+    de.end().map_err(|e| LaunchError::new(file, None, format!("text after the launch object: {e}")))?;
+    Ok(value)
 }
 
 /// Loads and validates a launch file: the OpenCL form (with `zebin`/`zeinfo`) or the raw
@@ -388,7 +396,11 @@ fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchE
                 format!("no variable `{}`", reg.var),
             )
         })?;
-        outputs.push(Output { source: OutputSource::Register(var), path: reg.output.clone() });
+        outputs.push(Output {
+            source: OutputSource::Register(var),
+            path: reg.output.clone(),
+            field: format!("registers_out[{i}].output"),
+        });
     }
     for (surface, region) in &spec.surfaces {
         let field = format!("surfaces.{surface}");
@@ -535,7 +547,41 @@ fn map_region(
         machine.svm.write(start, &bytes).map_err(|e| LaunchError::new(file, Some(&field), e.to_string()))?;
     }
     if let Some(out) = &region.output {
-        outputs.push(Output { source: OutputSource::Svm { address: start, size }, path: out.clone() });
+        outputs.push(Output {
+            source: OutputSource::Svm { address: start, size },
+            path: out.clone(),
+            field: format!("{field}.output"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks, before a run, that every output can be written under `dir` (no NUL in its name,
+/// not a folder, its folder creatable, the file writable), naming the launch file's field:
+/// finding out after the run would lose the outputs.
+pub fn check_outputs(outputs: &[Output], dir: &Path, file: &str) -> Result<(), LaunchError> {
+    for out in outputs {
+        let fail = |why: String| LaunchError::new(file, Some(&out.field), why);
+        if out.path.is_empty() || out.path.contains('\0') {
+            return Err(fail("an output path must be a non-empty file name without NUL bytes".into()));
+        }
+        let path = dir.join(&out.path);
+        if path.is_dir() {
+            return Err(fail(format!("{} is a folder, not a file", path.display())));
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| fail(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        let existed = path.exists();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        if !existed {
+            let _ = std::fs::remove_file(&path);
+        }
     }
     Ok(())
 }

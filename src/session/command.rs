@@ -521,7 +521,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             // Signs first: Rust's integer parse takes `+1` as 1.
             match (a.strip_prefix(['+', '-']), a.parse::<u64>()) {
                 (Some(n), _) => {
-                    let n = count(Some(n))? as i64;
+                    // Past i64's range the move saturates (it would wrap and go the other way).
+                    let n = count(Some(n))?.min(i64::MAX as u64) as i64;
                     Command::GotoRelative(if a.starts_with('-') { -n } else { n })
                 }
                 (None, Ok(n)) => Command::GotoStep(n),
@@ -867,6 +868,9 @@ mod tests {
             ("goto +25", Command::GotoRelative(25)),
             ("goto -3", Command::GotoRelative(-3)),
             ("goto +1", Command::GotoRelative(1)),
+            ("goto +18446744073709551615", Command::GotoRelative(i64::MAX)),
+            ("goto -18446744073709551615", Command::GotoRelative(-i64::MAX)),
+            ("goto +9223372036854775808", Command::GotoRelative(i64::MAX)),
             ("undisplay", Command::Undisplay(None)),
             ("undisplay 3", Command::Undisplay(Some(3))),
             ("info display", Command::Info(InfoWhat::Display)),

@@ -80,20 +80,23 @@ pub fn resolve_region(program: &Program, unit: UnitId, text: &str, simd: u32) ->
             Some((vs, wh)) => {
                 let wh = nums(wh, ',')?;
                 let [w, h] = wh[..] else { return Err("write <vstride;width,hstride>".into()) };
-                Region { vstride: nums(vs, ',')?[0] as u8, width: w.max(1) as u8, hstride: h as u8 }
+                Region { vstride: small(nums(vs, ',')?[0])?, width: small(w.max(1))?, hstride: small(h)? }
             }
-            None => Region::dst(nums(inner, ',')?[0] as u8),
+            None => Region::dst(small(nums(inner, ',')?[0])?),
         };
         has_region = true;
         single = false;
     } else if !rest.is_empty() {
         return Err(format!("unexpected `{rest}`"));
     }
-    let base = v.offset + row * program.grf_size + col * ty.size();
-    let end = v.offset + v.size;
-    if base >= end {
-        return Err(format!("({row},{col}) is outside `{name}` ({} bytes)", v.size));
+    // Offsets are the user's numbers: computed wide, so that none wraps back inside.
+    let outside = || format!("({row},{col}) is outside `{name}` ({} bytes)", v.size);
+    let at = u64::from(row) * u64::from(program.grf_size) + u64::from(col) * u64::from(ty.size());
+    if at >= u64::from(v.size) {
+        return Err(outside());
     }
+    let base = v.offset + at as u32;
+    let end = v.offset + v.size;
     let whole = !single && !has_region;
     let n = if single {
         region = Region::scalar();
@@ -115,17 +118,25 @@ pub fn resolve_address(text: &str, args: &[(String, u64, u64)]) -> Result<u64, S
     let (name, offset) = match text.find(['+', '-']) {
         Some(pos) => {
             let off = parse_number(text[pos + 1..].trim()).ok_or(format!("bad offset in `{text}`"))?;
-            let off = if text.as_bytes()[pos] == b'-' { off.wrapping_neg() } else { off };
-            (text[..pos].trim(), off)
+            (text[..pos].trim(), (text.as_bytes()[pos] == b'-', off))
         }
-        None => (text, 0),
+        None => (text, (false, 0)),
     };
     let base = args
         .iter()
         .find(|(n, _, _)| n == name)
         .map(|(_, addr, _)| *addr)
         .ok_or_else(|| format!("`{name}` is neither a number nor a buffer (argN or a region name)"))?;
-    Ok(base.wrapping_add(offset))
+    let address = match offset {
+        (true, off) => base.checked_sub(off),
+        (false, off) => base.checked_add(off),
+    };
+    address.ok_or_else(|| format!("`{text}` is outside the 64-bit address space"))
+}
+
+/// A region parameter (stride or width), which fits a byte.
+fn small(n: u32) -> Result<u8, String> {
+    u8::try_from(n).map_err(|_| format!("{n} is too large for a region stride or width"))
 }
 
 /// A memory location: `slm[G][+OFF]`, offset OFF of the shared local memory of work-group

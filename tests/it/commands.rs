@@ -515,3 +515,33 @@ fn source_runs_a_files_commands_as_typed() {
     assert_eq!(s.now, 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// User-given numbers never wrap: a huge relative `goto` saturates at the ends of the run,
+/// and register offsets past a variable are errors, not another element.
+#[test]
+fn huge_numbers_saturate_or_fail_and_never_wrap() {
+    let mut s = session(&launch("hand/loop_exit.launch.json"));
+    run(&mut s, "goto 40");
+    assert_eq!(s.now, 40);
+    run(&mut s, "goto +18446744073709551615");
+    let end = s.now;
+    assert!(end > 40, "a forward goto went back to {end}");
+    run(&mut s, "goto -18446744073709551615");
+    assert_eq!(s.now, 0);
+    run(&mut s, "goto 40");
+    run(&mut s, "goto +9223372036854775808");
+    assert_eq!(s.now, end);
+    for line in [
+        "print LANE(0,2147483651)",
+        "print LANE(134217728,0)",
+        "watch LANE(0,2147483651)",
+        "last-write LANE(0,2147483651)",
+    ] {
+        let e = fails(&mut s, line);
+        assert!(e.contains("outside `LANE`"), "{line}: {e}");
+    }
+    let e = fails(&mut s, "print LANE<300;1,0>");
+    assert!(e.contains("too large"), "{e}");
+    let e = fails(&mut s, "x/4xw out-0x200000000");
+    assert!(e.contains("outside the 64-bit address space"), "{e}");
+}

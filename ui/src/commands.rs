@@ -148,6 +148,10 @@ pub fn run(
     };
     let threads = launch.machine.threads.len();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
+    if let Err(e) = raw::check_outputs(&launch.outputs, &dir, &launch_path.display().to_string()) {
+        eprintln!("error: {e}");
+        return EXIT_BAD_LAUNCH;
+    }
     let mut budget_stop = None;
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
         let mut session = new_session(launch, jobs.get(), budget);

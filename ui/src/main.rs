@@ -66,6 +66,14 @@ fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// A `--grf-size` value: only the sizes platforms have.
+fn grf_size(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(n @ (32 | 64)) => Ok(n),
+        _ => Err(format!("`{text}` is not a GRF size: platforms have 32-byte or 64-byte GRFs")),
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Parse .visaasm files and print every diagnostic (exit 1 if any file has an error).
@@ -75,8 +83,8 @@ enum Command {
         /// Check each file on its own instead of as one program.
         #[arg(long)]
         separately: bool,
-        /// GRF register size in bytes (32, or 64 on platforms that have it).
-        #[arg(long, default_value_t = 32)]
+        /// GRF register size in bytes: 32, or 64 on the platforms that have it (Xe-HPC, Xe2).
+        #[arg(long, default_value_t = 32, value_parser = grf_size)]
         grf_size: u32,
     },
     /// Run a launch to the end, write its outputs and print a summary.

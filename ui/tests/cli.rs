@@ -303,3 +303,127 @@ fn record_limit_takes_sizes_with_units_everywhere() {
         assert!(err.contains("--record-limit"), "{bad}: {err}");
     }
 }
+
+/// Runs vdb and kills it if it has not ended within `secs` (a hang is a failure, not a
+/// test that never ends).
+fn vdb_within(secs: u64, args: &[&str]) -> (i32, String, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vdb"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("vdb {args:?} still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().expect("stdout").read_to_string(&mut out).expect("stdout");
+    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+    (status.code().unwrap_or(-1), out, err)
+}
+
+/// Hostile or broken kernel files end in a diagnostic, never a hang, an abort or a flood.
+#[test]
+fn check_survives_hostile_files() {
+    let dir = scratch("hostile");
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).expect("write");
+        p.to_string_lossy().to_string()
+    };
+    // A trailing backslash, alone or after a token, without a newline.
+    for (name, text) in
+        [("bs1.visaasm", "\\"), ("bs2.visaasm", "x \\"), ("bs3.visaasm", ".version 4.1\nx \\ \t")]
+    {
+        let (code, _, err) = vdb_within(20, &["check", &file(name, text.as_bytes())]);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert!(err.contains(&format!("{name}:1:1: error")), "{name}: {err}");
+    }
+    // Parentheses nested far deeper than any kernel: one diagnostic, no stack overflow, and
+    // the same through `run` (which parses on more than one thread).
+    let kernel =
+        std::fs::read_to_string(root().join("sample-kernels/hand/loop_exit.visaasm")).expect("kernel");
+    let deep = format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000));
+    let nested = kernel.replacen("0x1:d", &format!("{deep}:d"), 1);
+    assert_ne!(nested, kernel, "the sample kernel has a 0x1:d immediate to replace");
+    let (code, _, err) = vdb_within(20, &["check", &file("deep.visaasm", nested.as_bytes())]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("nested more than 256 levels"), "{err}");
+    // A binary file: one diagnostic naming it, not megabytes of its bytes.
+    let mut binary = b"\x7fELF\x02\x01\x01".to_vec();
+    binary.extend((0..4_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    let (code, _, err) = vdb_within(20, &["check", &file("k.zebin", &binary)]);
+    assert_eq!(code, 1);
+    assert!(err.contains("binary file"), "{err}");
+    assert!(err.len() < 2_000, "{} bytes of diagnostics", err.len());
+    // Many bad lines: capped, and quick.
+    let bad: String = (0..40_000).map(|i| format!("frob{i} $\n")).collect();
+    let (code, _, err) = vdb_within(20, &["check", &file("bad.visaasm", bad.as_bytes())]);
+    assert_eq!(code, 1);
+    assert!(err.contains("more error(s)"), "{}", &err[err.len().saturating_sub(300)..]);
+    assert!(err.lines().count() < 400, "{} lines", err.lines().count());
+    // Terminal escapes in a source line are printed escaped.
+    let (code, _, err) =
+        vdb_within(20, &["check", &file("esc.visaasm", b".version 4.1\n\x1b]0;title\x07 \x1b[2J\n")]);
+    assert_eq!(code, 1);
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("\\u{1b}]0;title"), "{err}");
+}
+
+#[test]
+fn check_takes_only_real_grf_sizes() {
+    for size in ["0", "3", "48", "2147483648", "x"] {
+        let (code, _, err) = vdb(&["check", "--grf-size", size, "sample-kernels/hand/loop_exit.visaasm"]);
+        assert_eq!(code, 2, "--grf-size {size}: {err}");
+        assert!(err.contains("not a GRF size"), "{err}");
+    }
+    for size in ["32", "64"] {
+        let (code, _, err) = vdb(&["check", "--grf-size", size, "sample-kernels/hand/loop_exit.visaasm"]);
+        assert_eq!(code, 0, "--grf-size {size}: {err}");
+    }
+}
+
+/// Launch files: a BOM is fine, text after the object is not, and outputs that cannot be
+/// written are refused before the run, naming their field.
+#[test]
+fn launch_files_are_read_strictly_and_outputs_checked_first() {
+    let dir = scratch("launch_strict");
+    let hand = root().join("sample-kernels/hand");
+    for f in ["loop_exit.visaasm", "in.bin"] {
+        std::fs::copy(hand.join(f), dir.join(f)).expect("copy");
+    }
+    let text = std::fs::read_to_string(hand.join("loop_exit.launch.json")).expect("launch");
+    let write = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).expect("write");
+        p.to_string_lossy().to_string()
+    };
+    let bom = write("bom.json", &format!("\u{feff}{text}"));
+    let (code, out, err) = vdb(&["run", &bom]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("wrote"), "{out}");
+    let twice = write("twice.json", &format!("{text}\n{text}"));
+    let (code, _, err) = vdb(&["run", &twice]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("text after the launch object"), "{err}");
+    std::fs::create_dir_all(dir.join("taken.bin")).expect("dir");
+    let folder = write("folder.json", &text.replace("out/loop_exit.out.bin", "taken.bin"));
+    let (code, out, err) = vdb(&["run", &folder]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("svm[1].output") && err.contains("is a folder"), "{err}");
+    assert!(!out.contains("finished"), "the run went ahead: {out}");
+    let nul = write("nul.json", &text.replace("out/loop_exit.out.bin", "out\\u0000.bin"));
+    let (code, _, err) = vdb(&["run", &nul]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("svm[1].output") && err.contains("NUL"), "{err}");
+}
