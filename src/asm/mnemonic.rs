@@ -320,6 +320,15 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
             let hex = parts[0].strip_prefix('x').ok_or_else(|| bad(&parts[0]))?;
             SubOp::Bfn(u8::from_str_radix(hex, 16).map_err(|_| bad(&parts[0]))?)
         }
+        // `.aligned` / `.unaligned` (vISA 4.2; IGC 1.0.12504 prints the unaligned read with no
+        // suffix). The suffix text is kept: the interpreter reads it for the alignment rule.
+        O::SvmBlockLd if !parts.is_empty() => {
+            count(1..=1, &parts)?;
+            if parts[0] != "aligned" && parts[0] != "unaligned" {
+                return Err(bad(&parts[0]));
+            }
+            SubOp::Word(parts[0].clone())
+        }
         O::Add3 if !parts.is_empty() => {
             count(1..=1, &parts)?;
             if parts[0] != "o" {
@@ -442,7 +451,10 @@ mod tests {
         assert_eq!(d("gather4_scaled", &["RB"]).ok().map(|x| x.1), Some(SubOp::Channels(5)));
         assert!(d("gather4_scaled", &["BR"]).is_err());
         assert_eq!(d("bfn", &["xd8"]).ok().map(|x| x.1), Some(SubOp::Bfn(0xd8)));
-        assert!(d("svm_block_ld", &["unaligned"]).is_err());
+        assert_eq!(d("svm_block_ld", &["unaligned"]).ok().map(|x| x.1), Some(SubOp::Word("unaligned".into())));
+        assert_eq!(d("svm_block_ld", &["aligned"]).ok().map(|x| x.1), Some(SubOp::Word("aligned".into())));
+        assert!(d("svm_block_ld", &["sideways"]).is_err());
+        assert!(d("svm_block_st", &["unaligned"]).is_err());
         let lsc = d("lsc_atomic_icas", &["ugm"]).ok().map(|x| x.1);
         assert!(matches!(lsc, Some(SubOp::Lsc { atomic: Some(AtomicOp::Cmpxchg), .. })));
         assert!(fence_opts_ok("ERL1") && !fence_opts_ok("RE"));

@@ -223,7 +223,16 @@ fn svm_gather_scatter<O: Observer>(
 fn svm_block<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), FaultKind> {
     let addr = ctx.scalar(inst.operands.first(), 0)?;
     let len = inst.exec.size * 16;
-    check_align(addr, 16, 0)?;
+    // SVM_BLOCK_LD.md: the read's descriptor bit 3 allows dword-aligned addresses, and IGC
+    // 1.0.12504 sets it on every block read it emits while printing no suffix (reading
+    // c[1..3] of a `__constant float*` is one 16-byte read at c+4). Only a read written
+    // `.aligned` and every write (SVM_BLOCK_ST.md) must be oword-aligned.
+    let align = match (&inst.op, &inst.sub) {
+        (Opcode::SvmBlockLd, SubOp::Word(w)) if w == "aligned" => 16,
+        (Opcode::SvmBlockLd, _) => 4,
+        _ => 16,
+    };
+    check_align(addr, align, 0)?;
     let data = need(raw(inst.operands.get(1))?, "data")?;
     if inst.op == Opcode::SvmBlockLd {
         let mut buf = vec![0u8; len as usize];
