@@ -105,6 +105,9 @@ def gen_inputs(rng):
                              ("buffer", "b", pack("I", [3, 2**32 - 3, 2**32 - 2, 2, 2**31, 2**32 - 1]
                                                          + [max(1, rng.getrandbits(32) >> rng.choice([0, 0, 1, 20, 28])) for _ in range(58)]), None),
                              ("size", "out", 64 * 24, "exact"), ("scalar", "s", pack("I", [2**31 + 12345]), None)]),
+        "wide_reads": (32, 16, [("buffer", "c", pack("f", [1.5, -2.25, 3.0, 0.5]), None),
+                                ("buffer", "v3", pack("f", [2.0, 3.0, -4.0]), None),
+                                ("size", "out", 32 * 16, "exact")]),
     }
 
 def run(cmd, **kw):

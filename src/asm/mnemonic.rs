@@ -451,7 +451,10 @@ mod tests {
         assert_eq!(d("gather4_scaled", &["RB"]).ok().map(|x| x.1), Some(SubOp::Channels(5)));
         assert!(d("gather4_scaled", &["BR"]).is_err());
         assert_eq!(d("bfn", &["xd8"]).ok().map(|x| x.1), Some(SubOp::Bfn(0xd8)));
-        assert_eq!(d("svm_block_ld", &["unaligned"]).ok().map(|x| x.1), Some(SubOp::Word("unaligned".into())));
+        assert_eq!(
+            d("svm_block_ld", &["unaligned"]).ok().map(|x| x.1),
+            Some(SubOp::Word("unaligned".into()))
+        );
         assert_eq!(d("svm_block_ld", &["aligned"]).ok().map(|x| x.1), Some(SubOp::Word("aligned".into())));
         assert!(d("svm_block_ld", &["sideways"]).is_err());
         assert!(d("svm_block_st", &["unaligned"]).is_err());

@@ -114,7 +114,13 @@ impl<O: Observer> Ctx<'_, O> {
     /// Reads memory (reported to the observer for read watchpoints).
     pub fn mem_read(&mut self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), FaultKind> {
         let addr = slm_offset(space, addr);
-        self.mem_peek(space, addr, out)?;
+        if space == MemSpace::Svm {
+            if let Some((buffer_start, buffer_len)) = self.svm.read_noting(addr, out)? {
+                self.note_over_read(addr, out.len() as u64, buffer_start, buffer_len);
+            }
+        } else {
+            self.mem_peek(space, addr, out)?;
+        }
         if let (MemSpace::Svm, Some(acc)) = (space, self.svm.accesses.as_deref_mut()) {
             acc.reads.add(addr, out.len() as u64);
         }
@@ -122,6 +128,24 @@ impl<O: Observer> Ctx<'_, O> {
             self.obs.mem_read(self.tid, space, addr, out.len() as u64);
         }
         Ok(())
+    }
+
+    /// Notes a read that went past a buffer's end into the padding the driver allocates (a
+    /// compiler's widened read, not the program's doing).
+    #[cold]
+    fn note_over_read(&mut self, addr: u64, len: u64, buffer_start: u64, buffer_len: u64) {
+        let over = &mut self.svm.over_reads;
+        over.count += 1;
+        if over.first.is_none() {
+            over.first = Some(crate::machine::OverRead {
+                inst: self.thread.control.pc.0,
+                thread: self.tid.0,
+                addr,
+                len,
+                buffer_start,
+                buffer_len,
+            });
+        }
     }
 
     /// Reads memory without reporting it (old values for the write path).

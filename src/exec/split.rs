@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use super::schedule::{run_bursts, RunSummary, Scheduler};
 use super::step::Interpreter;
-use crate::machine::{Accesses, Machine, Ranges};
+use crate::machine::{Accesses, Machine, OverReads, Ranges};
 
 /// Fewer groups than this per chunk are not worth a second start state.
 const MIN_GROUPS_PER_CHUNK: usize = 4;
@@ -30,6 +30,8 @@ struct Chunk {
     writes: Ranges,
     /// The bytes of `writes` when the chunk ended.
     bytes: Vec<(u64, Vec<u8>)>,
+    /// Its reads past buffers' ends.
+    over_reads: OverReads,
 }
 
 /// A chunk's state as the cores report it.
@@ -46,6 +48,8 @@ struct Progress {
     /// The written bytes of the chunks that passed, `[0, passed.len())`, in order.
     passed: Vec<Vec<(u64, Vec<u8>)>>,
     summary: RunSummary,
+    /// The passed chunks' reads past buffers' ends.
+    over_reads: OverReads,
     /// For each core, what the passed chunks wrote on the other cores.
     foreign: Vec<Ranges>,
     /// The first chunk that did not pass.
@@ -58,6 +62,7 @@ impl Progress {
             slots: (0..chunks).map(|_| Slot::Pending).collect(),
             passed: Vec::new(),
             summary: RunSummary::default(),
+            over_reads: OverReads::default(),
             foreign: vec![Ranges::default(); cores],
             failed_at: None,
         }
@@ -78,6 +83,7 @@ impl Progress {
                     }
                     self.summary.steps += chunk.summary.steps;
                     self.summary.lane_ops += chunk.summary.lane_ops;
+                    self.over_reads.add(&chunk.over_reads);
                     self.passed.push(chunk.bytes);
                 }
                 Slot::Ran(_) | Slot::Stopped => self.failed_at = Some(c),
@@ -91,6 +97,7 @@ impl Progress {
         for (addr, bytes) in self.passed.iter().flatten() {
             machine.svm.write(*addr, bytes).ok()?;
         }
+        machine.svm.over_reads.add(&self.over_reads);
         Some(())
     }
 }
@@ -204,8 +211,10 @@ fn run_chunk(
     sched.start_group(lo);
     let steps_before = sched.steps;
     machine.svm.accesses = Some(Box::default());
+    let over_before = std::mem::take(&mut machine.svm.over_reads);
     let summary = run_bursts(interp, machine, sched);
     let accesses = machine.svm.accesses.take();
+    let over_reads = std::mem::replace(&mut machine.svm.over_reads, over_before);
     sched.groups.extend(rest);
     let summary = summary?;
     let summary = RunSummary { steps: summary.steps - steps_before, lane_ops: summary.lane_ops };
@@ -218,7 +227,7 @@ fn run_chunk(
         machine.svm.read(start, &mut buf).ok()?;
         bytes.push((start, buf));
     }
-    Some(Chunk { core, summary, reads, writes, bytes })
+    Some(Chunk { core, summary, reads, writes, bytes, over_reads })
 }
 
 #[cfg(test)]
@@ -235,7 +244,8 @@ mod tests {
         r.normalize();
         w.normalize();
         let bytes = writes.iter().map(|&(a, v)| (BASE + a, vec![v])).collect();
-        Slot::Ran(Chunk { core, summary: RunSummary { steps: 10, lane_ops: 80 }, reads: r, writes: w, bytes })
+        let summary = RunSummary { steps: 10, lane_ops: 80 };
+        Slot::Ran(Chunk { core, summary, reads: r, writes: w, bytes, over_reads: OverReads::default() })
     }
 
     /// Reports `slots` one at a time in the order given by `order`; the first failed chunk.

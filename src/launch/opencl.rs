@@ -406,7 +406,7 @@ pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<L
     for BufferArg { index, address: addr, size, init, output } in &bound.buffers {
         let label = format!("arg{index}");
         if *size > 0 {
-            machine.svm.map(*addr, *size, &label);
+            machine.svm.map_buffer(*addr, *size, &label);
         }
         if let Some(bytes) = init {
             machine

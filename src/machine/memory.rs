@@ -42,6 +42,39 @@ pub struct Region {
     pub start: u64,
     pub len: u64,
     pub name: String,
+    /// Bytes past `len` that read as zeros and cannot be written: the rest of the last page
+    /// of a buffer the driver allocated in whole pages (see [`Svm::map_buffer`]).
+    pub padding: u64,
+}
+
+/// Reads that reached past a buffer's end into its padding (compilers widen reads: a
+/// three-float read becomes one 16-byte load): how many, and the first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OverReads {
+    pub count: u64,
+    /// (instruction index, thread, address, length, buffer start, buffer length).
+    pub first: Option<OverRead>,
+}
+
+/// One read past a buffer's end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverRead {
+    pub inst: u32,
+    pub thread: u32,
+    pub addr: u64,
+    pub len: u64,
+    pub buffer_start: u64,
+    pub buffer_len: u64,
+}
+
+impl OverReads {
+    /// Adds `other`'s reads (a later part of the same run).
+    pub fn add(&mut self, other: &OverReads) {
+        self.count += other.count;
+        if self.first.is_none() {
+            self.first = other.first.clone();
+        }
+    }
 }
 
 type Page = [u8; PAGE_SIZE as usize];
@@ -56,6 +89,8 @@ pub struct Svm {
     pages: imbl::HashMap<u64, Arc<Page>>,
     /// When set, the byte ranges instructions read and wrote (see [`Accesses`]).
     pub accesses: Option<Box<Accesses>>,
+    /// Reads past a buffer's end into its padding, noted by the instructions that made them.
+    pub over_reads: OverReads,
     /// Pages this memory and the copies it was made from made: written first, or copied on
     /// a write because a copy shared them ([`Svm::pages_made_since`]).
     made: u64,
@@ -136,7 +171,13 @@ static ZERO_PAGE: Page = [0; PAGE_SIZE as usize];
 /// them, not to its state (a checkpoint taken while they are on does not copy them).
 impl Clone for Svm {
     fn clone(&self) -> Svm {
-        Svm { regions: self.regions.clone(), pages: self.pages.clone(), accesses: None, made: self.made }
+        Svm {
+            regions: self.regions.clone(),
+            pages: self.pages.clone(),
+            accesses: None,
+            over_reads: self.over_reads.clone(),
+            made: self.made,
+        }
     }
 }
 
@@ -147,8 +188,38 @@ pub struct PageChanges(Vec<(u64, Arc<Page>)>);
 impl Svm {
     /// Maps `[start, start+len)` under `name`, zero-filled. Regions must not overlap.
     pub fn map(&mut self, start: u64, len: u64, name: &str) {
-        self.regions.push(Region { start, len, name: name.to_string() });
+        self.map_padded(start, len, 0, name);
+    }
+
+    /// Maps a buffer as the driver allocates it: in whole pages, the rest of the last page
+    /// readable (as zeros) and not writable. `start` must be page-aligned and the next
+    /// region start at or after the page end.
+    pub fn map_buffer(&mut self, start: u64, len: u64, name: &str) {
+        let padding = len.next_multiple_of(PAGE_SIZE).max(PAGE_SIZE) - len;
+        self.map_padded(start, len, padding, name);
+    }
+
+    fn map_padded(&mut self, start: u64, len: u64, padding: u64, name: &str) {
+        self.regions.push(Region { start, len, name: name.to_string(), padding });
         self.regions.sort_by_key(|r| r.start);
+    }
+
+    /// The region whose readable bytes (its padding too) hold all of `[addr, addr+len)`.
+    fn readable_region(&self, addr: u64, len: u64) -> Option<&Region> {
+        let idx = self.regions.partition_point(|r| r.start <= addr);
+        let region = self.regions.get(idx.checked_sub(1)?)?;
+        let end = addr.checked_add(len)?;
+        (end <= region.start + region.len + region.padding).then_some(region)
+    }
+
+    /// Reads `out.len()` bytes at `addr`; `Ok(Some(region))` when the read reached into a
+    /// buffer's padding past its end (the caller notes it as an over-read).
+    pub fn read_noting(&self, addr: u64, out: &mut [u8]) -> Result<Option<(u64, u64)>, MemError> {
+        let len = out.len() as u64;
+        let region = self.readable_region(addr, len).ok_or(MemError::Unmapped { addr, len })?;
+        let past = (addr + len > region.start + region.len).then_some((region.start, region.len));
+        self.read_unchecked(addr, out);
+        Ok(past)
     }
 
     pub fn regions(&self) -> &[Region] {
@@ -170,9 +241,12 @@ impl Svm {
         }
     }
 
-    /// Reads `out.len()` bytes at `addr`.
+    /// Reads `out.len()` bytes at `addr` (a buffer's padding reads as zeros).
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
-        self.check(addr, out.len() as u64)?;
+        self.read_noting(addr, out).map(|_| ())
+    }
+
+    fn read_unchecked(&self, addr: u64, out: &mut [u8]) {
         let mut done = 0usize;
         while done < out.len() {
             let a = addr + done as u64;
@@ -182,7 +256,6 @@ impl Svm {
             out[done..done + n].copy_from_slice(&page[in_page..in_page + n]);
             done += n;
         }
-        Ok(())
     }
 
     /// Writes `bytes` at `addr`, copying a page first if a checkpoint shares it.
@@ -436,5 +509,29 @@ mod tests {
         assert!(slm.write(60, &[1, 2, 3, 4]).is_ok());
         assert!(slm.write(61, &[1, 2, 3, 4]).is_err());
         assert!(slm.write(u64::MAX, &[1]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod buffer_tests {
+    use super::*;
+
+    #[test]
+    fn a_buffers_padding_reads_as_zeros_is_noted_and_cannot_be_written() {
+        let mut svm = Svm::default();
+        svm.map_buffer(0x10000, 16, "buf");
+        svm.write(0x10000, &[7; 16]).expect("inside");
+        let mut out = [1u8; 8];
+        assert_eq!(svm.read_noting(0x1000c, &mut out), Ok(Some((0x10000, 16))));
+        assert_eq!(out, [7, 7, 7, 7, 0, 0, 0, 0]);
+        assert_eq!(svm.read_noting(0x10000, &mut out), Ok(None));
+        // Up to the page end, and not a byte further.
+        let mut last = [0u8; 4];
+        assert!(svm.read(0x10ffc, &mut last).is_ok());
+        assert!(svm.read(0x10ffe, &mut last).is_err());
+        assert!(svm.write(0x1000c, &[1; 8]).is_err(), "a write past the end stays a fault");
+        // A plain mapping has no padding.
+        svm.map(0x20000, 16, "exact");
+        assert!(svm.read(0x2000c, &mut out).is_err());
     }
 }

@@ -99,12 +99,21 @@ fn svm_block_reads_may_be_dword_aligned_and_writes_may_not() {
         let r = run(&format!("{body}    {read} (1) B(0,0)<0;1,0> D.0"), 0x01, 0);
         assert_eq!(&r.bytes("D")[..16], &(4..20u8).collect::<Vec<_>>()[..], "{read}");
     }
-    for (line, op) in [("svm_block_ld.aligned (1) B(0,0)<0;1,0> D.0", "aligned read"), ("svm_block_st (1) B(0,0)<0;1,0> S.0", "write")] {
+    for (line, op) in [
+        ("svm_block_ld.aligned (1) B(0,0)<0;1,0> D.0", "aligned read"),
+        ("svm_block_st (1) B(0,0)<0;1,0> S.0", "write"),
+    ] {
         let r = run_with(DECLS, &format!("{body}    {line}"), 8, 1, |p, m| setup(p, m, 0));
         let fault = r.result.as_ref().err().map(|f| f.render(&r.program)).unwrap_or_default();
         assert!(fault.contains("not 16-byte aligned"), "{op}: {fault}");
     }
-    let r = run_with(DECLS, "    add (M1_NM, 1) B(0,0)<1> B(0,0)<0;1,0> 0x2:uq\n    svm_block_ld (1) B(0,0)<0;1,0> D.0", 8, 1, |p, m| setup(p, m, 0));
+    let r = run_with(
+        DECLS,
+        "    add (M1_NM, 1) B(0,0)<1> B(0,0)<0;1,0> 0x2:uq\n    svm_block_ld (1) B(0,0)<0;1,0> D.0",
+        8,
+        1,
+        |p, m| setup(p, m, 0),
+    );
     let fault = r.result.as_ref().err().map(|f| f.render(&r.program)).unwrap_or_default();
     assert!(fault.contains("not 4-byte aligned"), "{fault}");
 }

@@ -221,6 +221,30 @@ pub fn run(
             EXIT_FAULT
         }
     };
+    let over_reads = &machine.svm.over_reads;
+    if let Some(first) = &over_reads.first {
+        let inst = program.inst(vdb::isa::InstIdx(first.inst));
+        let file = program.files.get(inst.span.file.0 as usize).map_or("?", |f| f.path.as_str());
+        let buffer = machine
+            .svm
+            .regions()
+            .iter()
+            .find(|r| r.start == first.buffer_start)
+            .map_or("?", |r| r.name.as_str());
+        say!(
+            "note: {} compiler over-read(s) past a buffer's end, read as zeros (buffers are mapped in \
+             whole 4 KiB pages, as the driver allocates them); the first: {}:{} ($id {}), thread {}, \
+             {} bytes at {:#x}, past the {}-byte buffer `{buffer}`",
+            over_reads.count,
+            file,
+            inst.span.line,
+            inst.id,
+            first.thread,
+            first.len,
+            first.addr,
+            first.buffer_len
+        );
+    }
     match raw::write_outputs(&program, &machine, &outputs, &dir) {
         Ok(paths) => {
             for p in paths {
@@ -235,7 +259,7 @@ pub fn run(
     if stats {
         let mut line = serde_json::json!({
             "threads": threads, "instructions": steps, "steps": steps, "lane_ops": lane_ops,
-            "wall_ms": wall_ms, "peak_rss": peak_rss(),
+            "wall_ms": wall_ms, "peak_rss": peak_rss(), "over_reads": machine.svm.over_reads.count,
         });
         if let Some(parts) = recorded {
             let bytes = parts.total();

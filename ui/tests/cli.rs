@@ -427,3 +427,24 @@ fn launch_files_are_read_strictly_and_outputs_checked_first() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("svm[1].output") && err.contains("NUL"), "{err}");
 }
+
+/// Reads IGC widens past a buffer's end (a 16-byte read at c+4 of a 16-byte buffer) run as on
+/// the hardware, reading the driver's padding as zeros, and the summary says so.
+#[test]
+fn compiler_over_reads_run_and_are_reported() {
+    for device in ["skl", "tgllp", "acm-g10"] {
+        let dir = scratch(&format!("wide_{device}"));
+        let d = dir.to_string_lossy().to_string();
+        let launch = format!("sample-kernels/opencl/wide_reads/{device}.launch.json");
+        let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--stats"]);
+        assert_eq!(code, 0, "{device}: {err}");
+        assert!(out.contains("compiler over-read(s) past a buffer's end"), "{device}: {out}");
+        let stats: serde_json::Value =
+            serde_json::from_str(out.lines().last().expect("stats")).expect("json");
+        assert!(stats["over_reads"].as_u64().expect("count") > 0, "{device}: {stats}");
+        let got = std::fs::read(dir.join("out/out.bin")).expect("output");
+        let want =
+            std::fs::read(root().join("sample-kernels/opencl/wide_reads/expected/out.bin")).expect("pocl");
+        assert_eq!(got, want, "{device}");
+    }
+}
