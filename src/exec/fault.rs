@@ -98,6 +98,37 @@ impl fmt::Display for FaultKind {
     }
 }
 
+impl FaultKind {
+    /// The fault with its lane counted as the thread's channel (an instruction's lane plus
+    /// its mask offset: lane 0 of `(M3, 8)` is channel 8), the one convention every report
+    /// of a lane follows.
+    pub fn in_thread_channels(self, offset: u32) -> FaultKind {
+        match self {
+            FaultKind::Memory { lane, message } => {
+                FaultKind::Memory { lane: lane.map(|l| l + offset), message }
+            }
+            FaultKind::IndirectOutOfBounds { operand, lane, address } => {
+                FaultKind::IndirectOutOfBounds { operand, lane: lane + offset, address }
+            }
+            FaultKind::IndirectMisaligned { operand, lane, address, align } => {
+                FaultKind::IndirectMisaligned { operand, lane: lane + offset, address, align }
+            }
+            other => other,
+        }
+    }
+
+    /// The thread channel the fault names, if it names one.
+    pub fn lane(&self) -> Option<u32> {
+        match self {
+            FaultKind::Memory { lane, .. } => *lane,
+            FaultKind::IndirectOutOfBounds { lane, .. } | FaultKind::IndirectMisaligned { lane, .. } => {
+                Some(*lane)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl From<MemError> for FaultKind {
     fn from(e: MemError) -> FaultKind {
         FaultKind::Memory { lane: None, message: e.to_string() }
@@ -125,5 +156,29 @@ impl Fault {
             self.kind,
             program.inst_text(self.pc)
         )
+    }
+
+    /// [`Fault::render`], followed for an OpenCL launch by the work-item the faulting lane
+    /// holds (lanes are the thread's channels).
+    pub fn render_in(&self, program: &Program, geometry: Option<&crate::launch::NdGeometry>) -> String {
+        let text = self.render(program);
+        let item = self
+            .kind
+            .lane()
+            .zip(geometry)
+            .and_then(|(lane, g)| Some((lane, g.work_item(self.thread.0, lane)?)));
+        match item {
+            Some((lane, w)) => {
+                let dims = geometry.map_or(1, |g| g.shown_dims()) as usize;
+                let ids = |v: &[u64]| v[..dims].iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+                let group: Vec<u64> = w.group.iter().map(|&x| u64::from(x)).collect();
+                format!(
+                    "{text}\n    (lane {lane} holds work-item {} of work-group {})",
+                    ids(&w.global),
+                    ids(&group)
+                )
+            }
+            None => text,
+        }
     }
 }

@@ -30,6 +30,8 @@ pub struct Scheduler {
     pub steps: u64,
     /// Stop with a fault after this many steps (0 = no limit).
     pub step_limit: u64,
+    /// Lanes enabled over the steps [`run_to_end`] ran (kept when a step faults).
+    pub lane_ops: u64,
 }
 
 impl Scheduler {
@@ -39,7 +41,8 @@ impl Scheduler {
     }
 
     pub fn new(groups: Vec<Range<u32>>) -> Scheduler {
-        let mut sched = Scheduler { groups, current_group: 0, cursor: 0, steps: 0, step_limit: 0 };
+        let mut sched =
+            Scheduler { groups, current_group: 0, cursor: 0, steps: 0, step_limit: 0, lane_ops: 0 };
         sched.start_group(0);
         sched
     }
@@ -155,9 +158,12 @@ pub fn run_to_end<O: Observer>(
             let pc = machine.thread(tid).control.pc;
             return Err(Fault { kind: FaultKind::StepLimit(sched.step_limit), thread: tid, pc });
         }
-        let info = interp.step(machine, tid, observer)?;
+        // A faulting instruction counts as a step, as it is one in a recording (the step
+        // the debugger stops on).
+        let info = interp.step(machine, tid, observer).inspect_err(|_| sched.steps += 1)?;
         sched.steps += 1;
         summary.lane_ops += info.chen.count_ones() as u64;
+        sched.lane_ops += info.chen.count_ones() as u64;
         if info.event == StepEvent::Idle {
             continue;
         }

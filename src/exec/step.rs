@@ -170,7 +170,10 @@ impl Interpreter {
                 control::arrive(control);
                 Ok(chen)
             }
-            Err(kind) => Err(faulted(control, ctx.tid, pc, kind)),
+            Err(kind) => {
+                let offset = self.program.insts.get(at).map_or(0, |i| i.exec.offset);
+                Err(faulted(control, ctx.tid, pc, kind.in_thread_channels(offset)))
+            }
         }
     }
 
@@ -231,6 +234,7 @@ impl Interpreter {
                     let (chen, em_part, pmask) =
                         enables(op.exec, op.guard, ctx.thread.control.em, &ctx.thread.preds);
                     if let Err(kind) = ctx.run_dword(op, chen, em_part, pmask) {
+                        let kind = kind.in_thread_channels(op.exec.offset);
                         return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
                     }
                     ctx.thread.control.pc = InstIdx(pc.0 + 1);

@@ -20,6 +20,8 @@ pub enum MemError {
     Unmapped { addr: u64, len: u64 },
     /// SLM access past its size.
     SlmOutOfBounds { addr: u64, len: u64, size: u64 },
+    /// A write (or a debugger read) reaching past a buffer's end into the padding of its last page.
+    PastEnd { addr: u64, len: u64, buffer: String, buffer_len: u64 },
 }
 
 impl fmt::Display for MemError {
@@ -31,6 +33,10 @@ impl fmt::Display for MemError {
             MemError::SlmOutOfBounds { addr, len, size } => write!(
                 f,
                 "SLM access at {addr:#x} ({len} bytes) is outside the {size}-byte shared local memory"
+            ),
+            MemError::PastEnd { addr, len, buffer, buffer_len } => write!(
+                f,
+                "{len} bytes at {addr:#x} reach past the end of the {buffer_len}-byte buffer `{buffer}`"
             ),
         }
     }
@@ -235,15 +241,26 @@ impl Svm {
     }
 
     fn check(&self, addr: u64, len: u64) -> Result<(), MemError> {
-        match self.region_of(addr, len) {
-            Some(_) => Ok(()),
-            None => Err(MemError::Unmapped { addr, len }),
+        match (self.region_of(addr, len), self.readable_region(addr, len)) {
+            (Some(_), _) => Ok(()),
+            (None, Some(r)) => {
+                Err(MemError::PastEnd { addr, len, buffer: r.name.clone(), buffer_len: r.len })
+            }
+            (None, None) => Err(MemError::Unmapped { addr, len }),
         }
     }
 
     /// Reads `out.len()` bytes at `addr` (a buffer's padding reads as zeros).
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
         self.read_noting(addr, out).map(|_| ())
+    }
+
+    /// Reads `out.len()` bytes at `addr` inside a buffer's own bytes (not its padding): what
+    /// the debugger shows and compares is what the program owns.
+    pub fn read_owned(&self, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
+        self.check(addr, out.len() as u64)?;
+        self.read_unchecked(addr, out);
+        Ok(())
     }
 
     fn read_unchecked(&self, addr: u64, out: &mut [u8]) {

@@ -46,10 +46,11 @@ impl Machine {
         &self.threads[id.0 as usize]
     }
 
-    /// Reads memory: SVM, or work-group G's SLM (`MemSpace::Slm(G)`).
+    /// Reads memory: SVM (a buffer's own bytes, not the padding of its last page), or
+    /// work-group G's SLM (`MemSpace::Slm(G)`).
     pub fn read_memory(&self, space: MemSpace, addr: u64, out: &mut [u8]) -> Result<(), String> {
         match space {
-            MemSpace::Svm => self.svm.read(addr, out).map_err(|e| e.to_string()),
+            MemSpace::Svm => self.svm.read_owned(addr, out).map_err(|e| e.to_string()),
             MemSpace::Slm(g) => match self.slms.get(g as usize) {
                 Some(slm) => slm.read(addr, out).map_err(|e| e.to_string()),
                 None => Err(format!("no SLM for group {g}")),

@@ -1024,7 +1024,7 @@ impl Session {
                     None => "recording goes on as the run moves forward".to_string(),
                     Some(super::EndState::Finished) => "the run is complete".to_string(),
                     Some(super::EndState::Fault(f)) => {
-                        format!("the run faulted: {}", f.render(&self.program))
+                        format!("the run faulted: {}", f.render_in(&self.program, self.geometry.as_ref()))
                     }
                     Some(super::EndState::RecordLimit(b)) => {
                         format!("the recording budget stopped it at {b} bytes")

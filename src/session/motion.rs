@@ -14,7 +14,9 @@ impl Session {
     /// The end state as a stop reason.
     fn end_reason(&self) -> StopReason {
         match &self.end {
-            Some(EndState::Fault(f)) => StopReason::Fault { message: f.render(&self.program) },
+            Some(EndState::Fault(f)) => {
+                StopReason::Fault { message: f.render_in(&self.program, self.geometry.as_ref()) }
+            }
             Some(EndState::RecordLimit(b)) => StopReason::RecordLimit { bytes: *b },
             _ => StopReason::End,
         }

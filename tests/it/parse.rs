@@ -166,6 +166,9 @@ fn parse_probes_agree_with_genx_ir() {
                     assert_eq!(faults, 0, "{name}: unexpected static fault\n{}", diags.render());
                 }
             }
+            // `svm_block_ld.unaligned` is the vISA 4.2 spelling, which 12504 rejects and vdb
+            // accepts (12504 prints the unaligned read without a suffix).
+            Some(_) if name == "p34" => assert!(prog.is_some(), "p34: {}", diags.render()),
             Some(line) => {
                 assert!(prog.is_none(), "{name} should be rejected");
                 // GenX_IR reports errors found at a line's end after reading the newline,

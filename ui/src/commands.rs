@@ -153,6 +153,7 @@ pub fn run(
         return EXIT_BAD_LAUNCH;
     }
     let mut budget_stop = None;
+    let geometry = launch.geometry.clone();
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
         let mut session = new_session(launch, jobs.get(), budget);
         let stop = session.run_to_end();
@@ -196,7 +197,7 @@ pub fn run(
         };
         let (lane_ops, fault) = match result {
             Ok(summary) => (summary.lane_ops, None),
-            Err(f) => (0, Some(f)),
+            Err(f) => (launch.scheduler.lane_ops, Some(f)),
         };
         (launch.program, launch.machine, launch.outputs, launch.scheduler.steps, lane_ops, fault, None)
     };
@@ -216,7 +217,7 @@ pub fn run(
             EXIT_OK
         }
         (Some(fault), _) => {
-            eprintln!("{}", fault.render(&program));
+            eprintln!("{}", fault.render_in(&program, geometry.as_ref()));
             eprintln!("  (thread {}, after {steps} instructions)", fault.thread.0);
             EXIT_FAULT
         }

@@ -251,7 +251,10 @@ fn run_on_several_cores_gives_the_sequential_outputs_and_faults() {
     for jobs in ["1", "2"] {
         let (code, _, err) = vdb(&["run", &launch, "--jobs", jobs]);
         assert_eq!(code, 3, "{err}");
-        assert!(err.contains("lane 0: access to unmapped SVM memory at 0x"), "{err}");
+        assert!(
+            err.contains("lane 0: 4 bytes at 0x") && err.contains("past the end of the 2048-byte buffer"),
+            "{err}"
+        );
         let thread: u32 = err
             .split("fault in thread ")
             .nth(1)
@@ -447,4 +450,43 @@ fn compiler_over_reads_run_and_are_reported() {
             std::fs::read(root().join("sample-kernels/opencl/wide_reads/expected/out.bin")).expect("pocl");
         assert_eq!(got, want, "{device}");
     }
+}
+
+/// A fault reads the same recorded or not: the same instruction count, lane operations,
+/// lane (the thread's channel) and work-item.
+#[test]
+fn a_fault_reads_the_same_recorded_or_not() {
+    let dir = scratch("fault_same");
+    let collatz = root().join("sample-kernels/opencl/collatz");
+    let mut launch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch"))
+            .expect("json");
+    // An output buffer of 16 bytes: a store past its end (into the page's padding) faults.
+    launch["args"][1]["size"] = serde_json::json!(16);
+    for k in ["kernel", "zebin"] {
+        let rel = launch[k].as_str().expect("path").to_string();
+        launch[k] = serde_json::json!(collatz.join(rel).to_string_lossy());
+    }
+    launch["args"][0]["buffer"] = serde_json::json!(collatz.join("in/in.bin").to_string_lossy());
+    let path = dir.join("small.launch.json");
+    std::fs::write(&path, launch.to_string()).expect("write");
+    let p = path.to_string_lossy().to_string();
+    let plain = vdb(&["run", &p, "--stats"]);
+    let recorded = vdb(&["run", &p, "--stats", "--record"]);
+    for (code, _, err) in [&plain, &recorded] {
+        assert_eq!(*code, 3, "{err}");
+        assert!(err.contains("past the end of the 16-byte buffer"), "{err}");
+        // The lane named is the thread's channel, and the work-item it holds is named.
+        let lane = err.split("lane ").nth(1).and_then(|t| t.split(':').next()).expect("a lane");
+        assert!(err.contains(&format!("(lane {lane} holds work-item ")), "{err}");
+    }
+    assert_eq!(plain.2, recorded.2, "fault reports differ");
+    let stat = |out: &str, key: &str| {
+        let v: serde_json::Value = serde_json::from_str(out.lines().last().expect("stats")).expect("json");
+        v[key].as_u64().expect(key)
+    };
+    for key in ["instructions", "lane_ops"] {
+        assert_eq!(stat(&plain.1, key), stat(&recorded.1, key), "{key}");
+    }
+    assert!(stat(&plain.1, "lane_ops") > 0);
 }
