@@ -36,9 +36,10 @@ fn imm_type(name: &str) -> Option<DataType> {
     }
 }
 
-/// Nesting allowed in a constant expression (IGC's own never pass 3; 256 levels take well
-/// under 1 MiB of stack in a debug build).
-const MAX_EXPR_DEPTH: u32 = 256;
+/// Nesting allowed in a constant expression (IGC's own never pass 3). Each level is a dozen
+/// frames of the precedence climb: 256 levels overflowed a spawned thread's 2 MiB stack in a
+/// debug build, 64 fit in 1 MiB (a test checks it).
+const MAX_EXPR_DEPTH: u32 = 64;
 
 impl UnitParser<'_> {
     /// An integer constant expression. With `no_rel`, `<`/`>` end the expression (regions).
@@ -280,5 +281,30 @@ mod tests {
         assert_eq!(apply(">>>", -8, 60), Some(15));
         assert_eq!(apply("/", 1, 0), None);
         assert_eq!(apply("%", 7, 4), Some(3));
+    }
+
+    /// The deepest nesting allowed parses in a debug build on half a spawned thread's
+    /// default 2 MiB stack; one level more is a diagnostic.
+    #[test]
+    fn nesting_is_bounded_and_fits_a_default_thread_stack() {
+        let kernel = |depth: u32| {
+            let open = "(".repeat(depth as usize);
+            let close = ")".repeat(depth as usize);
+            format!(
+                ".version 4.1\n.kernel \"t\"\n.decl R v_type=G type=d num_elts=8 align=hword\n.kernel_attr Target=\"3d\"\n.kernel_attr SimdSize=8\n.function \"_main_0\"\n\n_main_0:\n    mov (M1, 8) R(0,0)<1> {open}-1{close}:d\n    ret (M1, 1)\n"
+            )
+        };
+        let parsed = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let deepest = crate::asm::parse_str("t.visaasm", &kernel(MAX_EXPR_DEPTH - 1)).is_ok();
+                let too_deep = crate::asm::parse_str("t.visaasm", &kernel(MAX_EXPR_DEPTH + 1));
+                (deepest, too_deep.err().map(|d| d.render()))
+            })
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+        assert!(parsed.0, "{} levels should parse", MAX_EXPR_DEPTH - 1);
+        assert!(parsed.1.is_some_and(|r| r.contains(&format!("nested more than {MAX_EXPR_DEPTH} levels"))));
     }
 }

@@ -355,8 +355,16 @@ fn load_data_sections(machine: &mut Machine, zebin: &Zebin, program: &Program) {
         .collect();
 }
 
-pub(super) fn build(spec: OpenClLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchError> {
-    let program = Arc::new(load_program(base, &spec.kernel, &spec.functions, 32, file)?);
+pub(super) fn build(
+    spec: OpenClLaunchFile,
+    base: &Path,
+    file: &str,
+    reuse: Option<&Arc<Program>>,
+) -> Result<Launch, LaunchError> {
+    let program = match reuse {
+        Some(p) => p.clone(),
+        None => Arc::new(load_program(base, &spec.kernel, &spec.functions, 32, file)?),
+    };
     let (info, platform, zebin) = kernel_info(&spec, base, file)?;
     let name = program.kernel().name.clone();
     let kernel = info.kernel(&name).ok_or_else(|| {

@@ -338,24 +338,38 @@ fn from_json<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T
 /// Loads and validates a launch file: the OpenCL form (with `zebin`/`zeinfo`) or the raw
 /// one-thread form.
 pub fn load(path: &Path) -> Result<Launch, LaunchError> {
+    load_reusing(path, None)
+}
+
+/// [`load`] with the kernel already parsed (`program`, from an earlier load of the same
+/// file): another core's start state is built without parsing the kernel again.
+pub fn load_reusing(path: &Path, program: Option<&Arc<Program>>) -> Result<Launch, LaunchError> {
     let file = path.display().to_string();
     let text = read_text(path).map_err(|e| LaunchError::new(&file, None, format!("cannot read: {e}")))?;
     let value: serde_json::Value = from_json(&text, &file)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     if super::opencl::is_opencl(&value) {
         let spec = from_json(&text, &file)?;
-        return super::opencl::build(spec, &base, &file);
+        return super::opencl::build(spec, &base, &file, program);
     }
     let spec: RawLaunchFile = from_json(&text, &file)?;
-    build(spec, &base, &file)
+    build(spec, &base, &file, program)
 }
 
-fn build(spec: RawLaunchFile, base: &Path, file: &str) -> Result<Launch, LaunchError> {
+fn build(
+    spec: RawLaunchFile,
+    base: &Path,
+    file: &str,
+    reuse: Option<&Arc<Program>>,
+) -> Result<Launch, LaunchError> {
     let grf_size = spec.grf_size.unwrap_or(32);
     if grf_size != 32 && grf_size != 64 {
         return Err(LaunchError::new(file, Some("grf_size"), "must be 32 or 64"));
     }
-    let program = Arc::new(load_program(base, &spec.kernel, &spec.functions, grf_size, file)?);
+    let program = match reuse {
+        Some(p) => p.clone(),
+        None => Arc::new(load_program(base, &spec.kernel, &spec.functions, grf_size, file)?),
+    };
     let simd = spec.simd.or(program.kernel().simd_size()).unwrap_or(16);
     if ![1, 2, 4, 8, 16, 32].contains(&simd) {
         return Err(LaunchError::new(file, Some("simd"), format!("{simd} is not 1, 2, 4, 8, 16 or 32")));
@@ -456,7 +470,7 @@ pub fn from_kernel(path: &Path) -> Result<Launch, LaunchError> {
         surfaces: BTreeMap::new(),
         step_limit: None,
     };
-    build(spec, &base, &file)
+    build(spec, &base, &file, None)
 }
 
 /// Copies a payload image into r0 and every `.input` of the kernel.

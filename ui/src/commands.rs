@@ -178,13 +178,14 @@ pub fn run(
         let mut launch = launch;
         let jobs = jobs_that_fit(jobs, start_state_bytes(&launch.machine), half_of_memory());
         let interp = Interpreter::new(launch.program.clone());
-        // Other cores build their own start state from the file (it is not Send).
-        let load = || raw::load(launch_path).ok().map(|l| (l.machine, l.scheduler));
+        // Other cores build their own start state from the file, with the kernel parsed once.
+        let program = launch.program.clone();
+        let load = || raw::load_reusing(launch_path, Some(&program)).ok().map(|l| (l.machine, l.scheduler));
         let result = match run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load) {
             Some(summary) => Ok(summary),
             // A fault or the step limit: run again under the exact scheduler to report it
             // as stepping would (rebuilding the start state costs less than keeping a copy).
-            None => match raw::load(launch_path) {
+            None => match raw::load_reusing(launch_path, Some(&program)) {
                 Ok(fresh) => {
                     launch = fresh;
                     run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)
