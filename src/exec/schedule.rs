@@ -32,6 +32,10 @@ pub struct Scheduler {
     pub step_limit: u64,
     /// Lanes enabled over the steps [`run_to_end`] ran (kept when a step faults).
     pub lane_ops: u64,
+    /// [`run_bursts`] drops each work-group's threads once the group is done (a plain run
+    /// whose caller reads no thread afterwards: a million-thread launch then holds one
+    /// group's registers at a time, not all of them).
+    pub release_finished: bool,
 }
 
 impl Scheduler {
@@ -41,8 +45,15 @@ impl Scheduler {
     }
 
     pub fn new(groups: Vec<Range<u32>>) -> Scheduler {
-        let mut sched =
-            Scheduler { groups, current_group: 0, cursor: 0, steps: 0, step_limit: 0, lane_ops: 0 };
+        let mut sched = Scheduler {
+            groups,
+            current_group: 0,
+            cursor: 0,
+            steps: 0,
+            step_limit: 0,
+            lane_ops: 0,
+            release_finished: false,
+        };
         sched.start_group(0);
         sched
     }
@@ -233,6 +244,9 @@ pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Sched
             if !sched.release_barrier(machine, range.clone(), &mut NullObserver).ok()? {
                 break;
             }
+        }
+        if sched.release_finished {
+            machine.threads.release_below(range.end as usize);
         }
         sched.start_group(sched.current_group + 1);
     }

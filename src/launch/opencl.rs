@@ -355,6 +355,51 @@ fn load_data_sections(machine: &mut Machine, zebin: &Zebin, program: &Program) {
         .collect();
 }
 
+/// What builds a launch's threads lazily (see `machine::Threads::lazy`): the payload plan,
+/// owned.
+struct LaunchThreads {
+    program: Arc<Program>,
+    kernel: ZeKernel,
+    platform: Platform,
+    simd: u32,
+    range: NdRange,
+    args: BTreeMap<u32, ArgValue>,
+    groups: [u32; 3],
+    per_group: u32,
+}
+
+impl LaunchThreads {
+    /// Thread `i`'s payload (groups in x-fastest order, `per_group` threads each).
+    fn payload(&self, i: usize) -> Result<payload::ThreadPayload, payload::PayloadError> {
+        let plan = payload::Launch {
+            kernel: &self.kernel,
+            unit: self.program.kernel(),
+            platform: self.platform,
+            simd: self.simd,
+            range: self.range.clone(),
+            args: &self.args,
+        };
+        let g = (i / self.per_group as usize) as u32;
+        let [gx, gy] = [self.groups[0], self.groups[1]];
+        build_payload(&plan, [g % gx, g / gx % gy, g / (gx * gy)], (i % self.per_group as usize) as u32)
+    }
+}
+
+impl crate::machine::ThreadMaker for LaunchThreads {
+    fn make(&self, i: usize) -> ThreadState {
+        let g = (i / self.per_group as usize) as u32;
+        // The load built the first and the last payload: building one cannot fail for a
+        // reason that holds for some threads only (a thread with no payload would stay empty).
+        let payload =
+            self.payload(i).unwrap_or(payload::ThreadPayload { image: Vec::new(), dispatch_mask: 0 });
+        let mut thread = ThreadState::new(&self.program, self.simd, payload.dispatch_mask);
+        super::raw::apply_payload(&self.program, &mut thread, &payload.image);
+        thread.group = g;
+        thread.index_in_group = (i % self.per_group as usize) as u32;
+        thread
+    }
+}
+
 pub(super) fn build(
     spec: OpenClLaunchFile,
     base: &Path,
@@ -396,14 +441,6 @@ pub(super) fn build(
         local_size: local,
         global_offset: offset,
     };
-    let plan = payload::Launch {
-        kernel,
-        unit: program.kernel(),
-        platform,
-        simd,
-        range: range.clone(),
-        args: &values,
-    };
     let mut machine = Machine::default();
     if let Some(z) = &zebin {
         load_data_sections(&mut machine, z, &program);
@@ -444,28 +481,33 @@ pub(super) fn build(
         return Err(LaunchError::new(file, Some("global_size"), msg));
     }
     let shared_slm = Shared::new(Slm::new(slm_total as usize));
-    let mut ranges = Vec::new();
-    let mut labels = Vec::new();
-    let mut group_index = 0u32;
-    for gz in 0..groups[2] {
-        for gy in 0..groups[1] {
-            for gx in 0..groups[0] {
-                let first = machine.threads.len() as u32;
-                for t in 0..per_group {
-                    let p = build_payload(&plan, [gx, gy, gz], t)
-                        .map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;
-                    let mut thread = ThreadState::new(&program, simd, p.dispatch_mask);
-                    super::raw::apply_payload(&program, &mut thread, &p.image);
-                    thread.group = group_index;
-                    thread.index_in_group = t;
-                    machine.threads.push(Shared::new(thread));
-                    labels.push(([gx, gy, gz], t));
-                }
-                machine.slms.push(shared_slm.clone());
-                ranges.push(first..first + per_group);
-                group_index += 1;
-            }
-        }
+    let n_groups = groups.iter().product::<u32>();
+    // Threads are built as a run first reaches them (a launch of a million threads would
+    // otherwise build gigabytes of registers before its first step); the first and the last
+    // are built here, so that a payload that cannot be built is a launch error.
+    let maker = LaunchThreads {
+        program: program.clone(),
+        kernel: kernel.clone(),
+        platform,
+        simd,
+        range: range.clone(),
+        args: values.clone(),
+        groups,
+        per_group,
+    };
+    for i in [0, total_threads.saturating_sub(1) as usize] {
+        maker.payload(i).map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;
+    }
+    machine.threads = crate::machine::Threads::lazy(total_threads as usize, Arc::new(maker));
+    let mut ranges = Vec::with_capacity(n_groups as usize);
+    let mut labels = Vec::with_capacity(total_threads as usize);
+    for group_index in 0..n_groups {
+        let g = group_index;
+        let group = [g % groups[0], g / groups[0] % groups[1], g / (groups[0] * groups[1])];
+        let first = group_index * per_group;
+        labels.extend((0..per_group).map(|t| (group, t)));
+        machine.slms.push(shared_slm.clone());
+        ranges.push(first..first + per_group);
     }
     let mut scheduler = Scheduler::new(ranges);
     scheduler.step_limit = spec.step_limit.unwrap_or(1_000_000_000);

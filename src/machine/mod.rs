@@ -14,7 +14,7 @@ pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_CALL_DEPTH,
     MAX_WAITING,
 };
-pub use threads::{Threads, CHUNK as THREADS_PER_CHUNK};
+pub use threads::{ThreadMaker, Threads, CHUNK as THREADS_PER_CHUNK};
 
 use std::sync::Arc;
 

@@ -1,21 +1,53 @@
 //! The machine's thread table in shared chunks: a checkpoint's clone copies one pointer per
 //! 64 threads instead of one per thread, and a step copies only its thread's chunk of
 //! pointers (on its first write after a checkpoint), not the whole table.
+//!
+//! A launch's table may be lazy: a chunk's threads are built (by the launch's
+//! [`ThreadMaker`]) when one of them is first looked at, so a launch of a million threads
+//! starts at once and a run builds the threads of the work-groups it reaches. A thread not
+//! yet built is in its start state at every point of the run, so a clone taken before a
+//! chunk was built and one taken after agree on it.
 
+use std::fmt;
 use std::ops::Index;
+use std::sync::{Arc, OnceLock};
 
 use super::{Shared, ThreadState};
 
 /// Threads per chunk.
 pub const CHUNK: usize = 64;
 
-#[derive(Clone, Debug, Default)]
+/// Builds the start state of a launch's thread `i`.
+pub trait ThreadMaker: Send + Sync {
+    fn make(&self, i: usize) -> ThreadState;
+}
+
+type Chunk = Shared<Vec<Shared<ThreadState>>>;
+
+#[derive(Clone, Default)]
 pub struct Threads {
-    chunks: Vec<Shared<Vec<Shared<ThreadState>>>>,
+    chunks: Vec<OnceLock<Chunk>>,
     len: usize,
+    maker: Option<Arc<dyn ThreadMaker>>,
+}
+
+impl fmt::Debug for Threads {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let built = self.chunks.iter().filter(|c| c.get().is_some()).count();
+        write!(f, "Threads {{ len: {}, chunks built: {built} of {} }}", self.len, self.chunks.len())
+    }
 }
 
 impl Threads {
+    /// A table of `len` threads built by `maker` as they are first looked at.
+    pub fn lazy(len: usize, maker: Arc<dyn ThreadMaker>) -> Threads {
+        Threads {
+            chunks: (0..len.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect(),
+            len,
+            maker: Some(maker),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -24,38 +56,84 @@ impl Threads {
         self.len == 0
     }
 
+    /// Chunk `c`, built first if it was not.
+    fn chunk(&self, c: usize) -> Option<&Chunk> {
+        let cell = self.chunks.get(c)?;
+        Some(cell.get_or_init(|| {
+            let end = ((c + 1) * CHUNK).min(self.len);
+            let threads = match &self.maker {
+                Some(maker) => (c * CHUNK..end).map(|i| Shared::new(maker.make(i))).collect(),
+                None => Vec::new(),
+            };
+            Shared::new(threads)
+        }))
+    }
+
     pub fn push(&mut self, thread: Shared<ThreadState>) {
         if self.len.is_multiple_of(CHUNK) {
-            self.chunks.push(Shared::new(Vec::with_capacity(CHUNK)));
+            self.chunks.push(OnceLock::from(Shared::new(Vec::with_capacity(CHUNK))));
         }
-        if let Some(last) = self.chunks.last_mut() {
-            Shared::make_mut(last).push(thread);
+        let last = self.chunks.len() - 1;
+        self.chunk(last);
+        if let Some(chunk) = self.chunks[last].get_mut() {
+            Shared::make_mut(chunk).push(thread);
         }
         self.len += 1;
     }
 
     pub fn get(&self, i: usize) -> Option<&Shared<ThreadState>> {
-        self.chunks.get(i / CHUNK)?.get(i % CHUNK)
+        if i >= self.len {
+            return None;
+        }
+        self.chunk(i / CHUNK)?.get(i % CHUNK)
     }
 
     /// Thread `i`'s slot for writing (its chunk is copied first if a checkpoint shares it).
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Shared<ThreadState>> {
-        Shared::make_mut(self.chunks.get_mut(i / CHUNK)?).get_mut(i % CHUNK)
+        if i >= self.len {
+            return None;
+        }
+        self.chunk(i / CHUNK)?;
+        Shared::make_mut(self.chunks.get_mut(i / CHUNK)?.get_mut()?).get_mut(i % CHUNK)
     }
 
+    /// Every thread, building those not built yet.
     pub fn iter(&self) -> impl Iterator<Item = &Shared<ThreadState>> {
-        self.chunks.iter().flat_map(|c| c.iter())
+        (0..self.chunks.len()).filter_map(|c| self.chunk(c)).flat_map(|c| c.iter())
+    }
+
+    /// The threads built so far, with their indices (a lazy table's others are in their
+    /// start state).
+    pub fn built(&self) -> impl Iterator<Item = (usize, &Shared<ThreadState>)> {
+        self.chunks
+            .iter()
+            .enumerate()
+            .filter_map(|(c, cell)| cell.get().map(|chunk| (c, chunk)))
+            .flat_map(|(c, chunk)| chunk.iter().enumerate().map(move |(j, t)| (c * CHUNK + j, t)))
+    }
+
+    /// Drops the threads of every chunk wholly below thread `n`: they are gone (`get` gives
+    /// None), not rebuilt in their start state. Only for a run whose caller reads no finished
+    /// thread again (`Scheduler::release_finished`).
+    pub fn release_below(&mut self, n: usize) {
+        for cell in self.chunks.iter_mut().take(n / CHUNK) {
+            if cell.get().is_none_or(|c| !c.is_empty()) {
+                *cell = OnceLock::from(Shared::new(Vec::new()));
+            }
+        }
     }
 
     /// Takes this table's first `n` threads from `head` (a table as long): chunks wholly
     /// below `n` become shared with `head`, and the chunk holding both tables' threads a new
     /// one.
     pub fn set_head(&mut self, head: &Threads, n: usize) {
-        for (i, (mine, theirs)) in self.chunks.iter_mut().zip(&head.chunks).enumerate() {
+        for i in 0..self.chunks.len().min(head.chunks.len()) {
             match (i * CHUNK, (i + 1) * CHUNK) {
-                (_, end) if end <= n => *mine = theirs.clone(),
+                (_, end) if end <= n => self.chunks[i] = head.chunks[i].clone(),
                 (start, _) if start >= n => break,
                 (start, _) => {
+                    let (Some(theirs), Some(_)) = (head.chunk(i), self.chunk(i)) else { continue };
+                    let Some(mine) = self.chunks[i].get_mut() else { continue };
                     let chunk = Shared::make_mut(mine);
                     for (m, t) in chunk.iter_mut().zip(theirs.iter()).take(n - start) {
                         *m = t.clone();
@@ -66,11 +144,13 @@ impl Threads {
     }
 
     /// Threads of `self` not shared with `other` (an earlier copy of the same table), found
-    /// by skipping whole chunks the two share; and how many chunks are not shared.
+    /// by skipping whole chunks the two share (and chunks neither built); and how many chunks
+    /// are not shared.
     pub fn unshared_with<'a>(&'a self, other: &Threads) -> (Vec<&'a ThreadState>, usize) {
         let (mut threads, mut chunks) = (Vec::new(), 0);
-        for (i, chunk) in self.chunks.iter().enumerate() {
-            let old = other.chunks.get(i);
+        for (i, cell) in self.chunks.iter().enumerate() {
+            let Some(chunk) = cell.get() else { continue };
+            let old = other.chunks.get(i).and_then(OnceLock::get);
             if old.is_some_and(|o| Shared::ptr_eq(chunk, o)) {
                 continue;
             }
@@ -89,7 +169,10 @@ impl Index<usize> for Threads {
     type Output = Shared<ThreadState>;
 
     fn index(&self, i: usize) -> &Shared<ThreadState> {
-        &self.chunks[i / CHUNK][i % CHUNK]
+        match self.get(i) {
+            Some(t) => t,
+            None => panic!("thread {i} of {}", self.len),
+        }
     }
 }
 
@@ -165,6 +248,39 @@ mod tests {
         assert!(live.get(200).is_none() && live.get_mut(200).is_none());
         live.push(thread(7));
         assert_eq!((live.len(), live.unshared_with(&checkpoint).1), (201, 2));
+    }
+
+    /// Makes thread i with `simd` i, counting what it made.
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl ThreadMaker for Counting {
+        fn make(&self, i: usize) -> ThreadState {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Shared::unwrap_or_clone(thread(i as u32))
+        }
+    }
+
+    #[test]
+    fn a_lazy_table_builds_the_chunks_looked_at_and_clones_agree() {
+        let maker = Arc::new(Counting(Default::default()));
+        let made = || maker.0.load(std::sync::atomic::Ordering::Relaxed);
+        let mut live = Threads::lazy(1 << 20, maker.clone());
+        assert_eq!((live.len(), made()), (1 << 20, 0));
+        let before = live.clone();
+        assert_eq!(live[(1 << 20) - 1].simd, (1 << 20) - 1);
+        assert_eq!(made(), CHUNK);
+        Shared::make_mut(live.get_mut(70).expect("thread 70")).simd = 7;
+        assert_eq!(made(), 2 * CHUNK);
+        // The copy taken before either chunk was built sees thread 70 in its start state.
+        assert_eq!((before[70].simd, live[70].simd), (70, 7));
+        // Only built chunks count as unshared: the live table's two against the copy.
+        assert_eq!(live.unshared_with(&before).1, 2);
+        assert_eq!(live.built().count(), 2 * CHUNK);
+        assert!(live.get(1 << 20).is_none());
+        // Released chunks are gone, not rebuilt.
+        live.release_below(128);
+        assert!(live.get(70).is_none() && live.get(127).is_none());
+        assert_eq!(live[128].simd, 128);
     }
 
     #[test]

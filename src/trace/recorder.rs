@@ -138,7 +138,9 @@ impl Recorder {
         let trace = Trace {
             parts: vec![Part::default()],
             index: WriteIndex::new(
-                machine.threads.iter().map(|t| t.grf.len() as u32).max().unwrap_or(0),
+                // Every thread's file is the program's size; thread 0 says it without building
+                // a lazy table's others.
+                machine.threads.get(0).map_or(0, |t| t.grf.len() as u32),
                 grf_size,
             ),
             first_step: vec![u64::MAX; machine.threads.len()],
@@ -335,9 +337,10 @@ fn close_spans(
     }
 }
 
-/// What a recording's first checkpoint holds: every thread's registers and every SLM.
+/// What a recording's first checkpoint holds: the registers of every thread built so far (a
+/// lazy table's later threads are counted as checkpoints that hold them are taken) and every SLM.
 fn first_checkpoint_bytes(machine: &Machine) -> u64 {
-    machine.threads.iter().map(|t| t.grf.len() as u64).sum::<u64>()
+    machine.threads.built().map(|(_, t)| t.grf.len() as u64).sum::<u64>()
         + machine.slms.iter().map(|slm| slm.bytes.len() as u64).sum::<u64>()
 }
 

@@ -102,8 +102,12 @@ pub fn half_of_memory() -> u64 {
 /// About the memory one start state of a launch takes: its threads (register file, twice for
 /// the allocator and the rest of the state, as measured: 8 KiB a Collatz thread of 4 KiB of
 /// registers) and the SVM pages it holds.
-fn start_state_bytes(machine: &vdb::machine::Machine) -> u64 {
-    let threads: u64 = machine.threads.iter().map(|t| 2 * t.grf.len() as u64 + 512).sum();
+fn start_state_bytes(machine: &vdb::machine::Machine, sched: &vdb::exec::Scheduler) -> u64 {
+    // Threads are built as their group starts and dropped when it ends (the plain run
+    // releases them), so a core holds about one group's: every register file is the
+    // program's size (thread 0's).
+    let per_thread = machine.threads.get(0).map_or(0, |t| 2 * t.grf.len() as u64 + 512);
+    let threads = per_thread * (sched.groups.iter().map(|g| g.len()).max().unwrap_or(0) as u64 + 64);
     let pages = machine.svm.page_count() as u64;
     threads + pages * vdb::machine::PAGE_SIZE
 }
@@ -176,11 +180,20 @@ pub fn run(
         (program, machine, outputs, steps, lane_ops, fault, Some(recorded))
     } else {
         let mut launch = launch;
-        let jobs = jobs_that_fit(jobs, start_state_bytes(&launch.machine), half_of_memory());
+        let jobs =
+            jobs_that_fit(jobs, start_state_bytes(&launch.machine, &launch.scheduler), half_of_memory());
+        // Nothing reads a finished thread after a plain run unless an output is a register.
+        let release = !launch.outputs.iter().any(|o| matches!(o.source, raw::OutputSource::Register(_)));
+        launch.scheduler.release_finished = release;
         let interp = Interpreter::new(launch.program.clone());
         // Other cores build their own start state from the file, with the kernel parsed once.
         let program = launch.program.clone();
-        let load = || raw::load_reusing(launch_path, Some(&program)).ok().map(|l| (l.machine, l.scheduler));
+        let load = || {
+            raw::load_reusing(launch_path, Some(&program)).ok().map(|mut l| {
+                l.scheduler.release_finished = release;
+                (l.machine, l.scheduler)
+            })
+        };
         let result = match run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load) {
             Some(summary) => Ok(summary),
             // A fault or the step limit: run again under the exact scheduler to report it

@@ -490,3 +490,36 @@ fn a_fault_reads_the_same_recorded_or_not() {
     }
     assert!(stat(&plain.1, "lane_ops") > 0);
 }
+
+/// A launch of a million hardware threads opens at once and within 2 GB of address space:
+/// threads are built as the run (or the user) reaches them, not all before the first step
+/// (their registers alone are 4 GB).
+#[test]
+fn a_million_thread_launch_builds_only_the_threads_it_reaches() {
+    let dir = scratch("million");
+    let g = root().join("sample-kernels/opencl/group_only");
+    let mut launch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(g.join("skl.launch.json")).expect("launch"))
+            .expect("json");
+    for k in ["kernel", "zebin"] {
+        let rel = launch[k].as_str().expect("path").to_string();
+        launch[k] = serde_json::json!(g.join(rel).to_string_lossy());
+    }
+    // SIMD32, 64 work-items a group: 2^25 work-items are 2^20 threads.
+    launch["global_size"] = serde_json::json!([1u64 << 25, 1, 1]);
+    launch["args"][0]["size"] = serde_json::json!(4u64 << 19);
+    let path = dir.join("million.launch.json");
+    std::fs::write(&path, launch.to_string()).expect("write");
+    let script = dir.join("s.vdb");
+    std::fs::write(&script, "step 3\nthread 1048575\ninfo frame\n").expect("script");
+    let cmd = format!(
+        "ulimit -v 2000000 && exec '{}' batch '{}' --script '{}'",
+        env!("CARGO_BIN_EXE_vdb"),
+        path.display(),
+        script.display()
+    );
+    let out = Command::new("sh").arg("-c").arg(&cmd).current_dir(root()).output().expect("runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1048575"), "{stdout}");
+}
