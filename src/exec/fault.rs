@@ -89,7 +89,9 @@ impl fmt::Display for FaultKind {
                 write!(f, "switchjmp index {index} is past its {labels} labels")
             }
             FaultKind::UnboundSurface(n) => write!(f, "surface {n} is not bound by the launch"),
-            FaultKind::StepLimit(n) => write!(f, "step limit of {n} instructions reached"),
+            FaultKind::StepLimit(n) => {
+                write!(f, "step limit of {n} instructions reached (the launch file's `step_limit` sets it)")
+            }
             FaultKind::Deadlock(m) => write!(f, "deadlock: {m}"),
             FaultKind::CallTooDeep(n) => {
                 write!(f, "call with {n} frames on the call stack already (runaway recursion?)")

@@ -72,7 +72,9 @@ fn stop_text(reason: &StopReason) -> String {
         StopReason::Fault { message } => format!("fault: {message}"),
         StopReason::Interrupted => "interrupted".into(),
         StopReason::RecordLimit { bytes } => {
-            format!("recording budget reached ({bytes} bytes); everything recorded stays usable")
+            format!(
+                "recording budget reached ({bytes} bytes; --record-limit sets it); everything recorded stays usable"
+            )
         }
     }
 }

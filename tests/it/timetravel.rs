@@ -645,3 +645,26 @@ fn reads_just_after_a_barrier_name_their_lane() {
     }
     assert!(after_barrier > 0, "some read follows a barrier");
 }
+
+/// A recording keeps its full speed to the edge of its budget: with a budget 10% above what
+/// the run needs, nearly every step is still recorded in burst windows (on one core and on
+/// two sharing the budget), not one at a time.
+#[test]
+fn recording_keeps_its_windows_up_to_the_budget() {
+    let path = crate::harness::launch("opencl/collatz/skl.launch.json");
+    let mut whole = session(&path);
+    assert!(matches!(whole.run_to_end(), StopReason::End));
+    let needed = whole.recorder.recorded_bytes();
+    for two_cores in [false, true] {
+        let mut s = session(&path);
+        s.two_cores = two_cores;
+        s.record_limit = needed + needed / 10;
+        assert!(matches!(s.run_to_end(), StopReason::End), "two cores: {two_cores}");
+        let total = s.total_steps();
+        assert!(
+            s.window_steps * 100 >= total * 95,
+            "two cores {two_cores}: {} of {total} steps in windows",
+            s.window_steps
+        );
+    }
+}

@@ -11,11 +11,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let s = &app.session;
     let t = s.machine.thread(s.focus);
     let (group, index) = s.thread_labels.get(s.focus.0 as usize).copied().unwrap_or_default();
+    // What ended the run, a limit named with what sets it.
     let end = match &s.end {
-        Some(vdb::session::EndState::Finished) => " (run complete)",
-        Some(vdb::session::EndState::Fault(_)) => " (faulted)",
-        Some(vdb::session::EndState::RecordLimit(_)) => " (budget reached)",
-        None => "",
+        Some(vdb::session::EndState::Finished) => " (run complete)".to_string(),
+        Some(vdb::session::EndState::Fault(f)) => match f.kind {
+            vdb::exec::FaultKind::StepLimit(n) => {
+                format!(" (step limit: {n} steps; the launch's step_limit sets it)")
+            }
+            _ => " (faulted)".to_string(),
+        },
+        Some(vdb::session::EndState::RecordLimit(b)) => {
+            format!(" (recording budget: {} MiB; --record-limit sets it)", b >> 20)
+        }
+        None => String::new(),
     };
     // Inside a call: the frames, innermost first, each caller with the line of its call.
     let frames = if t.control.stack.is_empty() {
