@@ -429,3 +429,32 @@ fn y_in_the_source_pane_explains_the_selected_operand_for_the_focused_lane() {
     assert!(app.why.is_none());
     assert!(app.log.last().is_some_and(|l| l.starts_with("y: select a register operand")), "{:?}", app.log);
 }
+
+/// A run that ends at a limit says in the status bar which limit and what sets it.
+#[test]
+fn the_status_bar_names_the_limit_that_ended_a_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").join("sample-kernels/hand");
+    let dir = std::env::temp_dir().join(format!("vdb-status-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    for f in ["loop_exit.visaasm", "in.bin"] {
+        std::fs::copy(root.join(f), dir.join(f)).expect("copy");
+    }
+    let text = std::fs::read_to_string(root.join("loop_exit.launch.json")).expect("launch");
+    let mut launch: serde_json::Value = serde_json::from_str(&text).expect("json");
+    launch["step_limit"] = serde_json::json!(20);
+    std::fs::write(dir.join("l.json"), launch.to_string()).expect("write");
+    let loaded = vdb::launch::raw::load(&dir.join("l.json")).expect("launch");
+    let mut app = App::new(vdb::session::Session::new(loaded), Keymap::default(), true);
+    app.update(Action::Continue);
+    let bar = |app: &App| {
+        let area = Rect::new(0, 0, 400, 1);
+        let mut buf = Buffer::empty(area);
+        super::status::render(app, area, &mut buf);
+        buffer_text(&buf)
+    };
+    assert!(bar(&app).contains("(step limit: 20 steps; the launch's step_limit sets it)"), "{}", bar(&app));
+    let mut app = self::app("loop_exit.launch.json");
+    app.session.record_limit = app.session.recorder.recorded_bytes() + 2000;
+    app.update(Action::Continue);
+    assert!(bar(&app).contains("(recording budget: 0 MiB; --record-limit sets it)"), "{}", bar(&app));
+}
