@@ -7,11 +7,13 @@
 //! - [`machine`]: thread and memory state; no behaviour.
 //! - [`exec`]: one step of one thread; faults.
 //! - [`launch`]: launch files, zebin / ze_info, payload images.
+//! - [`lines`]: the OpenCL source line of each instruction (`FILE` / `LOC`).
 
 pub mod asm;
 pub mod exec;
 pub mod isa;
 pub mod launch;
+pub mod lines;
 pub mod machine;
 pub mod program;
 pub mod session;

@@ -271,6 +271,8 @@ pub struct Program {
     pub grf_bytes: u32,
     /// Total address-register slots per thread.
     pub addr_slots: u32,
+    /// The OpenCL source line of every instruction, from `FILE` and `LOC` (empty without).
+    pub lines: crate::lines::LineTable,
 }
 
 impl Program {

@@ -64,6 +64,23 @@ pub fn parse_files_with_warnings(
     // The kernel file is parsed first so that it becomes unit 0.
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| !declares_kernel(&files[i].text));
+    // Files given together form one program: one kernel and the functions it calls. A
+    // second kernel is another program (checking unrelated kernels together would quietly
+    // make one program of them).
+    let kernels: Vec<usize> = order.iter().copied().filter(|&i| declares_kernel(&files[i].text)).collect();
+    if let [first, rest @ ..] = kernels.as_slice() {
+        for &i in rest {
+            ctx.diags.push(
+                diag::file_start(FileId(i as u32)),
+                Severity::Error,
+                format!(
+                    "a second kernel: {} declares one too; files given together form one program \
+                     (a kernel and its function files) — check kernels one by one, or with --separately",
+                    files[*first].path
+                ),
+            );
+        }
+    }
     let mut units = Vec::with_capacity(files.len());
     for &i in &order {
         let file = FileId(i as u32);
@@ -84,6 +101,7 @@ pub fn parse_files_with_warnings(
     if diags.has_errors() {
         return (None, diags);
     }
+    let lines = crate::lines::LineTable::build(&ctx.insts, &units);
     let program = Program {
         files,
         units,
@@ -95,6 +113,7 @@ pub fn parse_files_with_warnings(
         grf_size,
         grf_bytes: align_up(ctx.next_offset, grf_size),
         addr_slots: ctx.addr_slots,
+        lines,
     };
     (Some(program), diags)
 }

@@ -1,5 +1,7 @@
 //! Launch files, zebin and ze_info reading, payload images.
 
+pub mod argtypes;
+mod bind;
 pub mod opencl;
 pub mod payload;
 pub mod platform;
@@ -15,6 +17,8 @@ pub use workitems::{NdGeometry, WorkItem};
 pub use zebin::Zebin;
 pub use zeinfo::{ZeInfo, ZeKernel};
 
+#[cfg(test)]
+mod bind_tests;
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]

@@ -20,10 +20,9 @@ use serde::Deserialize;
 
 use super::payload::{self, build_payload, slm_layout, threads_per_group, ArgValue, NdRange};
 use super::raw::{
-    decode_hex, load_program, read_relative, KernelArg, KernelArgValue, Launch, LaunchError, Number, Output,
-    OutputSource,
+    load_program, read_relative, KernelArg, KernelArgValue, Launch, LaunchError, Number, Output, OutputSource,
 };
-use super::zeinfo::{ArgType, ZeInfo, ZeKernel};
+use super::zeinfo::{ZeInfo, ZeKernel};
 use super::{NdGeometry, Platform, Zebin};
 use crate::exec::Scheduler;
 use crate::isa::{Opcode, Operand};
@@ -55,16 +54,26 @@ pub(super) fn check_buffer_size(file: &str, field: &str, size: u64) -> Result<()
 /// Where zebin data sections (`.data.const`, `.data.global`) go.
 pub const DATA_BASE: u64 = 0x8000_0000;
 
-#[derive(Debug, Deserialize)]
+/// One `args` entry: the argument by `index` or `name`, and its value in one of the forms.
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ArgSpec {
-    index: u32,
-    buffer: Option<String>,
-    size: Option<Number>,
-    output: Option<String>,
-    local: Option<Number>,
-    scalar: Option<String>,
-    bytes: Option<String>,
+pub(super) struct ArgSpec {
+    pub(super) index: Option<u32>,
+    pub(super) name: Option<String>,
+    /// The declared type, as a check (`vdb new` writes it): `__global float*`, `int4`.
+    #[serde(rename = "type")]
+    pub(super) ty: Option<String>,
+    pub(super) buffer: Option<String>,
+    pub(super) file: Option<String>,
+    pub(super) values: Option<Vec<serde_json::Value>>,
+    pub(super) fill: Option<serde_json::Value>,
+    pub(super) count: Option<Number>,
+    pub(super) size: Option<Number>,
+    pub(super) output: Option<String>,
+    pub(super) local: Option<Number>,
+    pub(super) scalar: Option<String>,
+    pub(super) bytes: Option<String>,
+    pub(super) value: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -133,167 +142,21 @@ fn kernel_info(
     Ok((info, platform, zebin))
 }
 
-/// Explicit argument indices the kernel has.
-fn kernel_arg_indices(kernel: &ZeKernel) -> Vec<u32> {
-    let mut v: Vec<u32> = kernel.payload_arguments.iter().filter_map(|a| a.arg_index).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// Size in bytes a by-value argument's payload pieces read.
-fn by_value_size(kernel: &ZeKernel, index: u32) -> Option<u32> {
-    kernel
-        .payload_arguments
-        .iter()
-        .filter(|a| a.arg_type == ArgType::ArgByValue && a.arg_index == Some(index))
-        .map(|a| a.source_offset.unwrap_or(0) + a.size)
-        .max()
-}
-
-fn is_local(kernel: &ZeKernel, index: u32) -> bool {
-    kernel
-        .payload_arguments
-        .iter()
-        .any(|a| a.arg_index == Some(index) && a.addrmode.as_deref() == Some("slm"))
-}
-
 /// A global buffer argument placed in SVM.
-struct BufferArg {
-    index: u32,
-    address: u64,
-    size: u64,
-    init: Option<Vec<u8>>,
-    output: Option<String>,
+pub(super) struct BufferArg {
+    pub(super) index: u32,
+    pub(super) address: u64,
+    pub(super) size: u64,
+    pub(super) init: Option<Vec<u8>>,
+    pub(super) output: Option<String>,
 }
 
-struct Bound {
-    values: BTreeMap<u32, ArgValue>,
-    local_sizes: BTreeMap<u32, u32>,
-    buffers: Vec<BufferArg>,
-}
-
-fn bind_args(
-    spec: &OpenClLaunchFile,
-    kernel: &ZeKernel,
-    base: &Path,
-    file: &str,
-) -> Result<Bound, LaunchError> {
-    let known = kernel_arg_indices(kernel);
-    let mut bound = Bound { values: BTreeMap::new(), local_sizes: BTreeMap::new(), buffers: Vec::new() };
-    let mut next_addr = BUFFER_BASE;
-    for (i, a) in spec.args.iter().enumerate() {
-        let field = |f: &str| format!("args[{i}].{f}");
-        if !known.contains(&a.index) {
-            return Err(LaunchError::new(
-                file,
-                Some(&field("index")),
-                format!("the kernel has no argument {} (it has {:?})", a.index, known),
-            ));
-        }
-        if bound.values.contains_key(&a.index) {
-            return Err(LaunchError::new(
-                file,
-                Some(&field("index")),
-                format!("argument {} is given twice", a.index),
-            ));
-        }
-        let kinds = a.buffer.is_some() as u8
-            + a.local.is_some() as u8
-            + a.scalar.is_some() as u8
-            + a.bytes.is_some() as u8
-            + (a.size.is_some() && a.buffer.is_none()) as u8;
-        if kinds != 1 {
-            return Err(LaunchError::new(
-                file,
-                Some(&format!("args[{i}]")),
-                "give exactly one of `buffer`, `size`, `local`, `scalar`, `bytes`",
-            ));
-        }
-        if let Some(local) = a.local {
-            if !is_local(kernel, a.index) {
-                return Err(LaunchError::new(
-                    file,
-                    Some(&field("local")),
-                    format!("argument {} is not a __local pointer", a.index),
-                ));
-            }
-            bound.local_sizes.insert(a.index, local.0 as u32);
-            continue;
-        }
-        if is_local(kernel, a.index) {
-            return Err(LaunchError::new(
-                file,
-                Some(&format!("args[{i}]")),
-                format!("argument {} is a __local pointer: give `local`", a.index),
-            ));
-        }
-        let scalar = match (&a.scalar, &a.bytes) {
-            (Some(path), _) => Some(read_relative(base, path, file, &field("scalar"))?),
-            (_, Some(hex)) => Some(decode_hex(hex).ok_or_else(|| {
-                LaunchError::new(file, Some(&field("bytes")), "not an even-length hex string")
-            })?),
-            _ => None,
-        };
-        if let Some(bytes) = scalar {
-            let want = by_value_size(kernel, a.index).ok_or_else(|| {
-                LaunchError::new(
-                    file,
-                    Some(&format!("args[{i}]")),
-                    format!("argument {} is a pointer: give `buffer` or `size`", a.index),
-                )
-            })?;
-            // A char/short gets a 4-byte slot but only sizeof(T) bytes (NEO copies exactly those).
-            if bytes.is_empty() || bytes.len() as u32 > want.div_ceil(4) * 4 {
-                let msg = format!("{} bytes given, argument {} takes at most {want}", bytes.len(), a.index);
-                return Err(LaunchError::new(file, Some(&format!("args[{i}]")), msg));
-            }
-            bound.values.insert(a.index, ArgValue::Bytes(bytes));
-            continue;
-        }
-        if by_value_size(kernel, a.index).is_some() {
-            return Err(LaunchError::new(
-                file,
-                Some(&format!("args[{i}]")),
-                format!("argument {} is passed by value: give `scalar` or `bytes`", a.index),
-            ));
-        }
-        let init = match &a.buffer {
-            Some(path) => Some(read_relative(base, path, file, &field("buffer"))?),
-            None => None,
-        };
-        let size = match (a.size, &init) {
-            (Some(s), Some(b)) if (s.0 as usize) < b.len() => {
-                return Err(LaunchError::new(
-                    file,
-                    Some(&field("size")),
-                    format!("{} is smaller than the {} bytes of `buffer`", s.0, b.len()),
-                ))
-            }
-            (Some(s), _) => {
-                check_buffer_size(file, &field("size"), s.0)?;
-                s.0
-            }
-            (None, Some(b)) => b.len() as u64,
-            (None, None) => 0,
-        };
-        bound.values.insert(a.index, ArgValue::Pointer(next_addr));
-        bound.buffers.push(BufferArg {
-            index: a.index,
-            address: next_addr,
-            size,
-            init,
-            output: a.output.clone(),
-        });
-        // Round up to whole pages and leave one unmapped guard page before the next buffer.
-        next_addr += size.div_ceil(PAGE_SIZE).max(1) * PAGE_SIZE + PAGE_SIZE;
-    }
-    if let Some(missing) =
-        known.iter().find(|k| !bound.values.contains_key(k) && !bound.local_sizes.contains_key(k))
-    {
-        return Err(LaunchError::new(file, Some("args"), format!("no value for kernel argument {missing}")));
-    }
-    Ok(bound)
+/// The arguments bound by `super::bind`: by-value bytes and buffer addresses by index, the
+/// bytes asked for each `__local` pointer, the buffers to map.
+pub(super) struct Bound {
+    pub(super) values: BTreeMap<u32, ArgValue>,
+    pub(super) local_sizes: BTreeMap<u32, u32>,
+    pub(super) buffers: Vec<BufferArg>,
 }
 
 /// The bound arguments in index order, named and typed from the zebin's `args_info`.
@@ -428,7 +291,8 @@ pub(super) fn build(
         }
     }
     let simd = kernel.execution_env.simd_size;
-    let bound = bind_args(&spec, kernel, base, file)?;
+    let arg_names = info.misc_info(&name).map(|m| m.args_info.clone()).unwrap_or_default();
+    let bound = super::bind::bind_args(&spec.args, kernel, &arg_names, base, file)?;
     let (slm_dynamic, slots) = slm_layout(kernel, &bound.local_sizes)
         .map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;
     let mut values = bound.values.clone();
@@ -447,7 +311,6 @@ pub(super) fn build(
     }
     let mut outputs = Vec::new();
     let mut buffers = Vec::new();
-    let arg_names = info.misc_info(&name).map(|m| m.args_info.clone()).unwrap_or_default();
     for BufferArg { index, address: addr, size, init, output } in &bound.buffers {
         let label = format!("arg{index}");
         if *size > 0 {

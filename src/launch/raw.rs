@@ -255,9 +255,13 @@ pub fn load_program(
         let text = String::from_utf8_lossy(&bytes).into_owned();
         sources.push(SourceFile { path: base.join(path).display().to_string(), text });
     }
-    parse_files(sources, &ParseOptions { grf_size }).map_err(|d| {
+    let mut program = parse_files(sources, &ParseOptions { grf_size }).map_err(|d| {
         LaunchError::new(file, Some("kernel"), format!("the kernel does not parse:\n{}", d.render()))
-    })
+    })?;
+    // The OpenCL source `FILE` names: by its path, else next to the launch or kernel file.
+    let kernel_dir = base.join(kernel).parent().map(Path::to_path_buf).unwrap_or_else(|| base.to_path_buf());
+    program.lines.find_texts(&[base, &kernel_dir]);
+    Ok(program)
 }
 
 /// Decodes a hex string (spaces allowed).
@@ -348,12 +352,49 @@ pub fn load_reusing(path: &Path, program: Option<&Arc<Program>>) -> Result<Launc
     let text = read_text(path).map_err(|e| LaunchError::new(&file, None, format!("cannot read: {e}")))?;
     let value: serde_json::Value = from_json(&text, &file)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if value.get("source").is_some() {
+        return Err(source_launch(&file));
+    }
     if super::opencl::is_opencl(&value) {
         let spec = from_json(&text, &file)?;
         return super::opencl::build(spec, &base, &file, program);
     }
     let spec: RawLaunchFile = from_json(&text, &file)?;
     build(spec, &base, &file, program)
+}
+
+/// A launch given as JSON already read (a source launch once compiled, or one built from
+/// the command line): relative paths resolve against `base`, errors name `file`.
+pub fn load_value(
+    value: &serde_json::Value,
+    base: &Path,
+    file: &str,
+    program: Option<&Arc<Program>>,
+) -> Result<Launch, LaunchError> {
+    if value.get("source").is_some() {
+        return Err(source_launch(file));
+    }
+    if super::opencl::is_opencl(value) {
+        return super::opencl::build(from_value(value, file)?, base, file, program);
+    }
+    build(from_value(value, file)?, base, file, program)
+}
+
+/// The engine runs compiled kernels; the `vdb` binary compiles a `source` launch first.
+fn source_launch(file: &str) -> LaunchError {
+    LaunchError::new(file, Some("source"), "a source launch is compiled by the vdb command first")
+}
+
+/// [`from_json`] of a JSON value.
+fn from_value<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+    file: &str,
+) -> Result<T, LaunchError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        let field = (field != ".").then_some(field);
+        LaunchError { file: file.to_string(), field, message: e.into_inner().to_string() }
+    })
 }
 
 fn build(

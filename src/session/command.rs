@@ -14,6 +14,36 @@ pub enum BreakLoc {
     InstId { unit: Option<String>, id: u32 },
 }
 
+/// What the source pane shows (gdb's `layout`), and so which file `break LINE` and `list`
+/// mean: the OpenCL source, the vISA, or the source with the vISA of the current line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum CodeLayout {
+    Source,
+    Visa,
+    #[default]
+    Split,
+}
+
+impl CodeLayout {
+    /// gdb's name: `src`, `asm` or `split`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeLayout::Source => "src",
+            CodeLayout::Visa => "asm",
+            CodeLayout::Split => "split",
+        }
+    }
+
+    /// The next one in `layout next`'s cycle.
+    pub fn next(self) -> CodeLayout {
+        match self {
+            CodeLayout::Split => CodeLayout::Source,
+            CodeLayout::Source => CodeLayout::Visa,
+            CodeLayout::Visa => CodeLayout::Split,
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WatchKind {
     Write,
@@ -36,6 +66,10 @@ const FORMAT_LETTERS: [(char, Format); 4] =
     [('x', Format::Hex), ('d', Format::Signed), ('u', Format::Unsigned), ('f', Format::Float)];
 /// The unit letters of `x/NFU` and their sizes in bytes.
 const UNIT_LETTERS: [(char, u32); 4] = [('b', 1), ('h', 2), ('w', 4), ('g', 8)];
+/// The unit of an `x` or `compare` given no unit letter: a typed buffer's element, else a
+/// word (its format, when none is given either, is `Format::Natural`: the element's type's,
+/// else hex).
+pub const UNIT_OF_TYPE: u32 = 0;
 
 fn format_of(letter: char) -> Option<Format> {
     FORMAT_LETTERS.iter().find(|(c, _)| *c == letter).map(|(_, f)| *f)
@@ -55,8 +89,8 @@ impl Command {
             }
             Command::Examine { count, format, unit, addr } => {
                 let f = letter_of(*format).map(String::from).unwrap_or_default();
-                let u = UNIT_LETTERS.iter().find(|(_, size)| size == unit).map_or('w', |(c, _)| *c);
-                Some(format!("x/{count}{f}{u} {addr}"))
+                let u = UNIT_LETTERS.iter().find(|(_, size)| size == unit).map(|(c, _)| c.to_string());
+                Some(format!("x/{count}{f}{} {addr}", u.unwrap_or_default()))
             }
             _ => None,
         }
@@ -96,6 +130,14 @@ pub enum Command {
     ReverseStep(u64),
     Next(u64),
     ReverseNext(u64),
+    /// `stepi [N]`: N instructions of the focused thread (what `step` does in a kernel
+    /// without line information); `rstepi`, `nexti` and `rnexti` likewise.
+    StepInstruction(u64),
+    ReverseStepInstruction(u64),
+    NextInstruction(u64),
+    ReverseNextInstruction(u64),
+    /// `layout src|asm|split` (or `next`, as None: the next in the cycle).
+    Layout(Option<CodeLayout>),
     Finish,
     ReverseFinish,
     Continue,
@@ -218,10 +260,15 @@ fn err<T>(msg: impl Into<String>) -> Result<T, CommandError> {
 
 /// Every command name (with aliases) and a one-line description, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
-    ("step [N] (s)", "step the focused thread N instructions"),
-    ("rstep [N] (rs)", "step the focused thread back N instructions"),
+    ("step [N] (s)", "step the focused thread N source lines (instructions without line information)"),
+    ("rstep [N] (rs)", "step the focused thread back N source lines"),
     ("next [N] (n)", "step over calls"),
     ("rnext [N] (rn)", "step back over calls"),
+    ("stepi [N] (si)", "step the focused thread N instructions"),
+    ("rstepi [N] (rsi)", "step the focused thread back N instructions"),
+    ("nexti [N] (ni)", "step N instructions over calls"),
+    ("rnexti [N] (rni)", "step back N instructions over calls"),
+    ("layout src|asm|split|next", "what the source pane shows; `break LINE` and `list` mean its file"),
     ("finish", "run until the current subroutine or function returns"),
     ("rfinish (reverse-finish)", "back to the call that entered the current subroutine or function"),
     ("continue (c)", "run forward to a breakpoint, watchpoint, fault or the end"),
@@ -245,7 +292,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "address (N, argN+OFF, NAME+OFF, slm[G]+OFF) or register region",
     ),
     ("print REGION[:type] [/x|/d|/u|/f] (p)", "values of a region of the focused thread"),
-    ("x/NFU ADDR", "dump memory: N units of size U (b h w g) in format F (x d u f)"),
+    ("x/NFU ADDR", "dump memory: N elements of its type, or of unit U (b h w g); format F (x d u f)"),
     ("display REGION [/x|/d|/u|/f]", "print REGION after every movement (display: all now)"),
     ("display x/NFU ADDR", "dump memory after every movement"),
     ("undisplay [N]", "remove display N (all without N)"),
@@ -372,7 +419,7 @@ fn parse_watch(kind: WatchKind, rest: &str) -> Result<Command, CommandError> {
 fn parse_examine(spec: &str, rest: &str) -> Result<Command, CommandError> {
     let digits: String = spec.chars().take_while(char::is_ascii_digit).collect();
     let count = if digits.is_empty() { 1 } else { number(&digits, "count")? };
-    let (mut format, mut unit) = (Format::Hex, 4);
+    let (mut format, mut unit) = (Format::Natural, UNIT_OF_TYPE);
     for c in spec[digits.len()..].chars() {
         match (format_of(c), UNIT_LETTERS.iter().find(|(u, _)| *u == c)) {
             (Some(f), _) => format = f,
@@ -428,7 +475,9 @@ fn parse_compare(spec: &str, rest: &str) -> Result<Command, CommandError> {
     let mut ulps = 0;
     if let Some((head, n)) = rest.rsplit_once(char::is_whitespace) {
         if let Some(head) = head.trim_end().strip_suffix(" ulp") {
-            if format != Format::Float || (unit != 4 && unit != 8) {
+            // Without letters the buffer's element type decides, when the command runs.
+            let typed = format == Format::Natural && unit == UNIT_OF_TYPE;
+            if !typed && (format != Format::Float || (unit != 4 && unit != 8)) {
                 return err("`ulp N` is for float elements: compare/fw or compare/fg");
             }
             ulps = u64::from(number(n, "ulp count")?);
@@ -508,10 +557,21 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         }
     };
     let cmd = match name {
-        "step" | "s" | "stepi" | "si" => Command::Step(count(args.first().copied())?),
-        "rstep" | "rs" | "reverse-step" | "rsi" => Command::ReverseStep(count(args.first().copied())?),
-        "next" | "n" | "nexti" | "ni" => Command::Next(count(args.first().copied())?),
+        "step" | "s" => Command::Step(count(args.first().copied())?),
+        "rstep" | "rs" | "reverse-step" => Command::ReverseStep(count(args.first().copied())?),
+        "next" | "n" => Command::Next(count(args.first().copied())?),
         "rnext" | "rn" | "reverse-next" => Command::ReverseNext(count(args.first().copied())?),
+        "stepi" | "si" => Command::StepInstruction(count(args.first().copied())?),
+        "rstepi" | "rsi" | "reverse-stepi" => Command::ReverseStepInstruction(count(args.first().copied())?),
+        "nexti" | "ni" => Command::NextInstruction(count(args.first().copied())?),
+        "rnexti" | "rni" | "reverse-nexti" => Command::ReverseNextInstruction(count(args.first().copied())?),
+        "layout" => Command::Layout(match one_arg("src, asm, split or next")? {
+            "src" | "source" => Some(CodeLayout::Source),
+            "asm" | "visa" => Some(CodeLayout::Visa),
+            "split" | "both" => Some(CodeLayout::Split),
+            "next" => None,
+            other => return err(format!("unknown layout `{other}` (src, asm, split or next)")),
+        }),
         "finish" | "fin" => no_args(Command::Finish)?,
         "rfinish" | "reverse-finish" => no_args(Command::ReverseFinish)?,
         "continue" | "c" => no_args(Command::Continue)?,
@@ -686,6 +746,16 @@ mod tests {
             ("s", Command::Step(1)),
             ("step 5", Command::Step(5)),
             ("rs 2", Command::ReverseStep(2)),
+            ("stepi 3", Command::StepInstruction(3)),
+            ("si", Command::StepInstruction(1)),
+            ("rsi", Command::ReverseStepInstruction(1)),
+            ("rstepi 2", Command::ReverseStepInstruction(2)),
+            ("ni", Command::NextInstruction(1)),
+            ("nexti 4", Command::NextInstruction(4)),
+            ("rnexti", Command::ReverseNextInstruction(1)),
+            ("layout src", Command::Layout(Some(CodeLayout::Source))),
+            ("layout asm", Command::Layout(Some(CodeLayout::Visa))),
+            ("layout next", Command::Layout(None)),
             ("n", Command::Next(1)),
             ("finish", Command::Finish),
             ("reverse-finish", Command::ReverseFinish),
@@ -715,8 +785,8 @@ mod tests {
             (
                 "compare out expected/out.bin",
                 Command::Compare {
-                    format: Format::Hex,
-                    unit: 4,
+                    format: Format::Natural,
+                    unit: UNIT_OF_TYPE,
                     loc: "out".into(),
                     file: "expected/out.bin".into(),
                     ulps: 0,
@@ -908,6 +978,9 @@ mod tests {
     fn table_of_bad_commands() {
         for line in [
             "frobnicate",
+            "layout",
+            "layout sideways",
+            "stepi 0",
             "step 0",
             "step x",
             "thread",
@@ -957,7 +1030,7 @@ mod tests {
             "lh 1 2",
             "compare/4xw out ref.bin",
             "compare/q out ref.bin",
-            "compare out ref.bin ulp 2",
+            "compare/xw out ref.bin ulp 2",
             "compare/fw out ref.bin ulp x",
             "compare/fw out ulp 2",
         ] {

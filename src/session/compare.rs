@@ -4,12 +4,14 @@
 
 use serde_json::{json, Value};
 
-use super::command::Format;
+use super::command::{Format, UNIT_OF_TYPE};
 use super::format::value as fmt_value;
 use super::handlers::{Reply, MAX_MEMORY_LEN};
+use super::types::ElemType;
 use super::Session;
 use crate::exec::load_le;
 use crate::isa::DataType;
+use crate::machine::MemSpace;
 
 /// Differing elements reported with their writers (the count covers them all).
 pub const SHOWN_MISMATCHES: usize = 10;
@@ -24,14 +26,22 @@ impl Session {
         ulps: u64,
     ) -> Result<Reply, String> {
         let (space, addr) = self.memory_at(loc)?;
+        let reading = self.reading(space, addr, format, unit);
+        if ulps > 0 && !reading.scalar().is_float() {
+            return Err(format!(
+                "`ulp N` is for float elements; {loc} holds {} (compare/fw or compare/fg reads floats)",
+                reading.name()
+            ));
+        }
         let (path, expected) = self.read_user_file(file, MAX_MEMORY_LEN)?;
         let len = expected.len() as u64;
         if len == 0 || len > MAX_MEMORY_LEN {
             return Err(format!("{}: {len} bytes; compare takes 1 to {MAX_MEMORY_LEN}", path.display()));
         }
-        if !len.is_multiple_of(u64::from(unit)) {
+        let size = reading.size();
+        if !len.is_multiple_of(size as u64) {
             return Err(format!(
-                "{}: {len} bytes is not a whole number of {unit}-byte elements",
+                "{}: {len} bytes is not a whole number of {size}-byte elements",
                 path.display()
             ));
         }
@@ -39,53 +49,137 @@ impl Session {
         self.read_memory(space, addr, &mut actual).map_err(|e| {
             format!("{} is {len} bytes, longer than the memory at {loc}: {e}", path.display())
         })?;
-        let ty = super::format::unit_type(u64::from(unit), format);
-        let size = unit as usize;
-        let element = |bytes: &[u8], i: usize| load_le(&bytes[i * size..][..size], unit);
+        let element = |bytes: &[u8], i: usize| bytes[i * size..][..size].to_vec();
         let differing: Vec<usize> = (0..expected.len() / size)
-            .filter(|&i| !equal(ty, element(&expected, i), element(&actual, i), ulps))
+            .filter(|&i| !reading.equal(&element(&expected, i), &element(&actual, i), ulps))
             .collect();
         let mut shown = Vec::new();
         for &i in differing.iter().take(SHOWN_MISMATCHES) {
             let at = addr + (i * size) as u64;
             let here = self.named_location(space, at);
             let writer = self
-                .writes_query(&format!("{here} {unit}"), 1)?
+                .writes_query(&format!("{here} {size}"), 1)?
                 .fields
                 .remove("writer")
                 .unwrap_or(Value::Null);
-            let value = |bytes: &[u8]| fmt_value(ty, element(bytes, i), format);
-            shown.push(json!({"element": i, "location": here, "address": format!("{at:#x}"),
-                              "expected": value(&expected), "actual": value(&actual), "writer": writer}));
+            let (e, a) = (element(&expected, i), element(&actual, i));
+            let mut m = json!({"element": i, "location": here, "address": format!("{at:#x}"),
+                               "expected": reading.shown(&e), "actual": reading.shown(&a), "writer": writer});
+            if let (Reading::Typed(elem, _), Value::Object(fields)) = (&reading, &mut m) {
+                fields.insert("type".into(), json!(elem.name()));
+                fields.insert("expected_value".into(), elem.json(&e));
+                fields.insert("actual_value".into(), elem.json(&a));
+            }
+            shown.push((m, reading.text(&e), reading.text(&a)));
         }
         let n = expected.len() / size;
         let within = if ulps > 0 { format!(" within {ulps} ULP") } else { String::new() };
         let what = format!(
-            "{} ({n} elements of {unit} bytes) against {}{within}",
+            "{} ({n} elements of {}) against {}{within}",
             self.named_location(space, addr),
+            reading.name(),
             path.display()
         );
         let mut lines = vec![match differing.len() {
             0 => format!("{what}: all equal"),
             d => format!("{what}: {d} differ"),
         }];
-        for m in &shown {
+        for (m, expected, actual) in &shown {
             lines.push(format!(
-                "  [{}] {}: expected {} got {}  {}",
+                "  [{}] {}: expected {expected} got {actual}  {}",
                 m["element"],
                 str(&m["location"]),
-                str(&m["expected"]),
-                str(&m["actual"]),
                 writer_text(&m["writer"])
             ));
         }
         if differing.len() > shown.len() {
             lines.push(format!("  … and {} more", differing.len() - shown.len()));
         }
+        let mismatches: Vec<Value> = shown.into_iter().map(|(m, _, _)| m).collect();
         Ok(Reply::text(lines.join("\n"))
             .with("elements", json!(n))
             .with("count", json!(differing.len()))
-            .with("mismatches", json!(shown)))
+            .with("mismatches", json!(mismatches)))
+    }
+
+    /// How `compare` reads elements: without a unit letter a typed buffer's elements, else
+    /// (and in raw launches and SLM) units of `unit` bytes (a word without one) in `format`
+    /// (hex without one).
+    fn reading(&self, space: MemSpace, addr: u64, format: Format, unit: u32) -> Reading {
+        let typed = self.typed_buffer(space, addr).filter(|_| unit == UNIT_OF_TYPE);
+        if let Some(b) = typed {
+            return Reading::Typed(b.elem, format);
+        }
+        let unit = if unit == UNIT_OF_TYPE { 4 } else { unit };
+        let format = if format == Format::Natural { Format::Hex } else { format };
+        Reading::Units(super::format::unit_type(u64::from(unit), format), format)
+    }
+}
+
+/// How `compare` reads and shows an element.
+enum Reading {
+    /// A typed buffer's element, in a format the user gave (`Natural` when none).
+    Typed(ElemType, Format),
+    /// Raw units (`compare/dw`) of this type, in this format.
+    Units(DataType, Format),
+}
+
+impl Reading {
+    fn size(&self) -> usize {
+        match self {
+            Reading::Typed(e, _) => e.size() as usize,
+            Reading::Units(ty, _) => ty.size() as usize,
+        }
+    }
+
+    fn scalar(&self) -> DataType {
+        match self {
+            Reading::Typed(e, _) => e.scalar,
+            Reading::Units(ty, _) => *ty,
+        }
+    }
+
+    /// `float`, or `4 bytes`.
+    fn name(&self) -> String {
+        match self {
+            Reading::Typed(e, _) => e.name(),
+            Reading::Units(ty, _) => format!("{} bytes", ty.size()),
+        }
+    }
+
+    /// Whether element bytes `actual` equal `expected`: every scalar of a vector, floats
+    /// within `ulps`.
+    fn equal(&self, expected: &[u8], actual: &[u8], ulps: u64) -> bool {
+        let (ty, n) = match self {
+            Reading::Typed(e, _) => (e.scalar, e.lanes as usize),
+            Reading::Units(ty, _) => (*ty, 1),
+        };
+        let size = ty.size() as usize;
+        (0..n).all(|k| {
+            let scalar = |b: &[u8]| b.get(k * size..(k + 1) * size).map(|s| load_le(s, size as u32));
+            match (scalar(expected), scalar(actual)) {
+                (Some(e), Some(a)) => equal(ty, e, a, ulps),
+                _ => expected == actual,
+            }
+        })
+    }
+
+    /// The `expected`/`actual` string of JSON: the element's hex without a format letter
+    /// (as before elements had types), else as the format reads it.
+    fn shown(&self, bytes: &[u8]) -> String {
+        match self {
+            Reading::Typed(e, Format::Natural) => e.hex(bytes),
+            Reading::Typed(e, format) => e.text(bytes, *format),
+            Reading::Units(ty, format) => fmt_value(*ty, load_le(bytes, ty.size()), *format),
+        }
+    }
+
+    /// What the text shows: a typed element as its type reads and its hex.
+    fn text(&self, bytes: &[u8]) -> String {
+        match self {
+            Reading::Typed(e, Format::Natural) => e.values_text(bytes),
+            _ => self.shown(bytes),
+        }
     }
 }
 

@@ -4,14 +4,14 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS};
+use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS, UNIT_OF_TYPE};
 use super::expr::{
     location_text, parse_condition, resolve_memory, resolve_region, Condition, ValueCondition,
 };
 use super::format::value as fmt_value;
 use super::motion::hex;
 use super::workitems::work_items_phrase;
-use super::{Breakpoint, Session, StopReason, WatchTarget, Watchpoint};
+use super::{Breakpoint, Session, StopReason, TypedChange, WatchTarget, Watchpoint};
 use crate::exec::load_le;
 use crate::isa::{DataType, InstIdx, Opcode, Operand};
 use crate::machine::{Machine, MemSpace, ThreadId, ThreadStatus};
@@ -41,8 +41,9 @@ impl Reply {
 
 /// `#1  _main_0 (kernel) at k.visaasm:31 $10  (P1) call (M1, 16) helper_1  [exec 0xffff]`
 fn frame_text(f: &super::FrameInfo) -> String {
+    let source = f.source.as_ref().map_or(String::new(), |s| format!(" ({s})"));
     format!(
-        "#{:<2} {} ({}) at {}:{} ${}  {}  [exec {:#x}]",
+        "#{:<2} {} ({}) at {}:{} ${}{source}  {}  [exec {:#x}]",
         f.level, f.function, f.kind, f.file, f.line, f.id, f.instruction, f.exec_mask
     )
 }
@@ -52,7 +53,7 @@ fn stop_text(reason: &StopReason) -> String {
         StopReason::Step => String::new(),
         StopReason::Breakpoint { id } => format!("breakpoint {id}"),
         StopReason::Watchpoint(h) => format!(
-            "watchpoint {}: {} by step {} (thread {}, line {}, lanes {:?}{}): {} -> {}\n  {}",
+            "watchpoint {}: {} by step {} (thread {}, line {}, lanes {:?}{}): {}\n  {}",
             h.id,
             h.access,
             h.step,
@@ -63,8 +64,7 @@ fn stop_text(reason: &StopReason) -> String {
                 p if p.is_empty() => p,
                 p => format!(", {p}"),
             },
-            h.old,
-            h.new,
+            h.typed.as_ref().map_or_else(|| format!("{} -> {}", h.old, h.new), |t| t.text()),
             h.instruction
         ),
         StopReason::Start => "reached the start of the run".into(),
@@ -79,13 +79,15 @@ fn stop_text(reason: &StopReason) -> String {
     }
 }
 
+/// Elements of each variable `info registers` shows (`print` shows them all).
+const INFO_REGISTER_ELEMENTS: usize = 8;
+
 impl Session {
     /// Executes one command.
     pub fn execute(&mut self, cmd: &Command) -> Result<Reply, String> {
         let moved = |s: &mut Session, reason: StopReason| -> Result<Reply, String> {
             let text = stop_text(&reason);
-            let line = s.line();
-            let here = format!("step {} thread {} line {}: {}", s.now, s.focus.0, line, s.current_text());
+            let here = s.here_text();
             let text = if text.is_empty() { here } else { format!("{text}\n{here}") };
             // A temporary breakpoint is gone once it has stopped a movement.
             let text = match reason {
@@ -104,21 +106,38 @@ impl Session {
         };
         match cmd {
             Command::Step(n) => {
-                let r = self.step_focused(*n);
+                let r = self.step_lines(*n, false);
                 moved(self, r)
             }
             Command::ReverseStep(n) => {
-                let r = self.reverse_step_focused(*n);
+                let r = self.reverse_step_lines(*n, false);
                 moved(self, r)
             }
             Command::Next(n) => {
-                let r = self.next(*n);
+                let r = self.step_lines(*n, true);
                 moved(self, r)
             }
             Command::ReverseNext(n) => {
+                let r = self.reverse_step_lines(*n, true);
+                moved(self, r)
+            }
+            Command::StepInstruction(n) => {
+                let r = self.step_focused(*n);
+                moved(self, r)
+            }
+            Command::ReverseStepInstruction(n) => {
+                let r = self.reverse_step_focused(*n);
+                moved(self, r)
+            }
+            Command::NextInstruction(n) => {
+                let r = self.next(*n);
+                moved(self, r)
+            }
+            Command::ReverseNextInstruction(n) => {
                 let r = self.reverse_next(*n);
                 moved(self, r)
             }
+            Command::Layout(layout) => Ok(self.set_layout(*layout)),
             Command::Finish => {
                 let r = self.finish()?;
                 moved(self, r)
@@ -269,9 +288,14 @@ impl Session {
     fn files_named(&self, name: Option<&str>) -> Vec<crate::program::FileId> {
         match name {
             None => vec![self.program.kernel().file],
+            // A whole file name or a path's tail of whole components: `k.visaasm` names
+            // `dir/k.visaasm`, and `ivergence.visaasm` names no `divergence.visaasm`.
             Some(name) => (0..self.program.files.len() as u32)
                 .map(crate::program::FileId)
-                .filter(|&f| self.program.file(f).path.ends_with(name))
+                .filter(|&f| {
+                    let path = self.program.file(f).path.as_str();
+                    path == name || path.strip_suffix(name).is_some_and(|head| head.ends_with('/'))
+                })
                 .collect(),
         }
     }
@@ -279,6 +303,10 @@ impl Session {
     /// Instruction indices a breakpoint location names.
     fn locate(&self, loc: &BreakLoc) -> Result<Vec<InstIdx>, String> {
         let code = |i: &InstIdx| self.program.inst(*i).op != Opcode::EndOfCode;
+        // A line of the OpenCL source (`k.cl:13`, or a bare line while the pane shows it).
+        if let Some(found) = self.locate_source(loc) {
+            return found;
+        }
         match loc {
             BreakLoc::Line { file, line } => {
                 let found: Vec<InstIdx> = self
@@ -287,6 +315,13 @@ impl Session {
                     .filter_map(|f| self.program.inst_at_line(f, *line))
                     .filter(code)
                     .collect();
+                if let Some(name) = file.as_deref().filter(|_| self.files_named(file.as_deref()).is_empty()) {
+                    let files: Vec<&str> = self.program.files.iter().map(|f| f.path.as_str()).collect();
+                    return Err(format!(
+                        "no file `{name}` in this program (its files: {})",
+                        files.join(", ")
+                    ));
+                }
                 if found.is_empty() {
                     return Err(format!("no instruction at or after line {line}"));
                 }
@@ -329,8 +364,8 @@ impl Session {
         let pcs = self.locate(loc)?;
         let cond = cond.map(|c| self.checked_condition(c)).transpose()?;
         let id = self.fresh_id();
-        let first = self.program.inst(pcs[0]);
-        let text = format!("{}:{} ${}", self.program.file(first.span.file).path, first.span.line, first.id);
+        let (first_pc, first) = (pcs[0], self.program.inst(pcs[0]));
+        let text = self.breakpoint_text(loc, &pcs);
         self.breakpoints.push(Breakpoint {
             id,
             pcs,
@@ -344,7 +379,8 @@ impl Session {
         let what = if temporary { "temporary breakpoint" } else { "breakpoint" };
         let reply = Reply::text(format!("{what} {id} at {text}"))
             .with("id", json!(id))
-            .with("at_line", json!(first.span.line));
+            .with("at_line", json!(first.span.line))
+            .with("at_source", json!(self.source_of(first_pc)));
         Ok((id, reply))
     }
 
@@ -449,6 +485,9 @@ impl Session {
     /// `list [LOC]`: ten lines of LOC's file around it (the focused thread's instruction
     /// without LOC), `=>` on the focused thread's line, `b` on lines with a breakpoint.
     fn list(&mut self, loc: Option<&BreakLoc>) -> Result<Reply, String> {
+        if let Some(listing) = self.list_source(loc) {
+            return listing;
+        }
         let here = self.program.inst(self.machine.thread(self.focus).control.pc).span;
         let (file_id, center) = match loc {
             None => (here.file, here.line),
@@ -583,6 +622,18 @@ impl Session {
         len: Option<u64>,
         lane: Option<u32>,
     ) -> Result<WatchTarget, String> {
+        self.location_or(text, len, lane, 4)
+    }
+
+    /// [`Session::location`], a memory location without a length being the element that holds
+    /// it in a typed buffer, else `untyped` bytes.
+    pub(super) fn location_or(
+        &self,
+        text: &str,
+        len: Option<u64>,
+        lane: Option<u32>,
+        untyped: u64,
+    ) -> Result<WatchTarget, String> {
         let simd = self.machine.thread(self.focus).simd;
         let name_end = text.find(['(', '<', ':']).unwrap_or(text.len());
         if self.program.var_id(self.unit(), &text[..name_end]).is_some() {
@@ -598,7 +649,10 @@ impl Session {
             return Ok(WatchTarget::Register { thread: self.focus.0, ranges, text: text.to_string() });
         }
         let (space, addr) = self.memory_at(text)?;
-        let len = len.unwrap_or(4).max(1);
+        let (addr, len) = match len {
+            Some(len) => (addr, len.max(1)),
+            None => self.default_range(space, addr, untyped),
+        };
         // Values of the whole range are read at every hit and query.
         if len > MAX_MEMORY_LEN || addr.checked_add(len).is_none() {
             return Err(format!(
@@ -723,6 +777,21 @@ impl Session {
         if matches!(target, WatchTarget::Register { .. }) && kind != WatchKind::Write {
             return Err("read watchpoints work on SVM memory only".into());
         }
+        // Memory no buffer holds (a guard page, past a buffer's end) can never be accessed
+        // without a fault: a watchpoint there would never stop, so it is refused.
+        if let WatchTarget::Memory { space: MemSpace::Svm, addr, len } = target {
+            if self.machine.svm.region_of(addr, len).is_none() {
+                let near = self
+                    .machine
+                    .svm
+                    .regions()
+                    .iter()
+                    .map(|r| format!("`{}` [{:#x}, +{})", r.name, r.start, r.len))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(format!("[{addr:#x}, +{len}) is not inside one buffer (buffers: {near})"));
+            }
+        }
         let cond = cond.map(|c| watch_condition(&target, ty, c)).transpose()?;
         let id = self.fresh_id();
         let desc = describe_target(&target);
@@ -756,7 +825,11 @@ impl Session {
                     .or_else(|_| resolve_region(&self.program, crate::isa::UnitId(0), text, simd))
                     .map_or(DataType::Ud, |r| r.ty)
             }
-            WatchTarget::Memory { len, .. } => super::format::unit_type(*len, Format::Hex),
+            // One scalar element of a typed buffer reads as its type (`watch out+8 if > 1.5`).
+            WatchTarget::Memory { space, addr, len } => match self.typed_range(*space, *addr, *len) {
+                Some(e) if e.lanes == 1 && e.size() == *len => e.scalar,
+                _ => super::format::unit_type(*len, Format::Hex),
+            },
         }
     }
 
@@ -779,6 +852,15 @@ impl Session {
         if count == 0 || count > 1 << 16 {
             return Err(format!("x/{count}: give a count from 1 to 65536"));
         }
+        // No unit letter: a typed buffer's elements; `x/b`, `x/4xw` read raw units as gdb's.
+        if unit == UNIT_OF_TYPE {
+            if let Some(b) = self.typed_buffer(space, addr) {
+                return self.examine_typed(count, format, &b, addr);
+            }
+        }
+        // gdb's defaults where no type says otherwise: hex words.
+        let unit = if unit == UNIT_OF_TYPE { 4 } else { unit };
+        let format = if format == Format::Natural { Format::Hex } else { format };
         let mut bytes = vec![0u8; count as usize * unit as usize];
         self.read_memory(space, addr, &mut bytes)?;
         let ty = super::format::unit_type(u64::from(unit), format);
@@ -800,7 +882,7 @@ impl Session {
             Some((t, l)) => (t.trim(), crate::launch::raw::parse_number(l)),
             None => (loc.trim(), None),
         };
-        let target = self.location(text, Some(len.unwrap_or(1)), None)?;
+        let target = self.location_or(text, len, None, 1)?;
         let (hits, base) = match &target {
             WatchTarget::Register { thread, ranges, .. } => {
                 // One element: the region's element at the focused lane.
@@ -819,6 +901,8 @@ impl Session {
         let mut state = self.machine.clone();
         let mut at = self.now;
         let mut writes: Vec<Value> = Vec::new();
+        // Each write's old -> new, as the buffer's elements where it has a type.
+        let mut changes: Vec<String> = Vec::new();
         for h in &hits {
             if matches!(target, WatchTarget::Memory { .. }) {
                 self.recorder.seek(&mut state, at, h.step);
@@ -828,14 +912,24 @@ impl Session {
             let lanes = self.writer_lanes(h.step, h.pc, &target, h.first_written, &state);
             // A one-channel instruction writes the thread's value, no work-item's.
             let items: &[u32] = if inst.exec.size == 1 { &[] } else { &lanes };
-            writes.push(json!({
+            let mut write = json!({
                 "step": h.step, "thread": h.thread, "line": inst.span.line, "id": inst.id,
                 "instruction": self.program.inst_text(InstIdx(h.pc)),
                 "lane": lanes.first(), "lanes": lanes,
                 "workitem": items.first().map_or(Value::Null, |&l| self.work_item_json(h.thread, l)),
                 "workitems": self.work_items_of(h.thread, items),
                 "old": hex(&h.old), "new": hex(&h.new),
-            }));
+            });
+            let typed = self.typed_change(&target, &h.old, &h.new);
+            let raw = || format!("{} -> {}", hex(&h.old), hex(&h.new));
+            changes.push(typed.as_ref().map_or_else(raw, TypedChange::text));
+            if let (Some(t), Value::Object(fields)) = (typed, &mut write) {
+                fields.extend(t.fields());
+            }
+            if let (Some(source), Value::Object(fields)) = (self.source_of(InstIdx(h.pc)), &mut write) {
+                fields.insert("source".into(), json!(source));
+            }
+            writes.push(write);
         }
         let desc = describe_target(&target);
         if limit == 1 {
@@ -844,15 +938,14 @@ impl Session {
                     .with("writer", Value::Null));
             };
             let text = format!(
-                "{desc} ({base:#x}): last written at step {} by thread {}, lane {}{}, line {}: {}  ({} -> {})",
+                "{desc} ({base:#x}): last written at step {} by thread {}, lane {}{}, line {}: {}  ({})",
                 w["step"],
                 w["thread"],
                 w["lane"],
                 writer_work_items(w),
                 w["line"],
                 w["instruction"].as_str().unwrap_or(""),
-                w["old"].as_str().unwrap_or(""),
-                w["new"].as_str().unwrap_or("")
+                changes.first().map_or("", String::as_str)
             );
             let mut reply = Reply::text(text);
             for key in ["step", "thread", "lane", "workitem", "line", "instruction", "old", "new"] {
@@ -862,16 +955,15 @@ impl Session {
         }
         let text: Vec<String> = writes
             .iter()
-            .map(|w| {
+            .zip(&changes)
+            .map(|(w, change)| {
                 format!(
-                    "step {} thread {} lane {}{} line {}: {} -> {}",
+                    "step {} thread {} lane {}{} line {}: {change}",
                     w["step"],
                     w["thread"],
                     w["lane"],
                     writer_work_items(w),
                     w["line"],
-                    w["old"].as_str().unwrap_or(""),
-                    w["new"].as_str().unwrap_or("")
                 )
             })
             .collect();
@@ -898,7 +990,7 @@ impl Session {
                             [Some(a), Some(b)] => json!([a, b]),
                             _ => Value::Null,
                         };
-                        json!({"thread": i, "status": format!("{:?}", t.control.status).to_lowercase(),
+                        json!({"thread": i, "status": self.thread_state(i),
                                "group": group, "index": index, "line": line, "em": format!("{:#010x}", t.control.em),
                                "workitems": workitems})
                     })
@@ -932,10 +1024,24 @@ impl Session {
                 let pc = t.control.pc;
                 let inst = self.program.inst(pc);
                 let (chen, _, _) = crate::exec::channel_enables(inst, t.control.em, &t.preds);
-                let waiting: Vec<Value> = t.control.waiting.iter().map(|w| json!({"line": self.program.inst(w.at).span.line, "lanes": format!("{:#010x}", w.lanes)})).collect();
+                let waiting: Vec<Value> = t
+                    .control
+                    .waiting
+                    .iter()
+                    .map(|w| json!({"line": self.program.inst(w.at).span.line, "lanes": format!("{:#010x}", w.lanes)}))
+                    .collect();
+                // Lanes waiting to rejoin, as `lanes at line N`, one per reconvergence point.
+                let waiting_text: Vec<String> = t
+                    .control
+                    .waiting
+                    .iter()
+                    .map(|w| format!("{:#010x} at line {}", w.lanes, self.program.inst(w.at).span.line))
+                    .collect();
+                let waiting_text =
+                    if waiting_text.is_empty() { "none".to_string() } else { waiting_text.join(", ") };
                 let text = format!(
-                    "em {:#010x}  call mask {:#010x}  dispatch {:#010x}  chen {:#010x} (offset {})  waiting {:?}",
-                    t.control.em, t.control.call_mask, t.dispatch_mask, chen, inst.exec.offset, waiting
+                    "em {:#010x}  call mask {:#010x}  dispatch {:#010x}  chen {:#010x} (offset {})  waiting: {waiting_text}",
+                    t.control.em, t.control.call_mask, t.dispatch_mask, chen, inst.exec.offset
                 );
                 Ok(Reply::text(text)
                     .with("em", json!(t.control.em))
@@ -960,20 +1066,29 @@ impl Session {
             InfoWhat::Registers => {
                 let t = self.machine.thread(self.focus);
                 let unit = self.unit();
-                let mut rows = Map::new();
+                let (mut rows, mut counts, mut text) = (Map::new(), Map::new(), Vec::new());
                 for v in self.program.vars.iter().filter(|v| {
                     v.alias.is_none() && (v.unit == Some(unit) || v.name == "%r0" || v.name == "%cr0")
                 }) {
                     let bytes = &t.grf[v.offset as usize..(v.offset + v.size) as usize];
+                    let n = bytes.len() / v.ty.size().max(1) as usize;
                     let vals: Vec<String> = bytes
                         .chunks(v.ty.size() as usize)
-                        .take(8)
+                        .take(INFO_REGISTER_ELEMENTS)
                         .map(|c| fmt_value(v.ty, load_le(c, v.ty.size()), Format::Natural))
                         .collect();
+                    // Elements not shown are said so, as gdb's `...`, with how many.
+                    let more = match n.saturating_sub(vals.len()) {
+                        0 => String::new(),
+                        rest => format!(", … ({rest} more of {n}; `print {}` shows all)", v.name),
+                    };
+                    text.push(format!("{:10} {{{}{more}}}", v.name, vals.join(", ")));
                     rows.insert(v.name.clone(), json!(vals));
+                    counts.insert(v.name.clone(), json!(n));
                 }
-                let text: Vec<String> = rows.iter().map(|(k, v)| format!("{k:10} {v}")).collect();
-                Ok(Reply::text(text.join("\n")).with("registers", Value::Object(rows)))
+                Ok(Reply::text(text.join("\n"))
+                    .with("registers", Value::Object(rows))
+                    .with("elements", Value::Object(counts)))
             }
             InfoWhat::Breakpoints => {
                 let mut rows = Vec::new();

@@ -73,6 +73,9 @@ pub struct LaneEvent {
     /// `left` or `rejoined`.
     pub event: &'static str,
     pub line: u32,
+    /// The OpenCL source position (`k.cl:13`), where the kernel has line information.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub id: u32,
     pub instruction: String,
     /// The execution mask before and after the step.
@@ -118,6 +121,7 @@ impl Session {
                     step,
                     event: if after & bit != 0 { "rejoined" } else { "left" },
                     line: inst.span.line,
+                    source: self.source_of(InstIdx(pc)),
                     id: inst.id,
                     instruction: self.program.inst_text(InstIdx(pc)).to_string(),
                     em_before: before,
@@ -141,6 +145,9 @@ pub struct FrameInfo {
     /// Where the frame is: the current instruction in frame 0, the call it waits on in the others.
     pub file: String,
     pub line: u32,
+    /// The OpenCL source position there (`k.cl:13`), where the kernel has line information.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// The vISA instruction id (`$N`) of that instruction, and its text.
     pub id: u32,
     pub instruction: String,
@@ -179,6 +186,7 @@ impl Session {
                 kind: kind_name(kind),
                 file,
                 line,
+                source: self.source_of(pc),
                 id,
                 instruction,
                 exec_mask,

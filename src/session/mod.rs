@@ -10,8 +10,10 @@ pub mod format;
 mod frontier;
 mod handlers;
 mod history;
+mod lines;
 mod motion;
 mod split;
+pub mod types;
 mod why;
 mod workitems;
 
@@ -30,11 +32,14 @@ use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
 use crate::trace::{Batch, Recorder};
 
-pub use command::{parse, BreakLoc, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind};
+pub use command::{
+    parse, BreakLoc, CodeLayout, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind,
+};
 pub use expr::{Condition, RegionRef, ValueCondition};
 pub use handlers::{space_name, Reply};
 pub use history::{FrameInfo, LaneEvent, MaskStep};
 pub use motion::hex;
+pub use types::{ElemType, TypedBuffer, TypedChange, TypedValue};
 pub use why::{Place, WhyNode, WhyWriter};
 
 /// How the recorded run ended at its frontier, once it has.
@@ -80,6 +85,9 @@ pub struct WatchHit {
     pub step: u64,
     pub thread: u32,
     pub line: u32,
+    /// The OpenCL source position (`k.cl:13`), where the kernel has line information.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub instruction: String,
     /// Lanes that accessed it, where the instruction says.
     pub lanes: Vec<u32>,
@@ -89,6 +97,11 @@ pub struct WatchHit {
     /// Hex bytes of the watched range before and after the step.
     pub old: String,
     pub new: String,
+    /// The same values as the buffer's elements, when the range is whole elements of a typed
+    /// buffer (`type`, `old_value`, `new_value`, `old_hex`, `new_hex` in JSON). Boxed: most
+    /// stops have none, and a stop reason stays small.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<Box<TypedChange>>,
 }
 
 /// What a watchpoint watches.
@@ -205,6 +218,8 @@ pub struct Session {
     pub window_steps: u64,
     /// `source` files being run, innermost last (their nesting is bounded).
     sourcing: u32,
+    /// What the source pane shows, and so which file `break LINE` and `list` mean.
+    pub layout: CodeLayout,
 }
 
 /// The recording budget a session starts with; front ends set `record_limit` from the
@@ -249,6 +264,7 @@ impl Session {
             windows_from: 0,
             window_steps: 0,
             sourcing: 0,
+            layout: CodeLayout::default(),
         }
     }
 
@@ -267,6 +283,20 @@ impl Session {
     /// Total recorded steps.
     pub fn total_steps(&self) -> u64 {
         self.recorder.len()
+    }
+
+    /// Thread `i`'s state as shown to the user at the current step: `not started` until its
+    /// first step (a work-group not yet dispatched is not running), else its status.
+    pub fn thread_state(&self, i: usize) -> &'static str {
+        let started = self.recorder.trace.first_step.get(i).is_some_and(|&first| first < self.now);
+        match self.machine.threads.get(i).map(|t| t.control.status) {
+            Some(crate::machine::ThreadStatus::Running) if !started => "not started",
+            Some(crate::machine::ThreadStatus::Running) => "running",
+            Some(crate::machine::ThreadStatus::AtBarrier) => "at barrier",
+            Some(crate::machine::ThreadStatus::Done) => "done",
+            Some(crate::machine::ThreadStatus::Faulted) => "faulted",
+            None => "no such thread",
+        }
     }
 
     fn fresh_id(&mut self) -> u32 {

@@ -11,11 +11,20 @@ use crate::machine::ThreadStatus;
 use crate::trace::{record_step, EntryKind, Single, StepRecord};
 
 impl Session {
-    /// The end state as a stop reason.
-    fn end_reason(&self) -> StopReason {
+    /// The end state as a stop reason; a fault focuses its thread and lane, as gdb shows
+    /// the thread that got the signal.
+    fn end_reason(&mut self) -> StopReason {
         match &self.end {
             Some(EndState::Fault(f)) => {
-                StopReason::Fault { message: f.render_in(&self.program, self.geometry.as_ref()) }
+                let (thread, lane) = (f.thread, f.kind.lane());
+                let message = f.render_in(&self.program, self.geometry.as_ref());
+                if (thread.0 as usize) < self.machine.threads.len() {
+                    self.focus = thread;
+                    if let Some(lane) = lane.filter(|&l| l < self.machine.thread(thread).simd) {
+                        self.lane = lane;
+                    }
+                }
+                StopReason::Fault { message }
             }
             Some(EndState::RecordLimit(b)) => StopReason::RecordLimit { bytes: *b },
             _ => StopReason::End,
@@ -173,7 +182,7 @@ impl Session {
     fn stepping_stop(&mut self, rec: &StepRecord, forward: bool) -> Option<StopReason> {
         let step = if forward { self.now - 1 } else { self.now };
         if let Some(hit) = self.watch_hit(step, forward) {
-            self.focus = ThreadId(hit.thread);
+            self.focus_hit(hit.thread, &hit.lanes);
             return Some(StopReason::Watchpoint(hit));
         }
         if rec.thread != self.focus.0 || self.breakpoints.is_empty() {
@@ -188,7 +197,7 @@ impl Session {
     }
 
     /// The stop for a step of a thread that has nothing left to execute.
-    fn end_reason_for_focus(&self) -> StopReason {
+    fn end_reason_for_focus(&mut self) -> StopReason {
         match self.end {
             Some(_) => self.end_reason(),
             None => StopReason::End,
@@ -421,11 +430,13 @@ impl Session {
                     step,
                     thread: rec.thread,
                     line: inst.span.line,
+                    source: self.source_of(InstIdx(rec.pc)),
                     instruction: self.program.inst_text(InstIdx(rec.pc)).to_string(),
                     lanes,
                     workitems,
                     old: hex(&old),
                     new: hex(&new),
+                    typed: self.typed_change(&wp.target, &old, &new).map(Box::new),
                 };
                 return Some(hit);
             }
@@ -480,13 +491,35 @@ impl Session {
             }
             first = false;
             if let Some(hit) = self.watch_hit(step, true) {
-                self.focus = ThreadId(hit.thread);
+                self.focus_hit(hit.thread, &hit.lanes);
                 return StopReason::Watchpoint(hit);
             }
             count += 1;
             if self.interrupted(count) {
                 return StopReason::Interrupted;
             }
+        }
+    }
+
+    /// Focuses the thread and the first lane of a watchpoint hit (the lane that made the
+    /// access, as a thread channel).
+    fn focus_hit(&mut self, thread: u32, lanes: &[u32]) {
+        self.focus = ThreadId(thread);
+        if let Some(&lane) = lanes.first() {
+            self.lane = lane;
+        }
+    }
+
+    /// Focuses a thread stopped at a breakpoint: on its first lane the instruction runs for,
+    /// unless the focused lane is one of them (a condition that named a lane chose it).
+    fn focus_breakpoint(&mut self, thread: u32) {
+        self.focus = ThreadId(thread);
+        let t = self.machine.thread(self.focus);
+        let Some(inst) = self.program.insts.get(t.control.pc.0 as usize) else { return };
+        let (chen, _, _) = crate::exec::channel_enables(inst, t.control.em, &t.preds);
+        let lanes = chen << inst.exec.offset.min(31);
+        if lanes != 0 && lanes >> self.lane & 1 == 0 {
+            self.lane = lanes.trailing_zeros();
         }
     }
 
@@ -500,7 +533,7 @@ impl Session {
         self.now = step;
         let hit = self.breakpoint_at(rec.thread, rec.pc);
         match hit {
-            Some(_) => self.focus = ThreadId(rec.thread),
+            Some(_) => self.focus_breakpoint(rec.thread),
             None => {
                 self.recorder.trace.redo(&mut self.machine, step);
                 self.now = step + 1;
@@ -515,12 +548,12 @@ impl Session {
         loop {
             let Some(rec) = self.backward() else { return StopReason::Start };
             if let Some(hit) = self.watch_hit(self.now, false) {
-                self.focus = ThreadId(hit.thread);
+                self.focus_hit(hit.thread, &hit.lanes);
                 return StopReason::Watchpoint(hit);
             }
             if !self.breakpoints.is_empty() {
                 if let Some(id) = self.breakpoint_at(rec.thread, rec.pc) {
-                    self.focus = ThreadId(rec.thread);
+                    self.focus_breakpoint(rec.thread);
                     return StopReason::Breakpoint { id };
                 }
             }

@@ -48,6 +48,9 @@ pub struct WhyWriter {
     /// The thread channel whose write this is.
     pub lane: u32,
     pub line: u32,
+    /// The OpenCL source position (`k.cl:13`), where the kernel has line information.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub id: u32,
     pub instruction: String,
     /// A one-channel instruction (`(M1_NM, 1)`): its value is the thread's, no work-item's.
@@ -63,6 +66,10 @@ pub struct WhyNode {
     pub thread: Option<u32>,
     /// Its bytes (little-endian hex) or predicate bit, when it was read or written.
     pub value: String,
+    /// The same bytes as a typed buffer's elements, when they are whole elements of one
+    /// (`type`, `typed_value`, `value_hex` in JSON).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<super::TypedValue>,
     /// The write it came from; None for a value nothing in the run wrote (launch input),
     /// an immediate, or an operand not followed.
     pub writer: Option<WhyWriter>,
@@ -122,7 +129,8 @@ impl Session {
             (_, true) => "+ ",
             _ => "← ",
         };
-        let head = format!("{indent}{mark}{} = {}", node.location, node.value);
+        let shown = node.typed.as_ref().map_or_else(|| node.value.clone(), |t| t.text());
+        let head = format!("{indent}{mark}{} = {shown}", node.location);
         let writer = node.writer.as_ref().map(|w| {
             let who = match w.scalar {
                 true => "(scalar)".to_string(),
@@ -157,6 +165,7 @@ impl Session {
                 Place::Mem { .. } => None,
             },
             value: value.text(),
+            typed: self.typed_place(place, &value),
             writer: None,
             note: None,
             part: false,
@@ -181,6 +190,7 @@ impl Session {
             thread: rec.thread,
             lane: channel.map_or(inst.exec.offset, |c| c + inst.exec.offset),
             line: inst.span.line,
+            source: self.source_of(InstIdx(rec.pc)),
             id: inst.id,
             instruction: self.program.inst_text(InstIdx(rec.pc)).to_string(),
             scalar: inst.exec.size == 1,
@@ -224,6 +234,7 @@ impl Session {
                         location,
                         thread: None,
                         value,
+                        typed: None,
                         writer: None,
                         note: Some(note),
                         part: false,
@@ -618,6 +629,14 @@ impl Session {
                 Value::Bits(bits, bits >> lane & 1 != 0)
             }
         }
+    }
+
+    /// A memory place's bytes as its buffer's elements, when it is whole elements of a typed
+    /// buffer.
+    fn typed_place(&self, place: Place, value: &Value) -> Option<super::TypedValue> {
+        let (Place::Mem { space, addr, len }, Value::Bytes(bytes)) = (place, value) else { return None };
+        let elem = self.typed_range(space, addr, len)?;
+        Some(super::TypedValue { elem, bytes: bytes.clone() })
     }
 
     fn place_text(&self, place: Place) -> String {

@@ -545,3 +545,64 @@ fn huge_numbers_saturate_or_fail_and_never_wrap() {
     let e = fails(&mut s, "x/4xw out-0x200000000");
     assert!(e.contains("outside the 64-bit address space"), "{e}");
 }
+
+/// After a watchpoint stop the focused lane is the lane that made the access; after a
+/// breakpoint stop it is a lane the instruction runs for.
+#[test]
+fn a_stop_focuses_the_lane_that_hit() {
+    let mut s = session(&launch(COLLATZ));
+    // Element 21 of `steps` is work-item 21's: thread 1, lane 5 (SIMD16).
+    let reply = run(&mut s, "watch steps+84 4");
+    assert!(reply.text.contains("watchpoint"), "{}", reply.text);
+    let stop = run(&mut s, "continue");
+    assert!(matches!(stop.stop, Some(StopReason::Watchpoint(_))), "{:?}", stop.stop);
+    assert_eq!((s.focus.0, s.lane), (1, 5), "{}", stop.text);
+    run(&mut s, "delete");
+    let s = session(&launch("hand/nested_divergence.launch.json"));
+    let lines: Vec<u32> =
+        (0..s.program.insts.len() as u32).map(|i| s.program.inst(vdb::isa::InstIdx(i)).span.line).collect();
+    let mut stops = 0;
+    for line in lines {
+        let mut s2 = session(&launch("hand/nested_divergence.launch.json"));
+        s2.lane = 15;
+        if s2.execute(&parse(&format!("break {line}")).expect("p").expect("c")).is_err() {
+            continue;
+        }
+        let reply = run(&mut s2, "continue");
+        if !matches!(reply.stop, Some(StopReason::Breakpoint { .. })) {
+            continue;
+        }
+        stops += 1;
+        let t = s2.machine.thread(s2.focus);
+        let inst = s2.program.inst(t.control.pc);
+        let (chen, _, _) = vdb::exec::channel_enables(inst, t.control.em, &t.preds);
+        let lanes = chen << inst.exec.offset;
+        assert!(lanes == 0 || lanes >> s2.lane & 1 == 1, "line {line}: lane {} of {lanes:#x}", s2.lane);
+    }
+    assert!(stops > 5, "{stops} breakpoints stopped");
+}
+
+/// A fault stop focuses the faulting lane (the thread's channel: lane 0 of an `(M3, 8)`
+/// message is channel 8).
+#[test]
+fn a_fault_focuses_its_thread_and_lane() {
+    let text = ".version 4.1
+.kernel \"slmfault\"
+.decl OFF v_type=G type=ud num_elts=16 align=GRF
+.decl S v_type=G type=ud num_elts=16 align=GRF
+.kernel_attr Target=\"3d\"
+.kernel_attr SimdSize=16
+.function \"_main_0\"
+
+_main_0:
+    mov (M1, 16) S(0,0)<1> 0x7:ud
+    mov (M1, 16) OFF(0,0)<1> 0x1fff0:ud
+    scatter_scaled.1 (M3, 8) %slm 0x0:ud OFF.0 S.0
+    ret (M1, 1)
+";
+    let mut s = crate::harness::session_on_text("slmfault", text);
+    let reply = run(&mut s, "continue");
+    assert!(matches!(reply.stop, Some(StopReason::Fault { .. })), "{}", reply.text);
+    assert!(reply.text.contains("lane 8:"), "{}", reply.text);
+    assert_eq!((s.focus.0, s.lane), (0, 8));
+}

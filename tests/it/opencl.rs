@@ -133,6 +133,12 @@ fn sample_opencl_kernels_match_pocl_on_every_target() {
     check_all("opencl");
 }
 
+/// The kernels compiled with `-g` (their references computed by the build script).
+#[test]
+fn source_level_samples_match_their_reference() {
+    check_all("source-level");
+}
+
 /// The step limit counts the steps of all cores: a split run that goes past it stops for the
 /// exact rerun to report, one that reaches it exactly does not.
 #[test]

@@ -9,6 +9,8 @@ pub enum Action {
     ReverseStep,
     Next,
     ReverseNext,
+    StepInstruction,
+    ReverseStepInstruction,
     Finish,
     ReverseFinish,
     Continue,
@@ -30,6 +32,9 @@ pub enum Action {
     Select,
     CycleFormat,
     Why,
+    /// Cycle what the source pane shows: OpenCL source with the current line's vISA, the
+    /// source alone, the vISA alone (gdb's `layout next`).
+    Layout,
     Help,
     Quit,
 }
@@ -37,10 +42,12 @@ pub enum Action {
 impl Action {
     /// Every action with a one-line description (the help overlay lists them with their keys).
     pub const ALL: &'static [(Action, &'static str)] = &[
-        (Action::Step, "step the focused thread"),
+        (Action::Step, "step the focused thread (a source line where the kernel has line information)"),
         (Action::ReverseStep, "step the focused thread back"),
         (Action::Next, "step over calls"),
         (Action::ReverseNext, "step back over calls"),
+        (Action::StepInstruction, "step the focused thread one instruction (stepi)"),
+        (Action::ReverseStepInstruction, "step the focused thread back one instruction (rstepi)"),
         (Action::Finish, "run until the current subroutine or function returns (step out)"),
         (Action::ReverseFinish, "back to the call that entered the current subroutine or function"),
         (Action::Continue, "continue to a breakpoint, watchpoint or the end"),
@@ -65,6 +72,7 @@ impl Action {
         ),
         (Action::CycleFormat, "cycle value format: natural, hex, signed, float"),
         (Action::Why, "why: where the selected operand (source pane, focused lane), register cell or memory byte's value came from"),
+        (Action::Layout, "source pane: OpenCL source and vISA, source only, vISA only (layout next)"),
         (Action::Help, "this help"),
         (Action::Quit, "quit"),
     ];

@@ -90,6 +90,10 @@ pub struct App {
     /// Selected operand of the instruction under the source cursor.
     pub operand: usize,
     pub reg_var: Option<VarId>,
+    /// The register pane keeps the variable chosen with `v` (pinned) instead of following the
+    /// current instruction's operands; `v` with nothing typed, or choosing an operand in the
+    /// source pane, follows again.
+    pub reg_pinned: bool,
     pub reg_row: usize,
     pub reg_col: usize,
     pub format: Format,
@@ -105,6 +109,10 @@ pub struct App {
     /// Lines the log pane is scrolled up from its newest line (new output scrolls back down).
     pub log_scroll: usize,
     pub help: bool,
+    /// What the help overlay shows: the key bindings (empty), or `:help`'s command list; and
+    /// how far it is scrolled.
+    pub help_text: Vec<String>,
+    pub help_scroll: usize,
     pub why: Option<WhyView>,
     pub status: String,
     /// GRF bytes of the focused thread before the last movement (to mark changed cells).
@@ -126,6 +134,7 @@ impl App {
             follow: true,
             operand: 0,
             reg_var: None,
+            reg_pinned: false,
             reg_row: 0,
             reg_col: 0,
             format: Format::Natural,
@@ -139,6 +148,8 @@ impl App {
             log: vec!["vdb: press ? for help, : for commands".into()],
             log_scroll: 0,
             help: false,
+            help_text: Vec::new(),
+            help_scroll: 0,
             why: None,
             status: "start".into(),
             before,
@@ -164,13 +175,41 @@ impl App {
 
     fn sync_cursor(&mut self) {
         if self.follow {
-            self.source_cursor = self.session.line().saturating_sub(1) as usize;
+            let line = match self.session.current_source_file() {
+                Some(_) => self.session.source_near().map_or(0, |p| p.line),
+                None => self.session.line(),
+            };
+            self.source_cursor = line.saturating_sub(1) as usize;
             self.operand = 0;
         }
     }
 
-    /// The instruction on the source cursor line, if any.
+    /// The OpenCL file the source pane shows and the entries of the cursor's line in it,
+    /// or None when the pane shows the vISA (`layout asm`, or no line information).
+    pub fn cursor_source_line(&self) -> Option<(u32, Vec<InstIdx>)> {
+        let file = self.session.current_source_file()?;
+        Some((file, self.session.program.lines.entries(file, self.source_cursor as u32 + 1)))
+    }
+
+    /// Lines of the file the source pane shows.
+    fn shown_line_count(&self) -> usize {
+        let lines = &self.session.program.lines;
+        match self.session.current_source_file().and_then(|f| lines.file(f)) {
+            Some(f) => f.line_count() as usize,
+            None => self.session.program.file(self.file()).text.lines().count(),
+        }
+    }
+
+    /// The instruction on the source cursor line, if any: in the OpenCL source, the current
+    /// instruction on the current line, else the line's first entry.
     pub fn cursor_inst(&self) -> Option<InstIdx> {
+        if let Some((_, entries)) = self.cursor_source_line() {
+            let current = self.session.source_near().map(|p| p.line as usize);
+            return match current == Some(self.source_cursor + 1) {
+                true => Some(self.current_inst()),
+                false => entries.first().copied(),
+            };
+        }
         let p = &self.session.program;
         let file = self.file();
         let line = self.source_cursor as u32 + 1;
@@ -178,6 +217,9 @@ impl App {
     }
 
     fn select_operand_var(&mut self) {
+        if self.reg_pinned {
+            return;
+        }
         let Some(idx) = self.cursor_inst() else { return };
         let inst = self.session.program.inst(idx);
         let vars: Vec<VarId> = inst.operands.iter().filter_map(operand_var).collect();
@@ -209,6 +251,13 @@ impl App {
 
     fn execute(&mut self, cmd: &Command) {
         match self.session.execute(cmd) {
+            // The command list is long: it opens in the help overlay, which scrolls, rather
+            // than in the narrow log pane.
+            Ok(reply) if matches!(cmd, Command::Help) => {
+                self.help_text = reply.text.lines().map(str::to_string).collect();
+                self.help_scroll = 0;
+                self.help = true;
+            }
             Ok(reply) => {
                 if let Some(stop) = &reply.stop {
                     self.status = stop_label(stop);
@@ -237,6 +286,12 @@ impl App {
             Action::ReverseStep => self.movement(Command::ReverseStep(1)),
             Action::Next => self.movement(Command::Next(1)),
             Action::ReverseNext => self.movement(Command::ReverseNext(1)),
+            Action::StepInstruction => self.movement(Command::StepInstruction(1)),
+            Action::ReverseStepInstruction => self.movement(Command::ReverseStepInstruction(1)),
+            Action::Layout => {
+                self.follow = true;
+                self.run_command("layout next");
+            }
             Action::Finish => self.movement(Command::Finish),
             Action::ReverseFinish => self.movement(Command::ReverseFinish),
             Action::Continue => self.movement(Command::Continue),
@@ -248,7 +303,21 @@ impl App {
             Action::MemoryAddress => self.open_prompt(PromptKind::MemoryAddress),
             Action::CommandLine => self.open_prompt(PromptKind::Command),
             Action::NextPane | Action::PrevPane => self.cycle_pane(action == Action::NextPane),
-            Action::Help => self.help = !self.help,
+            Action::Help => {
+                self.help = !self.help;
+                self.help_text.clear();
+                self.help_scroll = 0;
+            }
+            // The help overlay takes the scrolling keys while it is open.
+            Action::Up | Action::Down | Action::PageUp | Action::PageDown if self.help => {
+                let delta: i64 = match action {
+                    Action::Up => -1,
+                    Action::Down => 1,
+                    Action::PageUp => -16,
+                    _ => 16,
+                };
+                self.help_scroll = (self.help_scroll as i64 + delta).max(0) as usize;
+            }
             Action::Why => self.open_why(),
             Action::Quit => self.quit = true,
             Action::CycleFormat => {
@@ -300,17 +369,7 @@ impl App {
                     };
                 self.run_quiet(&Command::Lane(lane.clamp(0, simd as i64 - 1) as u32));
             }
-            Pane::Memory => {
-                let step = match action {
-                    Action::Left => -1,
-                    Action::Right => 1,
-                    _ => delta * 16,
-                };
-                self.mem_cursor = (self.mem_cursor as i64 + step).max(0) as u64;
-                if self.mem_cursor < self.mem_addr || self.mem_cursor >= self.mem_addr + 16 * 16 {
-                    self.mem_addr = self.mem_cursor & !15;
-                }
-            }
+            Pane::Memory => self.move_memory_cursor(action, delta),
             Pane::Threads => {
                 let n = self.session.machine.threads.len();
                 self.thread_cursor = (self.thread_cursor as i64 + delta).clamp(0, n as i64 - 1) as usize;
@@ -332,6 +391,22 @@ impl App {
         }
     }
 
+    /// Moves the memory cursor `rows` rows (Up, Down, pages) or one step (Left, Right): by
+    /// element in a typed view, else by byte; the first row follows it out of the window.
+    fn move_memory_cursor(&mut self, action: Action, rows: i64) {
+        let (at, len) = crate::view::memory::selection(self);
+        let row = crate::view::memory::row_bytes(self);
+        let step = match action {
+            Action::Left => -(len as i64),
+            Action::Right => len as i64,
+            _ => rows * row as i64,
+        };
+        self.mem_cursor = at.saturating_add_signed(step);
+        if self.mem_cursor < self.mem_addr || self.mem_cursor >= self.mem_addr.saturating_add(16 * row) {
+            self.mem_addr = crate::view::memory::row_start(self, self.mem_cursor);
+        }
+    }
+
     fn navigate_source(&mut self, action: Action, delta: i64) {
         match action {
             Action::Left | Action::Right => {
@@ -343,11 +418,15 @@ impl App {
                         (self.operand + n - 1) % n
                     };
                 }
+                self.reg_pinned = false;
                 self.select_operand_var();
             }
-            Action::Select => self.select_operand_var(),
+            Action::Select => {
+                self.reg_pinned = false;
+                self.select_operand_var();
+            }
             _ => {
-                let lines = self.session.program.file(self.file()).text.lines().count();
+                let lines = self.shown_line_count();
                 self.source_cursor =
                     (self.source_cursor as i64 + delta).clamp(0, lines.max(1) as i64 - 1) as usize;
                 self.follow = false;
@@ -364,6 +443,9 @@ impl App {
     }
 
     fn toggle_breakpoint(&mut self) {
+        if let Some((file, entries)) = self.cursor_source_line() {
+            return self.toggle_source_breakpoint(file, &entries);
+        }
         let Some(idx) = self.cursor_inst() else {
             self.push_log("no instruction on this line");
             return;
@@ -378,6 +460,21 @@ impl App {
         let cmd =
             Command::Break { loc: BreakLoc::Line { file: Some(file), line }, cond: None, temporary: false };
         self.execute(&cmd);
+    }
+
+    /// `b` on a line of the OpenCL source: `break FILE:LINE`, or `delete` of the breakpoint
+    /// on one of the line's entries.
+    fn toggle_source_breakpoint(&mut self, file: u32, entries: &[InstIdx]) {
+        if entries.is_empty() {
+            return self.push_log("no code on this line");
+        }
+        let on_line = |b: &&vdb::session::Breakpoint| b.pcs.iter().any(|p| entries.contains(p));
+        if let Some(id) = self.session.breakpoints.iter().find(on_line).map(|b| b.id) {
+            return self.run_command(&format!("delete {id}"));
+        }
+        let Some(name) = self.session.program.lines.file(file).map(|f| f.name.clone()) else { return };
+        let loc = BreakLoc::Line { file: Some(name), line: self.source_cursor as u32 + 1 };
+        self.execute(&Command::Break { loc, cond: None, temporary: false });
     }
 
     /// The register pane's cursor cell in `var` (row, element in the row), clamped to the
@@ -397,7 +494,8 @@ impl App {
     /// pane's cell (one element of the chosen variable); None (said in the log) without one.
     fn selection_location(&mut self) -> Option<String> {
         if self.pane == Pane::Memory {
-            return Some(format!("{} 1", self.session.named_location(self.mem_space, self.mem_cursor)));
+            let (at, len) = crate::view::memory::selection(self);
+            return Some(format!("{} {len}", self.session.named_location(self.mem_space, at)));
         }
         let Some(var) = self.reg_var else {
             self.push_log("choose a variable first (v)");
@@ -562,7 +660,15 @@ impl App {
                 {
                     Some(v) => {
                         self.reg_var = Some(v);
+                        self.reg_pinned = true;
                         self.pane = Pane::Registers;
+                        self.push_log(&format!(
+                            "{text} pinned in the register pane (v, Enter: follow the instruction again)"
+                        ));
+                    }
+                    None if text.trim().is_empty() => {
+                        self.reg_pinned = false;
+                        self.select_operand_var();
                     }
                     None => self.push_log(&format!("no variable `{text}`")),
                 }
@@ -616,10 +722,23 @@ pub fn stop_label(stop: &StopReason) -> String {
     match stop {
         StopReason::Step => "step".into(),
         StopReason::Breakpoint { id } => format!("breakpoint {id}"),
-        StopReason::Watchpoint(h) => format!("watchpoint {} (step {}, lanes {:?})", h.id, h.step, h.lanes),
+        StopReason::Watchpoint(h) => {
+            // A typed buffer's element: its new value as its type reads (the log has old -> new).
+            let value =
+                h.typed.as_ref().map(|t| format!(": {}", t.elem.values_text(&t.new))).unwrap_or_default();
+            format!("watchpoint {} (step {}, lanes {:?}){value}", h.id, h.step, h.lanes)
+        }
         StopReason::Start => "start".into(),
         StopReason::End => "end".into(),
-        StopReason::Fault { .. } => "fault".into(),
+        // The first line without its `path:line:col: ` (the source pane shows the place);
+        // the whole message is in the log.
+        StopReason::Fault { message } => {
+            let first = message.lines().next().unwrap_or_default();
+            match first.split_once(": fault in ") {
+                Some((_, rest)) => format!("FAULT in {rest}"),
+                None => format!("FAULT: {first}"),
+            }
+        }
         StopReason::Interrupted => "interrupted".into(),
         StopReason::RecordLimit { .. } => "recording budget reached".into(),
     }

@@ -10,7 +10,8 @@ use vdb::machine::ThreadId;
 use vdb::session::{self, hex, space_name, Session, StopReason};
 use vdb::trace::EntryKind;
 
-use crate::commands::{open_session, EXIT_BAD_LAUNCH, EXIT_DIAGNOSTICS, EXIT_OK};
+use crate::commands::{open_input, EXIT_BAD_LAUNCH, EXIT_DIAGNOSTICS, EXIT_OK};
+use crate::launchfile::LaunchInput;
 
 /// One reply as the JSON object `vdb batch --json` prints.
 pub fn reply_json(session: &Session, cmd: &str, reply: &session::Reply) -> Value {
@@ -20,6 +21,10 @@ pub fn reply_json(session: &Session, cmd: &str, reply: &session::Reply) -> Value
     obj.insert("thread".into(), json!(session.focus.0));
     obj.insert("lane".into(), json!(session.lane));
     obj.insert("line".into(), json!(session.line()));
+    // The OpenCL source position beside the vISA line, where the kernel has line information.
+    if let Some(source) = session.source_here() {
+        obj.insert("source".into(), json!(source));
+    }
     obj.insert("stop".into(), serde_json::to_value(&reply.stop).unwrap_or(Value::Null));
     for (k, v) in &reply.fields {
         obj.entry(k.clone()).or_insert(v.clone());
@@ -27,7 +32,7 @@ pub fn reply_json(session: &Session, cmd: &str, reply: &session::Reply) -> Value
     Value::Object(obj)
 }
 
-pub fn batch(launch: &Path, script: &Path, as_json: bool, budget: Option<u64>) -> u8 {
+pub fn batch(launch: &LaunchInput, script: &Path, as_json: bool, budget: Option<u64>) -> u8 {
     let text = match vdb::launch::raw::read_text(script) {
         Ok(t) => t,
         Err(e) => {
@@ -35,7 +40,7 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, budget: Option<u64>) -
             return EXIT_BAD_LAUNCH;
         }
     };
-    let mut session = match open_session(launch, budget) {
+    let mut session = match open_input(launch, budget) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -55,8 +60,11 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, budget: Option<u64>) -
             Err(e) => {
                 failed = true;
                 if as_json {
-                    let obj = json!({"cmd": cmd, "error": e, "script_line": n + 1, "step": session.now,
+                    let mut obj = json!({"cmd": cmd, "error": e, "script_line": n + 1, "step": session.now,
                                      "thread": session.focus.0, "line": session.line(), "stop": null});
+                    if let (Some(source), Value::Object(fields)) = (session.source_here(), &mut obj) {
+                        fields.insert("source".into(), json!(source));
+                    }
                     writeln!(out, "{obj}")
                 } else {
                     writeln!(out, "(vdb) {cmd}\nerror: {e}")
@@ -75,8 +83,8 @@ pub fn batch(launch: &Path, script: &Path, as_json: bool, budget: Option<u64>) -
     }
 }
 
-pub fn trace(launch: &Path, output: &Path, budget: Option<u64>) -> u8 {
-    let mut session = match open_session(launch, budget) {
+pub fn trace(launch: &LaunchInput, output: &Path, budget: Option<u64>) -> u8 {
+    let mut session = match open_input(launch, budget) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -154,6 +162,10 @@ fn step_json(session: &Session, step: u64) -> Value {
         };
         writes.push(w);
     }
-    json!({"step": step, "thread": rec.thread, "pc": rec.pc, "id": inst.id, "line": inst.span.line,
-           "em": thread.control.em, "chen": rec.chen, "writes": writes})
+    let mut obj = json!({"step": step, "thread": rec.thread, "pc": rec.pc, "id": inst.id, "line": inst.span.line,
+           "em": thread.control.em, "chen": rec.chen, "writes": writes});
+    if let (Some(source), Value::Object(fields)) = (session.source_of(InstIdx(rec.pc)), &mut obj) {
+        fields.insert("source".into(), json!(source));
+    }
+    obj
 }

@@ -10,6 +10,8 @@ use vdb::exec::{run_split, run_to_end, Interpreter, NullObserver};
 use vdb::launch::raw;
 use vdb::program::SourceFile;
 
+use crate::launchfile::{LaunchInput, SourceFlags};
+
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_DIAGNOSTICS: u8 = 1;
 pub const EXIT_BAD_LAUNCH: u8 = 2;
@@ -26,15 +28,24 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 
-/// Loads a launch file into a new session with recording budget `budget` (half of memory
-/// when None; errors printed; the exit code returned).
+/// Loads a launch file (or kernel, or source launch) into a new session with recording
+/// budget `budget` (half of memory when None; errors printed; the exit code returned).
 pub fn open_session(launch_path: &Path, budget: Option<u64>) -> Result<vdb::session::Session, u8> {
-    let loaded = if launch_path.extension().is_some_and(|e| e == "visaasm" || e == "isaasm") {
-        raw::from_kernel(launch_path)
-    } else {
-        raw::load(launch_path)
-    };
-    match loaded {
+    open_input(&resolve_input(launch_path, &SourceFlags::default())?, budget)
+}
+
+/// What `path` and the command-line launch flags open (a source launch compiled); errors
+/// printed, exit code 2 returned.
+pub fn resolve_input(path: &Path, flags: &SourceFlags) -> Result<LaunchInput, u8> {
+    crate::launchfile::resolve(path, flags).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_LAUNCH
+    })
+}
+
+/// [`open_session`] of a resolved launch.
+pub fn open_input(input: &LaunchInput, budget: Option<u64>) -> Result<vdb::session::Session, u8> {
+    match input.load(None) {
         Ok(l) => Ok(new_session(l, cores(), budget)),
         Err(e) => {
             eprintln!("error: {e}");
@@ -135,7 +146,7 @@ pub fn peak_rss() -> Option<u64> {
 
 /// `vdb run`.
 pub fn run(
-    launch_path: &Path,
+    input: &LaunchInput,
     out: Option<&Path>,
     stats: bool,
     record: bool,
@@ -143,7 +154,7 @@ pub fn run(
     budget: Option<u64>,
 ) -> u8 {
     let started = Instant::now();
-    let launch = match raw::load(launch_path) {
+    let launch = match input.load(None) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");
@@ -152,7 +163,7 @@ pub fn run(
     };
     let threads = launch.machine.threads.len();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
-    if let Err(e) = raw::check_outputs(&launch.outputs, &dir, &launch_path.display().to_string()) {
+    if let Err(e) = raw::check_outputs(&launch.outputs, &dir, &input.label()) {
         eprintln!("error: {e}");
         return EXIT_BAD_LAUNCH;
     }
@@ -189,7 +200,7 @@ pub fn run(
         // Other cores build their own start state from the file, with the kernel parsed once.
         let program = launch.program.clone();
         let load = || {
-            raw::load_reusing(launch_path, Some(&program)).ok().map(|mut l| {
+            input.load(Some(&program)).ok().map(|mut l| {
                 l.scheduler.release_finished = release;
                 (l.machine, l.scheduler)
             })
@@ -198,7 +209,7 @@ pub fn run(
             Some(summary) => Ok(summary),
             // A fault or the step limit: run again under the exact scheduler to report it
             // as stepping would (rebuilding the start state costs less than keeping a copy).
-            None => match raw::load_reusing(launch_path, Some(&program)) {
+            None => match input.load(Some(&program)) {
                 Ok(fresh) => {
                     launch = fresh;
                     run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)

@@ -109,6 +109,8 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("F8", Action::Next),
     ("N", Action::ReverseNext),
     ("shift-F8", Action::ReverseNext),
+    ("i", Action::StepInstruction),
+    ("I", Action::ReverseStepInstruction),
     ("o", Action::Finish),
     ("O", Action::ReverseFinish),
     ("c", Action::Continue),
@@ -136,6 +138,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("enter", Action::Select),
     ("f", Action::CycleFormat),
     ("y", Action::Why),
+    ("a", Action::Layout),
     ("?", Action::Help),
     ("q", Action::Quit),
 ];

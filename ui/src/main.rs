@@ -13,7 +13,10 @@ mod app;
 mod batch;
 mod bench;
 mod commands;
+mod compile;
 mod keymap;
+mod launchfile;
+mod newlaunch;
 mod terminal;
 mod tui;
 mod view;
@@ -29,8 +32,11 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Open the debugger on a launch file (.json) or a kernel that needs no inputs (.visaasm).
+    /// Open the debugger on a launch file (.json), a kernel that needs no inputs (.visaasm), or
+    /// OpenCL C (.cl) with the launch given by --global, --local and --arg.
     target: Option<PathBuf>,
+    #[command(flatten)]
+    source: launchfile::SourceFlags,
     /// Key bindings to use on top of the defaults (TOML, `[keys] step = ["s", "F7"]`).
     #[arg(long)]
     keymap: Option<PathBuf>,
@@ -89,8 +95,10 @@ enum Command {
     },
     /// Run a launch to the end, write its outputs and print a summary.
     Run {
-        /// The launch file (JSON).
+        /// The launch file (JSON), or OpenCL C (.cl) with --global and --arg.
         launch: PathBuf,
+        #[command(flatten)]
+        source: launchfile::SourceFlags,
         /// Write outputs under this folder instead of the launch file's.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -109,6 +117,8 @@ enum Command {
     /// Run debugger commands from a script against a recorded run.
     Batch {
         launch: PathBuf,
+        #[command(flatten)]
+        source: launchfile::SourceFlags,
         /// One command per line; `#` starts a comment.
         #[arg(long)]
         script: PathBuf,
@@ -130,9 +140,31 @@ enum Command {
         #[arg(long, default_value_t = 400)]
         frames: usize,
     },
+    /// Compile OpenCL C and write a launch file naming every argument, with placeholders.
+    New {
+        /// The OpenCL C file.
+        source: PathBuf,
+        /// The kernel (default: the file's only one).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// skl, tgllp or acm-g10.
+        #[arg(long, default_value = "skl")]
+        device: String,
+        /// OpenCL build options (`-DN=4`).
+        #[arg(long = "build-options", default_value = "", allow_hyphen_values = true)]
+        build_options: String,
+        /// Where to write it (default: KERNEL.launch.json beside the source).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
     /// Write the whole recorded run as JSON lines.
     Trace {
         launch: PathBuf,
+        #[command(flatten)]
+        source: launchfile::SourceFlags,
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -142,25 +174,48 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         return match cli.target {
-            Some(target) => {
-                ExitCode::from(interactive(&target, cli.keymap.as_deref(), &cli.commands, cli.record_limit))
-            }
+            Some(target) => ExitCode::from(interactive(
+                &target,
+                &cli.source,
+                cli.keymap.as_deref(),
+                &cli.commands,
+                cli.record_limit,
+            )),
             None => {
-                eprintln!("usage: vdb LAUNCH.json | KERNEL.visaasm, or vdb --help");
+                eprintln!("usage: vdb LAUNCH.json | KERNEL.visaasm | K.cl --global N --arg NAME=VALUE..., or vdb --help");
                 ExitCode::from(commands::EXIT_BAD_LAUNCH)
             }
         };
     };
     let code = match command {
         Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
-        Command::Run { launch, out, stats, record, jobs } => {
+        Command::Run { launch, source, out, stats, record, jobs } => {
             let jobs = jobs
                 .or(std::num::NonZeroUsize::new(commands::cores()))
                 .unwrap_or(std::num::NonZeroUsize::MIN);
-            commands::run(&launch, out.as_deref(), stats, record, jobs, cli.record_limit)
+            match commands::resolve_input(&launch, &source) {
+                Ok(input) => commands::run(&input, out.as_deref(), stats, record, jobs, cli.record_limit),
+                Err(code) => code,
+            }
         }
-        Command::Batch { launch, script, json } => batch::batch(&launch, &script, json, cli.record_limit),
-        Command::Trace { launch, output } => batch::trace(&launch, &output, cli.record_limit),
+        Command::Batch { launch, source, script, json } => match commands::resolve_input(&launch, &source) {
+            Ok(input) => batch::batch(&input, &script, json, cli.record_limit),
+            Err(code) => code,
+        },
+        Command::Trace { launch, source, output } => match commands::resolve_input(&launch, &source) {
+            Ok(input) => batch::trace(&input, &output, cli.record_limit),
+            Err(code) => code,
+        },
+        Command::New { source, kernel, device, build_options, output, force } => {
+            newlaunch::new_launch(&newlaunch::NewLaunch {
+                source: &source,
+                kernel: kernel.as_deref(),
+                device: &device,
+                build_options: &build_options,
+                output: output.as_deref(),
+                force,
+            })
+        }
         Command::BenchRecord { launch, queries } => bench::bench_record(&launch, queries),
         Command::BenchRender { launch, frames } => bench::bench_render(&launch, frames),
     };
@@ -185,6 +240,7 @@ fn load_keymap(path: Option<&std::path::Path>) -> Result<keymap::Keymap, String>
 
 fn interactive(
     target: &std::path::Path,
+    source: &launchfile::SourceFlags,
     keymap: Option<&std::path::Path>,
     scripts: &[PathBuf],
     budget: Option<u64>,
@@ -196,7 +252,8 @@ fn interactive(
             return commands::EXIT_BAD_LAUNCH;
         }
     };
-    let session = match commands::open_session(target, budget) {
+    let opened = commands::resolve_input(target, source).and_then(|i| commands::open_input(&i, budget));
+    let session = match opened {
         Ok(s) => s,
         Err(code) => return code,
     };

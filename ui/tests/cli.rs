@@ -193,6 +193,36 @@ fn batch_json_prints_one_object_per_command_and_fails_on_bad_ones() {
     assert_eq!(objs[4]["hash"].as_str().expect("hash").len(), 16);
 }
 
+/// A watchpoint on a `float*` buffer's element, through `batch --json`: the stop keeps the raw
+/// `old`/`new` bytes and adds the element type, the floats (the product the kernel computes
+/// from its input file) and their little-endian hex; `x` adds typed values likewise.
+#[test]
+fn batch_json_gives_typed_watch_values() {
+    let input = std::fs::read(root().join("sample-kernels/opencl/float_math/in/in.bin")).expect("input");
+    let input: Vec<f32> =
+        input.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let (i, n) = (9, input.len());
+    let product = input[i] * input[(i + 7) % n];
+    let at = 4 * (6 * i + 1);
+    let dir = scratch("typed");
+    let script = write(&dir, "s.vdb", &format!("watch exact+{at}\ncontinue\nx/2 exact+{at}\n"));
+    let (code, out, err) =
+        vdb(&["batch", "sample-kernels/opencl/float_math/skl.launch.json", "--script", &script, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let objs: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    let stop = &objs[1]["stop"];
+    assert_eq!(stop["reason"], "watchpoint");
+    assert_eq!(stop["type"], "float");
+    assert_eq!(stop["new_value"].as_f64().map(|v| v as f32), Some(product));
+    assert_eq!(stop["new_hex"], format!("{:#010x}", product.to_bits()).as_str());
+    let raw: String = product.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(stop["new"], raw.as_str());
+    assert_eq!(stop["old"], "00000000");
+    assert_eq!(objs[2]["type"], "float");
+    assert_eq!(objs[2]["typed_values"][0].as_f64().map(|v| v as f32), Some(product));
+}
+
 #[test]
 fn trace_writes_every_step_with_old_and_new_bytes() {
     let dir = scratch("trace");
@@ -522,4 +552,60 @@ fn a_million_thread_launch_builds_only_the_threads_it_reaches() {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("1048575"), "{stdout}");
+}
+
+/// Two kernels given together are not made one program: the second is an error naming both
+/// files, and `--separately` checks each.
+#[test]
+fn check_refuses_two_kernels_as_one_program() {
+    let (a, b) = ("sample-kernels/hand/loop_exit.visaasm", "sample-kernels/hand/scatter.visaasm");
+    let (code, out, err) = vdb(&["check", a, b]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("scatter.visaasm:1:1: error: a second kernel") && err.contains("loop_exit.visaasm"),
+        "{err}"
+    );
+    assert!(!out.contains("ok:"), "{out}");
+    let (code, out, _) = vdb(&["check", a, b, "--separately"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("ok: loop_exit") && out.contains("ok: scatter"), "{out}");
+}
+
+/// A kernel compiled with `-g`, through `batch --json`: `step`, `next` and `rstep` move by
+/// OpenCL source line (into and out of the called helper), `break FILE.cl:LINE` stops there,
+/// `stepi` moves one instruction, and every object names the source position beside the vISA
+/// line (`bt` for each frame); `layout asm` makes a bare line a vISA line.
+#[test]
+fn batch_json_steps_and_breaks_by_source_line() {
+    let dir = scratch("source_level");
+    let lines = "step\nstep\nbreak loop_call.cl:28\ncontinue\nstep\nnext\nfinish\nrstep\nstepi\nlist\nbt\n\
+                 layout asm\nbreak 13\nfrobnicate\n";
+    let script = write(&dir, "s.vdb", lines);
+    let launch = "sample-kernels/source-level/loop_call/skl.launch.json";
+    let (code, out, err) = vdb(&["batch", launch, "--script", &script, "--json"]);
+    assert_eq!(code, 1, "the unknown command fails the batch: {err}");
+    let objs: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    let sources: Vec<&str> = objs.iter().map(|o| o["source"].as_str().unwrap_or("-")).collect();
+    let want = [19, 20, 20, 28, 13, 14, 28, 14, 14, 14, 14, 14, 14, 14].map(|l| format!("loop_call.cl:{l}"));
+    assert_eq!(sources, want, "{out}");
+    for o in &objs {
+        assert!(o["line"].as_u64().is_some_and(|l| l > 0), "the vISA line beside the source: {o}");
+    }
+    assert_eq!(objs[2]["at_source"], "loop_call.cl:28");
+    assert_eq!(objs[3]["stop"]["reason"], "breakpoint");
+    assert_eq!(objs[8]["step"].as_u64(), objs[7]["step"].as_u64().map(|s| s + 1), "stepi: one instruction");
+    let current: Vec<u64> = objs[9]["lines"]
+        .as_array()
+        .expect("list rows")
+        .iter()
+        .filter(|r| r["current"] == true)
+        .filter_map(|r| r["line"].as_u64())
+        .collect();
+    assert_eq!(current, [14]);
+    let frames: Vec<&str> =
+        objs[10]["frames"].as_array().expect("frames").iter().filter_map(|f| f["source"].as_str()).collect();
+    assert_eq!(frames, ["loop_call.cl:14", "loop_call.cl:28"]);
+    assert!(objs[12]["at_source"].is_null(), "a vISA line of no source line: {}", objs[12]);
+    assert!(objs[13]["error"].is_string());
 }

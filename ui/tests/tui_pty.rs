@@ -144,12 +144,12 @@ impl Vdb {
 #[test]
 fn step_forward_back_command_and_quit_in_a_real_terminal() {
     let mut vdb = Vdb::spawn(&["sample-kernels/hand/nested_divergence.launch.json"]);
-    vdb.screen.wait_for("step 0 of 0");
+    vdb.screen.wait_for("step 0 (0 recorded so far)");
     vdb.send("sss");
-    let text = vdb.screen.wait_for("step 3 of 3");
+    let text = vdb.screen.wait_for("step 3 (3 recorded so far)");
     assert!(text.contains("Registers"), "{text}");
     vdb.send("S");
-    vdb.screen.wait_for("step 2 of 3");
+    vdb.screen.wait_for("step 2 (3 recorded so far)");
     vdb.send(":print LANE\r");
     let text = vdb.screen.wait_for("LANE = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]");
     assert!(text.contains("(vdb) print LANE"), "{text}");
@@ -203,7 +203,7 @@ fn q_or_ctrl_c_stops_a_long_movement() {
     let path = kernel.to_string_lossy().into_owned();
     // The budget only bounds a failing test: at its end the run would stop by itself.
     let mut vdb = Vdb::spawn(&["--record-limit", "1G", &path]);
-    vdb.screen.wait_for("step 0 of 0");
+    vdb.screen.wait_for("step 0 (0 recorded so far)");
     let status_line = |s: &vt100::Screen| s.contents().lines().next().unwrap_or_default().to_string();
     for (stop, name) in [("q", "q"), ("\x03", "Ctrl-C")] {
         let before = status_line(vdb.screen.parser.screen());
@@ -224,7 +224,7 @@ fn q_or_ctrl_c_stops_a_long_movement() {
 /// shows the cursor, takes the terminal out of raw mode, and exits with 128 + `number`.
 fn restores_the_terminal_when_killed_by(signal: &str, number: u32) {
     let mut vdb = Vdb::spawn(&["sample-kernels/hand/loop_exit.launch.json"]);
-    vdb.screen.wait_for("step 0 of 0");
+    vdb.screen.wait_for("step 0 (0 recorded so far)");
     // The cursor is hidden after the first frame is drawn.
     vdb.screen.wait_until("the TUI full-screen", |s| s.alternate_screen() && s.hide_cursor());
     let tty = vdb.tty();

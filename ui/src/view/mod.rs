@@ -3,7 +3,7 @@
 mod help;
 mod lanes;
 mod log;
-mod memory;
+pub(crate) mod memory;
 mod registers;
 mod source;
 mod status;
@@ -110,13 +110,21 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     source::render(app, left[0], buf);
     log::render(app, left[1], buf);
     let n_preds = app.session.program.preds.len().min(6) as u16;
+    // The register pane is as tall as its variable's rows (a one-element variable took 47
+    // rows at 300x80), at most half the column; the divergence timeline (a row per lane) and
+    // memory share what is left.
+    let var_rows = app.reg_var.map_or(4, |v| {
+        let p = &app.session.program;
+        p.var(v).size.div_ceil(p.grf_size).max(1) as u16
+    });
+    let reg_rows = (var_rows + 2).clamp(3, (cols[1].height / 2).max(3));
     let right = Layout::default()
         .direction(Direction::Vertical)
         .constraints([
-            Constraint::Min(6),
+            Constraint::Length(reg_rows),
             Constraint::Length(7 + n_preds),
-            Constraint::Length(7),
-            Constraint::Length(6),
+            Constraint::Fill(2),
+            Constraint::Fill(1),
             Constraint::Length(6),
         ])
         .split(cols[1]);

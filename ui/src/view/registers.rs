@@ -61,7 +61,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let program = &s.program;
     let v = program.var(var_id);
     let alias = v.alias.map_or(String::new(), |(base, off)| format!(" = {}+{off}", program.var(base).name));
-    let b = block(app, Pane::Registers, &format!(" {}:{} ×{}{alias}", v.name, v.ty, v.num_elts));
+    let pin = if app.reg_pinned { " (pinned)" } else { "" };
+    let b = block(app, Pane::Registers, &format!(" {}:{} ×{}{alias}{pin}", v.name, v.ty, v.num_elts));
     let inner = b.inner(area);
     b.render(area, buf);
     if inner.width == 0 || inner.height == 0 {
@@ -78,7 +79,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let cursor = app.register_cell(var_id);
     let first_row = (cursor.0 as u32).min(rows.saturating_sub(1)).saturating_sub(inner.height as u32 / 2);
     for r in first_row..rows.min(first_row + inner.height as u32) {
-        let mut spans = vec![Span::styled(format!("r{r:<3}"), theme.dim())];
+        // Rows are labelled as vISA names them, `(row,0)` of the variable (`r1` read as the
+        // GRF register r1).
+        let mut spans = vec![Span::styled(format!("({r},0)"), theme.dim())];
         for c in 0..per_row {
             let at = v.offset + r * program.grf_size + c * size;
             if at + size > v.offset + v.size {

@@ -40,14 +40,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let item = s
         .work_item(s.focus.0, s.lane)
         .map_or(String::new(), |w| format!(" = work-item {}", s.work_item_text(&w)));
+    // Until the run has been recorded to its end, the total is what is recorded so far.
+    let steps = match &s.end {
+        Some(_) => format!("step {} of {}", s.now, s.total_steps()),
+        None => format!("step {} ({} recorded so far)", s.now, s.total_steps()),
+    };
     let text = format!(
-        " step {} of {}{end} │ thread {} (group {:?} #{index}, SIMD{}, {:?}) │ lane {}{item}{frames} │ stop: {}",
-        s.now,
-        s.total_steps(),
+        " {steps}{end} │ thread {} (group {:?} #{index}, SIMD{}, {}) │ lane {}{item}{frames} │ stop: {}",
         s.focus.0,
         group,
         t.simd,
-        t.control.status,
+        s.thread_state(s.focus.0 as usize),
         s.lane,
         app.status
     );

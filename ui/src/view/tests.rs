@@ -158,6 +158,65 @@ fn memory_pane_goes_to_a_buffer_address_and_watches_the_cursor_byte() {
     assert!(text.contains("last write: step"), "{text}");
 }
 
+/// A typed buffer (float_math's `float* exact`) shows floats, computed here from the input
+/// file; the title names the cursor's element with its value and hex; the cursor moves, `w`
+/// watches and Enter finds the writer by element; `f` to hex shows the raw bytes, by byte.
+#[test]
+fn memory_pane_shows_a_typed_buffers_elements_and_moves_by_element() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_path_buf();
+    let input = std::fs::read(root.join("sample-kernels/opencl/float_math/in/in.bin")).expect("input");
+    let input: Vec<f32> =
+        input.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    let n = input.len();
+    let i = (3..n).find(|&i| (input[i] * input[(i + 7) % n]).fract() != 0.0).expect("a fraction");
+    let (x, y) = (input[i], input[(i + 7) % n]);
+    let mut app = app_at("opencl/float_math/skl.launch.json");
+    app.update(Action::Continue);
+    let end = app.session.now;
+    app.update(Action::MemoryAddress);
+    let at = 4 * (6 * i + 1) as u64;
+    type_text(&mut app, &format!("exact+{}", at + 2)); // inside the element
+    let base = app.session.buffers.iter().find(|(name, _, _)| name == "exact").expect("exact").1;
+    let text = screen(&app, 160, 48);
+    let bits = format!("{:#010x}", (x * y).to_bits());
+    let title = format!("exact+{at:#x} = {:#x}  float {} ({bits})", base + at, x * y);
+    assert!(text.contains(&title), "{title}: {text}");
+    for value in [x + y, x * y, x.mul_add(y, 1.5)] {
+        assert!(text.contains(&format!(" {value}")), "{value}: {text}");
+    }
+    assert!(text.contains("last write: step"), "{text}");
+    // Right moves one float; Left comes back to the element's start.
+    app.update(Action::Right);
+    assert_eq!(app.mem_cursor, base + at + 4);
+    app.update(Action::Left);
+    assert_eq!(app.mem_cursor, base + at);
+    app.update(Action::Watch);
+    let w = &app.session.watchpoints.last().expect("a watchpoint").target;
+    assert_eq!(
+        *w,
+        vdb::session::WatchTarget::Memory { space: vdb::machine::MemSpace::Svm, addr: base + at, len: 4 }
+    );
+    // Enter goes to the step that stored the product.
+    let writer =
+        app.session.execute(&vdb::session::parse(&format!("last-write exact+{at}")).expect("p").expect("c"));
+    let step = writer.expect("last-write").fields["writer"]["step"].as_u64();
+    app.update(Action::Select);
+    assert!(app.session.now < end);
+    assert_eq!(Some(app.session.now), step);
+    // On from the store, the watchpoint stops at once; the status bar has the new float.
+    app.update(Action::Continue);
+    assert!(app.status.starts_with("watchpoint"), "{}", app.status);
+    assert!(app.status.ends_with(&format!(": {} ({bits})", x * y)), "{}", app.status);
+    // Hex: the element's bytes in memory order, the cursor on one byte.
+    app.pane = crate::app::Pane::Memory;
+    app.update(Action::CycleFormat);
+    let text = screen(&app, 160, 48);
+    let raw: Vec<String> = (x * y).to_le_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    assert!(text.contains(&raw.join(" ")), "{raw:?}: {text}");
+    app.update(Action::Right);
+    assert_eq!(app.mem_cursor, base + at + 1);
+}
+
 #[test]
 fn variable_prompt_completes_names_and_shows_the_grid() {
     let mut app = app("loop_exit.launch.json");
@@ -256,7 +315,7 @@ fn help_is_as_wide_as_its_longest_line_where_the_terminal_allows() {
         assert!(wide.contains(description), "{description}: {wide}");
     }
     // A narrow terminal still gets the overlay, cut at its edge.
-    assert!(screen(&app, 100, 30).contains("Keys (? closes)"));
+    assert!(screen(&app, 100, 30).contains("Keys (? or Esc closes)"));
 }
 
 #[test]
@@ -360,7 +419,8 @@ fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
     type_text(&mut app, "out+176");
     key(&mut app, KeyCode::Char('y'));
     let expected = {
-        let cmd = vdb::session::parse("why out+0xb0 1").expect("p").expect("c");
+        // `out` is an `int*`: the cursor selects the whole int.
+        let cmd = vdb::session::parse("why out+0xb0 4").expect("p").expect("c");
         app.session.execute(&cmd).expect("why")
     };
     let view = app.why.as_ref().expect("the overlay is open");
@@ -368,7 +428,7 @@ fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
     assert_eq!(texts, expected.text.lines().collect::<Vec<_>>());
     assert!(view.rows.len() > 2, "{texts:?}");
     let text = screen(&app, 160, 48);
-    assert!(text.contains("why out+0xb0 1 — Enter: go to the write"), "{text}");
+    assert!(text.contains("why out+0xb0 4 — Enter: go to the write"), "{text}");
     // Keys go to the overlay: down to the stored register, Enter goes to its write.
     key(&mut app, KeyCode::Down);
     let (step, thread, lane) = app.why.as_ref().expect("open").rows[1].writer.expect("a write");
@@ -457,4 +517,136 @@ fn the_status_bar_names_the_limit_that_ended_a_run() {
     app.session.record_limit = app.session.recorder.recorded_bytes() + 2000;
     app.update(Action::Continue);
     assert!(bar(&app).contains("(recording budget: 0 MiB; --record-limit sets it)"), "{}", bar(&app));
+}
+
+/// At 80x24 the help does not fit: it says so and scrolls to its last line; `:help` opens the
+/// command list in the same overlay, not in the log pane.
+#[test]
+fn help_scrolls_at_80x24_and_help_command_opens_the_overlay() {
+    let mut app = app("loop_exit.launch.json");
+    app.update(Action::Help);
+    let top = screen(&app, 80, 24);
+    assert!(top.contains("PgUp PgDn scroll"), "{top}");
+    let last = "Commands: press : and type `help`";
+    assert!(!top.contains(last), "{top}");
+    for _ in 0..4 {
+        app.update(Action::PageDown);
+    }
+    assert!(screen(&app, 80, 24).contains(last), "{}", screen(&app, 80, 24));
+    app.update(Action::Help);
+    app.run_command("help");
+    let commands = screen(&app, 80, 24);
+    assert!(app.help && commands.contains("Commands (? or Esc closes)"), "{commands}");
+    assert!(commands.contains("step"), "{commands}");
+}
+
+/// A variable chosen with `v` stays in the register pane across steps (pinned), and the pane
+/// labels its rows as vISA does, `(row,0)`; `v` with nothing typed follows again.
+#[test]
+fn a_chosen_variable_stays_pinned_across_steps() {
+    let mut app = app("loop_exit.launch.json");
+    app.update(Action::ChooseVariable);
+    for c in "OUT".chars() {
+        app.prompt_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)));
+    }
+    app.prompt_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter));
+    let out = app.reg_var;
+    for _ in 0..6 {
+        app.update(Action::Step);
+        assert_eq!(app.reg_var, out, "the pinned variable changed");
+    }
+    let text = screen(&app, 140, 44);
+    assert!(text.contains("OUT:uq ×1 (pinned)") && text.contains("(0,0)"), "{text}");
+    app.update(Action::ChooseVariable);
+    app.prompt_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Enter));
+    assert!(!app.reg_pinned);
+}
+
+/// The register pane is as tall as its variable: a one-element variable leaves the rows to
+/// the divergence timeline, which then shows every lane.
+#[test]
+fn a_small_variable_leaves_rows_to_the_timeline() {
+    let mut app = app("nested_divergence.launch.json");
+    app.reg_var = app.session.program.var_id(vdb::isa::UnitId(0), "IN");
+    app.reg_pinned = true;
+    for _ in 0..5 {
+        app.update(Action::Step);
+    }
+    let text = screen(&app, 300, 80);
+    let lines: Vec<&str> = text.lines().collect();
+    let row_of = |title: &str| {
+        lines.iter().position(|l| l.contains(title)).unwrap_or_else(|| panic!("{title}:\n{text}"))
+    };
+    let (registers, timeline, memory) = (row_of("Registers IN"), row_of("Divergence"), row_of("┌ Memory"));
+    // The one-element variable's pane: its title, its row and its bottom border.
+    assert!(lines[registers + 2].ends_with("┘\""), "a one-element variable took more rows:\n{text}");
+    // A row per lane (16), its borders and the step header.
+    assert!(memory - timeline >= 18, "the timeline got {} rows:\n{text}", memory - timeline);
+}
+
+/// The source pane alone, rendered 100x30.
+fn source_pane(app: &App) -> String {
+    let area = Rect::new(0, 0, 100, 30);
+    let mut buf = Buffer::empty(area);
+    super::source::render(app, area, &mut buf);
+    buffer_text(&buf)
+}
+
+/// A kernel compiled with `-g`: the source pane shows the OpenCL source with the current
+/// line marked and, in the default split layout, that line's vISA under it with the current
+/// instruction; `a` cycles to the source alone, the vISA alone, and back.
+#[test]
+fn the_source_pane_shows_opencl_source_with_the_current_lines_visa() {
+    let mut app = app_at("source-level/loop_call/skl.launch.json");
+    app.update(Action::Step);
+    app.update(Action::Step);
+    let inst = app.session.current_text();
+    let id = app.session.program.inst(app.current_inst()).id;
+    let split = source_pane(&app);
+    assert!(split.contains("Source loop_call.cl [split]"), "{split}");
+    assert!(split.contains(" ▶   20     int v = in[i];"), "{split}");
+    assert!(split.contains(&format!("▶      ${id}   {inst}")), "{split}");
+    assert!(split.contains("   19     int i = get_global_id(0);"), "{split}");
+    let whole = screen(&app, 160, 48);
+    assert!(whole.contains("(loop_call.cl:20)"), "the log names the source line:\n{whole}");
+    app.update(Action::Layout);
+    let source = source_pane(&app);
+    assert!(source.contains("Source loop_call.cl [src]") && source.contains(" ▶   20 "), "{source}");
+    assert!(!source.contains(&inst), "the source layout shows no vISA:\n{source}");
+    app.update(Action::Layout);
+    let visa = source_pane(&app);
+    assert!(visa.contains("Source loop_call.simd8.visaasm") && visa.contains(&inst), "{visa}");
+    assert!(!visa.contains("int v = in[i];"), "{visa}");
+    app.update(Action::Layout);
+    assert!(source_pane(&app).contains("[split]"));
+    for (w, h) in [(0, 0), (3, 2), (40, 10)] {
+        let area = Rect::new(0, 0, w, h);
+        super::source::render(&app, area, &mut Buffer::empty(area));
+    }
+}
+
+/// `b` on an OpenCL line sets `break FILE.cl:LINE` (a dot on the line) and takes it away
+/// again; `s` moves a source line, `i`/`I` one instruction forward and back.
+#[test]
+fn keys_break_on_source_lines_and_step_by_line_or_instruction() {
+    let mut app = app_at("source-level/loop_call/skl.launch.json");
+    app.update(Action::Step);
+    for _ in 0..4 {
+        app.update(Action::Down);
+    }
+    app.update(Action::ToggleBreakpoint);
+    let bp = app.session.breakpoints.first().map(|b| b.text.clone()).unwrap_or_default();
+    assert!(bp.starts_with("loop_call.cl:23 ($"), "{bp}");
+    let pane = source_pane(&app);
+    assert!(pane.contains("●    23         acc += weigh(j);"), "{pane}");
+    app.update(Action::ToggleBreakpoint);
+    assert!(app.session.breakpoints.is_empty());
+    app.update(Action::Step);
+    assert_eq!(app.session.source_here().as_deref(), Some("loop_call.cl:20"));
+    let now = app.session.now;
+    app.update(Action::StepInstruction);
+    assert_eq!(app.session.now, now + 1);
+    app.update(Action::ReverseStepInstruction);
+    assert_eq!(app.session.now, now);
+    assert_eq!(app.source_cursor, 19, "the cursor follows the current source line");
 }

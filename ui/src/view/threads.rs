@@ -23,15 +23,13 @@ pub fn render_threads(app: &App, area: Rect, buf: &mut Buffer) {
         .map(|i| {
             let t = &s.machine.threads[i];
             let status = match t.control.status {
-                ThreadStatus::Running => "running",
-                ThreadStatus::AtBarrier => "barrier",
-                ThreadStatus::Done => "done",
                 ThreadStatus::Faulted => "FAULT",
+                _ => s.thread_state(i),
             };
             let (group, idx) = s.thread_labels.get(i).copied().unwrap_or_default();
             let line = s.program.insts.get(t.control.pc.0 as usize).map_or(0, |x| x.span.line);
             let text = format!(
-                "{}{i:>4} {status:8} g{group:?}#{idx} l{line}",
+                "{}{i:>4} {status:11} g{group:?}#{idx} l{line}",
                 if i == s.focus.0 as usize { '*' } else { ' ' }
             );
             let style = if app.pane == Pane::Threads && i == app.thread_cursor {
