@@ -227,6 +227,8 @@ pub fn predefined_vars(grf_size: u32) -> (Vec<GenVar>, u32) {
     let mut vars: Vec<GenVar> = Vec::new();
     let mut next = 0u32;
     for &(name, ty, num_elts) in PREDEFINED {
+        // %r0 is one GRF: 8 dwords on 32-byte platforms, 16 on 64-byte ones.
+        let num_elts = if name == "%r0" { grf_size / 4 } else { num_elts };
         let size = ty.size() * num_elts;
         vars.push(GenVar {
             name: name.to_string(),

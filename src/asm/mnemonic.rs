@@ -115,6 +115,9 @@ pub(crate) fn signature(op: Opcode, sub: &SubOp) -> Sig {
         O::LscLoad => simd(&[LscData, LscAddr]),
         O::LscStore => simd(&[LscAddr, LscData]),
         O::LscAtomic => simd(&[LscData, LscAddr, RawBare, RawBare]),
+        O::LscLoadBlock2d => simd(&[LscBlock2dData, LscBlock2dAddr]),
+        O::LscStoreBlock2d => simd(&[LscBlock2dAddr, LscBlock2dData]),
+        O::LscLoadStatus => simd(&[Raw, LscAddr]),
         O::LscFence => nopred(&[], ExecKind::None),
         O::RawSend | O::RawSendc => simd(&[Int, Int, Int, Src, Raw, Raw]),
         O::RawSends | O::RawSendsc | O::RawSendsEot | O::RawSendscEot => simd(&[Src, Src, Raw, Raw, Raw]),
@@ -336,7 +339,7 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
             }
             SubOp::Word("o".into())
         }
-        O::LscLoad | O::LscStore | O::LscAtomic => {
+        O::LscLoad | O::LscStore | O::LscAtomic | O::LscLoadBlock2d | O::LscStoreBlock2d | O::LscLoadStatus => {
             let atomic = match parts.first().and_then(|p| p.strip_prefix('\u{1}')) {
                 Some(name) => {
                     let a = lsc_atomic_op(name);

@@ -29,14 +29,40 @@ use std::collections::HashMap;
 /// Parser settings.
 #[derive(Clone, Debug)]
 pub struct ParseOptions {
-    /// Bytes per GRF: 32 (SKL…TGL) or 64 (DG2/ACM, PVC).
+    /// Bytes per GRF: 32 (SKL to DG2) or 64 (Xe-HPC/PVC, Xe2); 0 takes it from the kernel
+    /// file's `//Platform:` line (IGC 2.x ends its dumps with one), else 32.
     pub grf_size: u32,
 }
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { grf_size: 32 }
+        ParseOptions { grf_size: 0 }
     }
+}
+
+/// The platform a dump names in its trailing `//Platform: NAME` line.
+pub fn platform_of(text: &str) -> Option<&str> {
+    text.lines().rev().take(16).find_map(|l| l.trim().strip_prefix("//Platform:")).map(str::trim)
+}
+
+/// GRF bytes of a platform, by the names IGC's dumps and `ocloc -device` use.
+pub fn grf_size_of_platform(name: &str) -> Option<u32> {
+    let n = name.to_ascii_lowercase().replace(['-', '_'], "");
+    match n.as_str() {
+        "xe2" | "xe2hpg" | "xe2lpg" | "bmg" | "lnl" | "pvc" | "pvcxt" | "pvcxl" | "xehpc" | "xe3" | "ptl" => Some(64),
+        "skl" | "gen9" | "kbl" | "cfl" | "icllp" | "gen11" | "tgllp" | "xelp" | "xe" | "dg1" | "rkl" | "adls"
+        | "adlp" | "dg2" | "acmg10" | "acmg11" | "acmg12" | "xehpg" | "mtl" | "xelpg" | "arl" => Some(32),
+        _ => None,
+    }
+}
+
+/// The GRF size a parse uses: the option's, else the first file's `//Platform:` line's,
+/// else 32.
+fn grf_size_for(files: &[SourceFile], opts: &ParseOptions) -> u32 {
+    if opts.grf_size != 0 {
+        return opts.grf_size;
+    }
+    files.iter().find_map(|f| platform_of(&f.text).and_then(grf_size_of_platform)).unwrap_or(32)
 }
 
 /// Parses a kernel file plus its stack-call function files (one unit per file; the file
@@ -59,7 +85,10 @@ pub fn parse_files_with_warnings(
     files: Vec<SourceFile>,
     opts: &ParseOptions,
 ) -> (Option<Program>, Diagnostics) {
-    let grf_size = if opts.grf_size.is_power_of_two() && opts.grf_size >= 16 { opts.grf_size } else { 32 };
+    let grf_size = match grf_size_for(&files, opts) {
+        n @ (32 | 64) => n,
+        _ => 32,
+    };
     let mut ctx = new_ctx(grf_size);
     // The kernel file is parsed first so that it becomes unit 0.
     let mut order: Vec<usize> = (0..files.len()).collect();

@@ -37,6 +37,8 @@ pub(crate) enum Slot {
     Var,
     LscData,
     LscAddr,
+    LscBlock2dData,
+    LscBlock2dAddr,
 }
 
 impl Slot {
@@ -54,6 +56,8 @@ impl Slot {
             Slot::Var => "a variable",
             Slot::LscData => "an LSC data operand like V:d32",
             Slot::LscAddr => "an LSC address like flat[V]:a64",
+            Slot::LscBlock2dData => "a 2D block data operand like V:d16.2x16x16nn",
+            Slot::LscBlock2dAddr => "a 2D block address like flat[V + (0,0)] or flat[B,W,H,P,X,Y]",
         }
     }
 }
@@ -144,6 +148,8 @@ impl UnitParser<'_> {
             }
             Slot::LscData => self.lsc_data(),
             Slot::LscAddr => self.lsc_addr(),
+            Slot::LscBlock2dData => self.lsc_block2d_data(),
+            Slot::LscBlock2dAddr => self.lsc_block2d_addr(),
         }
     }
 

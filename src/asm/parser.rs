@@ -252,9 +252,10 @@ impl<'c> UnitParser<'c> {
 
     pub fn bind(&mut self, name: &str, span: Span, b: Binding) -> PResult<()> {
         let scope = self.scopes.last_mut().ok_or_else(|| PErr { span, msg: "no scope".into() })?;
-        if scope.contains_key(name) {
-            return Err(PErr { span, msg: format!("{name}: redeclared in the same scope") });
-        }
+        // IGC 2.x lists the declarations of every inlined-asm block at the kernel's top level
+        // (`DST`, `SRC1_UD` once per block), so a name may be declared again: the later
+        // declaration holds from there on, as an inner scope's would (IGC 1.0.12504 refused
+        // it, and prints no such files).
         scope.insert(name.to_string(), b);
         Ok(())
     }

@@ -157,6 +157,9 @@ opcodes! {
     LscLoad => "lsc_load", Memory;
     LscStore => "lsc_store", Memory;
     LscAtomic => "lsc_atomic", Memory;
+    LscLoadBlock2d => "lsc_load_block2d", Memory;
+    LscStoreBlock2d => "lsc_store_block2d", Memory;
+    LscLoadStatus => "lsc_load_status", Unsupported;
     LscFence => "lsc_fence", Sync;
     // Raw messages and matrix ops: parsed, not executed.
     RawSend => "raw_send", Unsupported;

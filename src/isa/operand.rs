@@ -172,6 +172,29 @@ pub struct LscDataOperand {
     pub transpose: bool,
 }
 
+/// LSC 2D block data operand `V:d16.2x16x16nt`: element size, blocks (the array length),
+/// block width and height in elements, transposed, VNNI-transformed (LSC_UNTYPED.md).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct LscBlock2dData {
+    pub raw: RawOperand,
+    pub data_size: LscDataSize,
+    pub blocks: u32,
+    pub width: u32,
+    pub height: u32,
+    pub transpose: bool,
+    pub vnni: bool,
+}
+
+/// LSC 2D block address: the surface and the block's top-left element, given one by one
+/// (`flat[BASE,WIDTH,HEIGHT,PITCH,X,Y]`: width and height in bytes minus 1, pitch in bytes)
+/// or as a payload register IGC 2.x built (`flat[V + (X,Y)]`: the same fields in dwords 0-6
+/// of V, plus the immediate offsets).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LscBlock2dAddr {
+    Fields(Box<[Operand; 6]>),
+    Payload { payload: RawOperand, x: i64, y: i64 },
+}
+
 /// LSC address model.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LscAddrModel {
@@ -225,6 +248,8 @@ pub enum Operand {
     Function(String),
     LscData(LscDataOperand),
     LscAddr(LscAddrOperand),
+    LscBlock2dData(LscBlock2dData),
+    LscBlock2dAddr(LscBlock2dAddr),
     /// An integer literal that is not a typed immediate (counts in `fcall`, exdesc…).
     Int(i64),
 }

@@ -63,12 +63,46 @@ fn new_session(launch: raw::Launch, cores: usize, budget: Option<u64>) -> vdb::s
     session
 }
 
+/// The GRF size of a program whose files name no platform, from another dump of the same
+/// compilation beside them (`OCL_asm<hash>_…`: IGC writes a `.inline.visaasm` without the
+/// `//Platform:` line its plain dump has).
+fn sibling_platform_grf(paths: &[std::path::PathBuf], group: &[SourceFile]) -> Option<u32> {
+    if group.iter().any(|f| vdb::asm::platform_of(&f.text).is_some()) {
+        return None;
+    }
+    let path = paths.iter().find(|p| group.iter().any(|f| f.path == p.display().to_string()))?;
+    let name = path.file_name()?.to_str()?;
+    let hash_end = name.find("asm")? + 3 + name[name.find("asm")? + 3..].find('_')?;
+    let prefix = &name[..hash_end];
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let siblings = std::fs::read_dir(dir).ok()?;
+    siblings.filter_map(Result::ok).find_map(|e| {
+        let n = e.file_name();
+        let n = n.to_str()?;
+        if !n.starts_with(prefix) || !n.ends_with(".visaasm") || n == name {
+            return None;
+        }
+        let text = vdb::launch::raw::read_text(&e.path()).ok()?;
+        vdb::asm::platform_of(&text).and_then(vdb::asm::grf_size_of_platform)
+    })
+}
+
 /// `vdb check`.
-pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u8 {
+pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: Option<u32>, platform: Option<&str>) -> u8 {
     if files.is_empty() {
         eprintln!("vdb check: give at least one .visaasm file");
         return EXIT_BAD_LAUNCH;
     }
+    let from_platform = match platform.map(|p| (p, vdb::asm::grf_size_of_platform(p))) {
+        Some((p, None)) => {
+            eprintln!("vdb check: unknown platform `{p}` (skl, tgllp, acm-g10, pvc, xe2, bmg, lnl, …)");
+            return EXIT_BAD_LAUNCH;
+        }
+        Some((_, size)) => size,
+        None => None,
+    };
+    // 0: each program's own `//Platform:` line decides.
+    let grf_size = grf_size.or(from_platform).unwrap_or(0);
     let mut sources = Vec::new();
     for path in files {
         match read_source(path) {
@@ -83,6 +117,10 @@ pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: u32) -> u
         if separately { sources.into_iter().map(|s| vec![s]).collect() } else { vec![sources] };
     let mut failed = false;
     for group in groups {
+        let grf_size = match grf_size {
+            0 => sibling_platform_grf(files, &group).unwrap_or(0),
+            n => n,
+        };
         let (program, diags) = parse_files_with_warnings(group, &ParseOptions { grf_size });
         let rendered = diags.render();
         if !rendered.is_empty() {

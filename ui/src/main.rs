@@ -90,8 +90,14 @@ enum Command {
         #[arg(long)]
         separately: bool,
         /// GRF register size in bytes: 32, or 64 on the platforms that have it (Xe-HPC, Xe2).
-        #[arg(long, default_value_t = 32, value_parser = grf_size)]
-        grf_size: u32,
+        /// Default: the platform's (below).
+        #[arg(long, value_parser = grf_size)]
+        grf_size: Option<u32>,
+        /// The platform the kernel was compiled for (skl, tgllp, acm-g10, pvc, xe2, …).
+        /// Default: the dump's trailing `//Platform:` line (or a sibling dump's of the same
+        /// compilation), else a 32-byte GRF.
+        #[arg(long)]
+        platform: Option<String>,
     },
     /// Run a launch to the end, write its outputs and print a summary.
     Run {
@@ -188,7 +194,9 @@ fn main() -> ExitCode {
         };
     };
     let code = match command {
-        Command::Check { files, separately, grf_size } => commands::check(&files, separately, grf_size),
+        Command::Check { files, separately, grf_size, platform } => {
+            commands::check(&files, separately, grf_size, platform.as_deref())
+        }
         Command::Run { launch, source, out, stats, record, jobs } => {
             let jobs = jobs
                 .or(std::num::NonZeroUsize::new(commands::cores()))

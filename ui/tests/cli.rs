@@ -609,3 +609,30 @@ fn batch_json_steps_and_breaks_by_source_line() {
     assert!(objs[12]["at_source"].is_null(), "a vISA line of no source line: {}", objs[12]);
     assert!(objs[13]["error"].is_string());
 }
+
+/// `vdb check FILE` on IGC 2.x dumps needs no option: the `//Platform:` line (or, for a
+/// `.inline.visaasm`, a sibling dump of the same compilation) sets a 64-byte GRF; `--platform`
+/// overrides and unknown platforms are refused.
+#[test]
+fn check_takes_igc2_dumps_as_they_are() {
+    let dir = root().join("../shared/spec/real/igc2");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("\n*** SKIPPED: {} is not here (CI has it) ***\n", dir.display());
+        return;
+    };
+    let mut files: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path().to_string_lossy().to_string())
+        .filter(|p| p.ends_with(".visaasm"))
+        .collect();
+    files.sort();
+    let mut args = vec!["check", "--separately"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, err) = vdb(&args);
+    assert_eq!(code, 0, "{}", &err[..err.len().min(3000)]);
+    assert_eq!(out.lines().filter(|l| l.starts_with("ok:")).count(), files.len(), "{out}");
+    let (code, _, err) = vdb(&["check", "--platform", "nosuch", &files[0]]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = vdb(&["check", "--platform", "skl", &files[0]]);
+    assert_eq!(code, 1, "a 64-byte kernel checked as skl: {err}");
+}
