@@ -78,9 +78,10 @@ impl UnitParser<'_> {
         }
         self.expect_p("]")?;
         let span = self.peek().span;
-        let fields: [Operand; 6] = fields
-            .try_into()
-            .map_err(|_| PErr { span, msg: "a 2D block address has six fields: base, width, height, pitch, x, y".into() })?;
+        let fields: [Operand; 6] = fields.try_into().map_err(|_| PErr {
+            span,
+            msg: "a 2D block address has six fields: base, width, height, pitch, x, y".into(),
+        })?;
         Ok(Operand::LscBlock2dAddr(LscBlock2dAddr::Fields(Box::new(fields))))
     }
 

@@ -339,7 +339,12 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
             }
             SubOp::Word("o".into())
         }
-        O::LscLoad | O::LscStore | O::LscAtomic | O::LscLoadBlock2d | O::LscStoreBlock2d | O::LscLoadStatus => {
+        O::LscLoad
+        | O::LscStore
+        | O::LscAtomic
+        | O::LscLoadBlock2d
+        | O::LscStoreBlock2d
+        | O::LscLoadStatus => {
             let atomic = match parts.first().and_then(|p| p.strip_prefix('\u{1}')) {
                 Some(name) => {
                     let a = lsc_atomic_op(name);

@@ -49,9 +49,13 @@ pub fn platform_of(text: &str) -> Option<&str> {
 pub fn grf_size_of_platform(name: &str) -> Option<u32> {
     let n = name.to_ascii_lowercase().replace(['-', '_'], "");
     match n.as_str() {
-        "xe2" | "xe2hpg" | "xe2lpg" | "bmg" | "lnl" | "pvc" | "pvcxt" | "pvcxl" | "xehpc" | "xe3" | "ptl" => Some(64),
-        "skl" | "gen9" | "kbl" | "cfl" | "icllp" | "gen11" | "tgllp" | "xelp" | "xe" | "dg1" | "rkl" | "adls"
-        | "adlp" | "dg2" | "acmg10" | "acmg11" | "acmg12" | "xehpg" | "mtl" | "xelpg" | "arl" => Some(32),
+        "xe2" | "xe2hpg" | "xe2lpg" | "bmg" | "lnl" | "pvc" | "pvcxt" | "pvcxl" | "xehpc" | "xe3" | "ptl" => {
+            Some(64)
+        }
+        "skl" | "gen9" | "kbl" | "cfl" | "icllp" | "gen11" | "tgllp" | "xelp" | "xe" | "dg1" | "rkl"
+        | "adls" | "adlp" | "dg2" | "acmg10" | "acmg11" | "acmg12" | "xehpg" | "mtl" | "xelpg" | "arl" => {
+            Some(32)
+        }
         _ => None,
     }
 }

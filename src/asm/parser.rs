@@ -96,7 +96,8 @@ pub(crate) fn describe(tok: &Tok) -> String {
         Tok::P(p) => format!("'{p}'"),
         Tok::Newline => "end of line".into(),
         Tok::Eof => "end of file".into(),
-        Tok::Bad(m) => m.clone(),
+        // "unexpected character 'x'": the callers say "unexpected" themselves.
+        Tok::Bad(m) => m.strip_prefix("unexpected ").unwrap_or(m).to_string(),
     }
 }
 

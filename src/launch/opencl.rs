@@ -35,6 +35,10 @@ pub const BUFFER_BASE: u64 = 0x1_0000_0000;
 /// Most hardware threads one launch may have (each holds its own register file).
 pub const MAX_THREADS: u64 = 1 << 20;
 
+/// Most shared local memory a work-group may have (twice the largest real device's, so any
+/// real launch fits; a hostile one would copy gigabytes per group).
+pub const MAX_SLM: u32 = 256 << 10;
+
 /// Largest buffer or SVM region a launch may declare (1 GiB): memory is mapped page by page
 /// as it is touched, but outputs are read back whole.
 pub const MAX_BUFFER: u64 = 1 << 30;
@@ -291,6 +295,11 @@ pub(super) fn build(
         }
     }
     let simd = kernel.execution_env.simd_size;
+    if !matches!(simd, 1 | 8 | 16 | 32) {
+        let msg = format!("the kernel's ze_info gives simd_size {simd}: kernels run at SIMD 1, 8, 16 or 32");
+        let field = if spec.zebin.is_some() { "zebin" } else { "zeinfo" };
+        return Err(LaunchError::new(file, Some(field), msg));
+    }
     let arg_names = info.misc_info(&name).map(|m| m.args_info.clone()).unwrap_or_default();
     let bound = super::bind::bind_args(&spec.args, kernel, &arg_names, base, file)?;
     let (slm_dynamic, slots) = slm_layout(kernel, &bound.local_sizes)
@@ -335,7 +344,14 @@ pub(super) fn build(
         }
     }
     let args = kernel_args(&bound, &arg_names);
-    let slm_total = kernel.execution_env.slm_size + slm_dynamic;
+    // `slm_layout`'s total holds the static SLM and every `__local` argument's slot.
+    let slm_total = slm_dynamic;
+    if slm_total > MAX_SLM {
+        let msg = format!(
+            "{slm_total} bytes of shared local memory a work-group; devices have at most {MAX_SLM} (64-128 KiB on today's)"
+        );
+        return Err(LaunchError::new(file, Some("args"), msg));
+    }
     let groups = [global[0] / local[0], global[1] / local[1], global[2] / local[2]];
     let per_group = threads_per_group(local, simd);
     let total_threads = groups.iter().map(|&g| g as u64).product::<u64>() * per_group as u64;

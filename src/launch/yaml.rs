@@ -110,7 +110,7 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
     }
     let mut pos = 0;
     let indent = lines[0].indent;
-    let node = parse_block(&mut lines, &mut pos, indent)?;
+    let node = parse_block(&mut lines, &mut pos, indent, 0)?;
     if let Some(extra) = lines.get(pos) {
         return err(extra.no, "unexpected text after the document (bad indentation?)");
     }
@@ -122,15 +122,23 @@ fn is_item(text: &str) -> bool {
 }
 
 /// Parses the block (map or list) whose lines start at column `indent`.
-fn parse_block(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node, YamlError> {
+fn parse_block(lines: &mut [Line], pos: &mut usize, indent: usize, depth: usize) -> Result<Node, YamlError> {
+    // Each level is a few frames of recursion: a hostile file must not be able to overflow
+    // the stack of the thread that loads it (ze_info nests five or six levels).
+    if depth > MAX_DEPTH {
+        return err(lines[*pos].no, format!("nested more than {MAX_DEPTH} levels deep"));
+    }
     if is_item(&lines[*pos].text) {
-        parse_list(lines, pos, indent)
+        parse_list(lines, pos, indent, depth + 1)
     } else {
-        parse_map(lines, pos, indent)
+        parse_map(lines, pos, indent, depth + 1)
     }
 }
 
-fn parse_list(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node, YamlError> {
+/// Deepest nesting read (a debug build's 2 MiB thread stack held about 1,100).
+const MAX_DEPTH: usize = 64;
+
+fn parse_list(lines: &mut [Line], pos: &mut usize, indent: usize, depth: usize) -> Result<Node, YamlError> {
     let line = lines[*pos].no;
     let mut items = Vec::new();
     while *pos < lines.len() && lines[*pos].indent == indent && is_item(&lines[*pos].text) {
@@ -138,7 +146,7 @@ fn parse_list(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node
         if rest.is_empty() {
             // `-` alone: the item is the nested block on the next lines.
             *pos += 1;
-            items.push(nested_value(lines, pos, indent, line)?);
+            items.push(nested_value(lines, pos, indent, line, depth)?);
             continue;
         }
         if split_key(&rest).is_some() {
@@ -148,7 +156,7 @@ fn parse_list(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node
             lines[*pos].indent += dash_width;
             lines[*pos].text = rest;
             let col = lines[*pos].indent;
-            items.push(parse_map(lines, pos, col)?);
+            items.push(parse_block_map(lines, pos, col, depth)?);
         } else {
             items.push(scalar(&rest, lines[*pos].no)?);
             *pos += 1;
@@ -157,7 +165,20 @@ fn parse_list(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node
     Ok(Node::List { items, line })
 }
 
-fn parse_map(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node, YamlError> {
+/// A map inside a list item, one level deeper.
+fn parse_block_map(
+    lines: &mut [Line],
+    pos: &mut usize,
+    indent: usize,
+    depth: usize,
+) -> Result<Node, YamlError> {
+    if depth > MAX_DEPTH {
+        return err(lines[*pos].no, format!("nested more than {MAX_DEPTH} levels deep"));
+    }
+    parse_map(lines, pos, indent, depth + 1)
+}
+
+fn parse_map(lines: &mut [Line], pos: &mut usize, indent: usize, depth: usize) -> Result<Node, YamlError> {
     let line = lines[*pos].no;
     let mut entries: Vec<(String, Node)> = Vec::new();
     while *pos < lines.len() && lines[*pos].indent == indent {
@@ -174,7 +195,7 @@ fn parse_map(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node,
         }
         let value = if rest.is_empty() {
             *pos += 1;
-            nested_value(lines, pos, indent, no)?
+            nested_value(lines, pos, indent, no, depth)?
         } else {
             let v = scalar(rest, no)?;
             *pos += 1;
@@ -190,13 +211,19 @@ fn parse_map(lines: &mut [Line], pos: &mut usize, indent: usize) -> Result<Node,
 
 /// The value of `key:` with nothing after the colon: a deeper block, a list at the key's own
 /// column (YAML allows `key:` followed by `- item` at the same indentation), or null.
-fn nested_value(lines: &mut [Line], pos: &mut usize, indent: usize, no: u32) -> Result<Node, YamlError> {
+fn nested_value(
+    lines: &mut [Line],
+    pos: &mut usize,
+    indent: usize,
+    no: u32,
+    depth: usize,
+) -> Result<Node, YamlError> {
     match lines.get(*pos) {
         Some(next) if next.indent > indent => {
             let col = next.indent;
-            parse_block(lines, pos, col)
+            parse_block(lines, pos, col, depth)
         }
-        Some(next) if next.indent == indent && is_item(&next.text) => parse_list(lines, pos, indent),
+        Some(next) if next.indent == indent && is_item(&next.text) => parse_block(lines, pos, indent, depth),
         _ => Ok(Node::Scalar { value: String::new(), line: no }),
     }
 }

@@ -135,3 +135,87 @@ fn garbage_never_panics() {
         let _ = ZeInfo::parse(junk);
     }
 }
+
+/// A ze_info nested far deeper than any compiler writes is an error naming its line, not a
+/// stack overflow, even on a spawned thread's stack.
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let text: String = (0..5000).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect();
+    let result = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || yaml::parse(&text).map(|_| ()).map_err(|e| e.to_string()))
+        .expect("thread")
+        .join()
+        .expect("no stack overflow");
+    let e = result.expect_err("too deep");
+    assert!(e.contains("nested more than"), "{e}");
+}
+
+/// `info` with its kernel's static SLM set to `bytes`.
+fn with_slm(info: &str, bytes: u64) -> String {
+    let line = info.lines().find(|l| l.trim_start().starts_with("slm_size:"));
+    match line {
+        Some(l) => info.replace(l, &format!("{}slm_size: {bytes}", &l[..l.len() - l.trim_start().len()])),
+        None => {
+            let simd = info.lines().find(|l| l.trim_start().starts_with("simd_size:")).unwrap_or_default();
+            let indent = &simd[..simd.len() - simd.trim_start().len()];
+            info.replace(simd, &format!("{simd}\n{indent}slm_size: {bytes}"))
+        }
+    }
+}
+
+/// Launch-time checks of what a ze_info says: a SIMD width no kernel has, and more shared
+/// local memory than any device (static or `__local` arguments), are launch errors naming the
+/// field, not a division by zero, an overflow or gigabytes copied per work-group.
+#[test]
+fn impossible_simd_and_slm_sizes_are_launch_errors() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/shared/k24_local_arg");
+    let zebin = std::fs::read(root.join("skl/k24_local_arg.zebin")).expect("zebin");
+    let z = super::Zebin::parse(&zebin).expect("parses");
+    let info = z.ze_info_text().expect("ze_info").to_string();
+    let launch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("skl.launch.json")).expect("launch"))
+            .expect("json");
+    let dir = std::env::temp_dir().join(format!("vdb-zeinfo-limits-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let simd_line =
+        info.lines().find(|l| l.trim_start().starts_with("simd_size:")).expect("simd_size").to_string();
+    let cases = [
+        (
+            "simd0",
+            info.replace(&simd_line, &simd_line.replace(|c: char| c.is_ascii_digit(), "0")),
+            None,
+            "simd_size 0",
+        ),
+        ("slm", with_slm(&info, 3_000_000_000), None, "shared local memory"),
+        ("local", info.clone(), Some(300_000u64), "shared local memory"),
+        ("local4g", info.clone(), Some(4_000_000_000u64), "field `args`"),
+    ];
+    for (name, yaml_text, local, expect) in cases {
+        std::fs::write(dir.join(format!("{name}.yaml")), &yaml_text).expect("yaml");
+        let mut l = launch.clone();
+        l.as_object_mut().expect("object").remove("zebin");
+        l["zeinfo"] = serde_json::json!(format!("{name}.yaml"));
+        l["device"] = serde_json::json!("skl");
+        l["kernel"] =
+            serde_json::json!(root.join(launch["kernel"].as_str().expect("kernel")).to_string_lossy());
+        for arg in l["args"].as_array_mut().expect("args") {
+            for key in ["buffer", "scalar"] {
+                if let Some(p) = arg[key].as_str() {
+                    arg[key] = serde_json::json!(root.join(p).to_string_lossy());
+                }
+            }
+            if let (Some(n), Some(_)) = (local, arg.get("local")) {
+                arg["local"] = serde_json::json!(n);
+            }
+        }
+        let path = dir.join(format!("{name}.launch.json"));
+        std::fs::write(&path, l.to_string()).expect("launch");
+        let e = match super::raw::load(&path) {
+            Ok(_) => panic!("{name}: loaded"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(expect), "{name}: {e}");
+    }
+}

@@ -414,11 +414,16 @@ fn parse_static_faults_are_warnings() {
 fn every_igc2_dump_parses_with_its_platforms_grf() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/real/igc2");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("\n*** SKIPPED: {} is not here (CI has it): IGC 2.x dumps not checked ***\n", dir.display());
+        eprintln!(
+            "\n*** SKIPPED: {} is not here (CI has it): IGC 2.x dumps not checked ***\n",
+            dir.display()
+        );
         return;
     };
     let mut files: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "visaasm") && !p.to_string_lossy().ends_with(".inline.visaasm"));
+    files.retain(|p| {
+        p.extension().is_some_and(|e| e == "visaasm") && !p.to_string_lossy().ends_with(".inline.visaasm")
+    });
     files.sort();
     assert!(files.len() >= 30, "{} dumps", files.len());
     for f in &files {
@@ -477,7 +482,9 @@ fn igc2_constructs_parse() {
         other => panic!("{other:?}"),
     }
     match &p.insts[2].operands[1] {
-        vdb::isa::Operand::LscBlock2dAddr(vdb::isa::LscBlock2dAddr::Payload { x, y, .. }) => assert_eq!((*x, *y), (16, -2)),
+        vdb::isa::Operand::LscBlock2dAddr(vdb::isa::LscBlock2dAddr::Payload { x, y, .. }) => {
+            assert_eq!((*x, *y), (16, -2))
+        }
         other => panic!("{other:?}"),
     }
     // The second `DST` (S at byte 64) is the one the `mov` writes.
@@ -492,6 +499,7 @@ fn igc2_constructs_parse() {
     let e = parse_str("t.visaasm", &plain).err().expect("a 32-byte %r0");
     assert!(e.render().contains("runs past the end of %r0"), "{}", e.render());
     // A bad shape names itself.
-    let e = parse_str("t.visaasm", &text.replace("d16.2x16x16nt", "d16.2x16x16ntx")).err().expect("bad shape");
+    let e =
+        parse_str("t.visaasm", &text.replace("d16.2x16x16nt", "d16.2x16x16ntx")).err().expect("bad shape");
     assert!(e.render().contains("2D block"), "{}", e.render());
 }

@@ -88,7 +88,12 @@ fn sibling_platform_grf(paths: &[std::path::PathBuf], group: &[SourceFile]) -> O
 }
 
 /// `vdb check`.
-pub fn check(files: &[std::path::PathBuf], separately: bool, grf_size: Option<u32>, platform: Option<&str>) -> u8 {
+pub fn check(
+    files: &[std::path::PathBuf],
+    separately: bool,
+    grf_size: Option<u32>,
+    platform: Option<&str>,
+) -> u8 {
     if files.is_empty() {
         eprintln!("vdb check: give at least one .visaasm file");
         return EXIT_BAD_LAUNCH;
