@@ -26,7 +26,7 @@ use super::zeinfo::{ZeInfo, ZeKernel};
 use super::{NdGeometry, Platform, Zebin};
 use crate::exec::Scheduler;
 use crate::isa::{Opcode, Operand};
-use crate::machine::{Machine, Shared, Slm, ThreadState, PAGE_SIZE};
+use crate::machine::{Machine, Shared, Slm, ThreadState};
 use crate::program::Program;
 
 /// Where the first buffer goes: above 4 GiB, as `-cl-intel-greater-than-4GB-buffer-required`
@@ -57,6 +57,16 @@ pub(super) fn check_buffer_size(file: &str, field: &str, size: u64) -> Result<()
 
 /// Where zebin data sections (`.data.const`, `.data.global`) go.
 pub const DATA_BASE: u64 = 0x8000_0000;
+
+/// Room for one zebin data section.
+const DATA_SECTION_ROOM: u64 = 0x1000_0000;
+
+/// Where each zebin data section is mapped.
+pub const DATA_SECTIONS: [(&str, u64); 3] = [
+    (".data.const", DATA_BASE),
+    (".data.global", DATA_BASE + DATA_SECTION_ROOM),
+    (".data.constString", DATA_BASE + 2 * DATA_SECTION_ROOM),
+];
 
 /// One `args` entry: the argument by `index` or `name`, and its value in one of the forms.
 #[derive(Debug, Default, Deserialize)]
@@ -196,17 +206,17 @@ fn kernel_args(bound: &Bound, info: &[super::zeinfo::ArgInfo]) -> Vec<KernelArg>
 
 /// Maps zebin data sections and resolves the data symbols `faddr` instructions name.
 fn load_data_sections(machine: &mut Machine, zebin: &Zebin, program: &Program) {
-    let mut next = DATA_BASE;
     let mut bases: BTreeMap<u16, u64> = BTreeMap::new();
-    for name in [".data.const", ".data.global", ".data.constString"] {
+    // Each section at a fixed address (`DATA_SECTIONS`), so that the payload's const_base and
+    // global_base need no lookup.
+    for (name, at) in DATA_SECTIONS {
         if let Some((index, section)) = zebin.section(name) {
-            if section.data.is_empty() {
+            if section.data.is_empty() || section.data.len() as u64 > DATA_SECTION_ROOM {
                 continue;
             }
-            machine.svm.map(next, section.data.len() as u64, name);
-            let _ = machine.svm.write(next, &section.data);
-            bases.insert(index, next);
-            next += (section.data.len() as u64).div_ceil(PAGE_SIZE) * PAGE_SIZE + PAGE_SIZE;
+            machine.svm.map(at, section.data.len() as u64, name);
+            let _ = machine.svm.write(at, &section.data);
+            bases.insert(index, at);
         }
     }
     machine.relocations = program
@@ -273,11 +283,11 @@ pub(super) fn build(
     file: &str,
     reuse: Option<&Arc<Program>>,
 ) -> Result<Launch, LaunchError> {
+    let (info, platform, zebin) = kernel_info(&spec, base, file)?;
     let program = match reuse {
         Some(p) => p.clone(),
-        None => Arc::new(load_program(base, &spec.kernel, &spec.functions, 32, file)?),
+        None => Arc::new(load_program(base, &spec.kernel, &spec.functions, platform.grf_size(), file)?),
     };
-    let (info, platform, zebin) = kernel_info(&spec, base, file)?;
     let name = program.kernel().name.clone();
     let kernel = info.kernel(&name).ok_or_else(|| {
         LaunchError::new(file, Some("zebin"), format!("the .ze_info has no kernel `{name}`"))

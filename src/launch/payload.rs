@@ -14,10 +14,7 @@ use super::platform::Platform;
 use super::zeinfo::{ArgType, PayloadArg, ZeKernel};
 use crate::program::Unit;
 
-/// Bytes per GRF register on every supported platform.
-const GRF: u32 = 32;
 /// Per-thread data (local ids) starts right after r0.
-const PER_THREAD_START: u32 = GRF;
 
 /// The value bound to one explicit kernel argument.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,11 +204,25 @@ fn is_slm_pointer(arg: &PayloadArg) -> bool {
 
 /// GRF byte where cross-thread data starts (abi.md §1).
 pub fn cross_thread_start(kernel: &ZeKernel, platform: Platform) -> u32 {
+    let grf = platform.grf_size();
+    // Per-thread data starts after r0.
     let pt = kernel.per_thread_size();
     if pt == 0 && platform.blank_r1_without_local_ids() {
-        PER_THREAD_START + GRF
+        grf + grf
     } else {
-        PER_THREAD_START.saturating_add(pt)
+        grf.saturating_add(pt)
+    }
+}
+
+/// Where cross-thread byte `offset` lies past the cross-thread start: the first
+/// `inline_data_payload_size` bytes come inline in a GRF of their own (IGC 2.x on 64-byte
+/// GRFs: 32 bytes in a 64-byte register), the rest from the next register on.
+fn cross_thread_at(kernel: &ZeKernel, grf: u32, offset: u32) -> u32 {
+    let inline = kernel.execution_env.inline_data_payload_size;
+    if inline == 0 || offset < inline {
+        offset
+    } else {
+        inline.div_ceil(grf) * grf + (offset - inline)
     }
 }
 
@@ -259,7 +270,8 @@ fn image_size(launch: &Launch<'_>, ct: u32) -> Result<usize, PayloadError> {
     let cross = ct.checked_add(launch.kernel.cross_thread_size()).ok_or(PayloadError::Overflow)?;
     let inputs = launch.unit.inputs.iter().map(|i| i.offset.saturating_add(i.size)).max();
     let end = cross.max(inputs.unwrap_or(0)).max(ct);
-    let rounded = end.div_ceil(GRF).checked_mul(GRF).ok_or(PayloadError::Overflow)?;
+    let grf = launch.platform.grf_size();
+    let rounded = end.div_ceil(grf).checked_mul(grf).ok_or(PayloadError::Overflow)?;
     usize::try_from(rounded).map_err(|_| PayloadError::Overflow)
 }
 
@@ -327,7 +339,8 @@ fn write_local_ids(
         return Ok(());
     }
     let simd = launch.simd;
-    let block = (simd * 2).div_ceil(GRF) * GRF;
+    let grf = launch.platform.grf_size();
+    let block = (simd * 2).div_ceil(grf) * grf;
     if pt < 3 * block {
         return Err(PayloadError::PerThreadLayout { size: pt, simd });
     }
@@ -341,7 +354,7 @@ fn write_local_ids(
         let ly = u64::from(local[1]);
         let ids = [l % lx, (l / lx) % ly, l / (lx * ly)];
         for (d, id) in ids.into_iter().enumerate() {
-            let at = PER_THREAD_START + d as u32 * block + 2 * lane;
+            let at = grf + d as u32 * block + 2 * lane;
             let id = u16::try_from(id).map_err(|_| PayloadError::Overflow)?;
             put(image, at, &id.to_le_bytes())?;
         }
@@ -372,7 +385,10 @@ impl CrossThread<'_> {
             // Stateful twins of stateless pointers (offset 0, size 0) carry nothing.
             return Ok(());
         }
-        let at = ct.checked_add(arg.offset).ok_or(PayloadError::Overflow)?;
+        let grf = self.launch.platform.grf_size();
+        let at = ct
+            .checked_add(cross_thread_at(self.launch.kernel, grf, arg.offset))
+            .ok_or(PayloadError::Overflow)?;
         let range = &self.launch.range;
         let size = arg.size;
         match &arg.arg_type {
@@ -384,6 +400,12 @@ impl CrossThread<'_> {
             ArgType::WorkDimensions => put_u32s(image, at, size, &[range.work_dim]),
             // Private memory is never read by the corpus code (abi.md §4): leave it 0.
             ArgType::PrivateBaseStateless => Ok(()),
+            ArgType::ConstBase => {
+                put(image, at, &super::opencl::DATA_SECTIONS[0].1.to_le_bytes()[..size.min(8) as usize])
+            }
+            ArgType::GlobalBase => {
+                put(image, at, &super::opencl::DATA_SECTIONS[1].1.to_le_bytes()[..size.min(8) as usize])
+            }
             ArgType::ArgByPointer => self.write_pointer(image, at, arg),
             ArgType::ArgByValue => self.write_value(image, at, arg),
             ArgType::Other(name) => {

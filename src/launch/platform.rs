@@ -1,5 +1,5 @@
-//! The GPU generations the payload ABI distinguishes. Only one ABI detail depends on it (the
-//! blank r1 of abi.md §1), so the enum is small; it can be named by the device string ocloc
+//! The GPU generations the payload ABI distinguishes: the blank r1 of abi.md §1 and the GRF
+//! size (64 bytes on Xe-HPC and Xe2), so the enum is small; it can be named by the device string ocloc
 //! takes or read from the zebin's `.note.intelgt.compat` PRODUCT_FAMILY note.
 
 use super::zebin::Zebin;
@@ -13,6 +13,10 @@ pub enum Platform {
     Gen12Lp,
     /// XeHPG (`acm-g10`, DG2).
     XeHpg,
+    /// Xe-HPC (`pvc`, Data Center GPU Max): 64-byte GRF.
+    XeHpc,
+    /// Xe2 (`bmg`, `lnl`): 64-byte GRF.
+    Xe2,
 }
 
 impl Platform {
@@ -22,6 +26,8 @@ impl Platform {
             "skl" => Some(Platform::Gen9),
             "tgllp" => Some(Platform::Gen12Lp),
             "acm-g10" | "dg2" => Some(Platform::XeHpg),
+            "pvc" | "xe-hpc" => Some(Platform::XeHpc),
+            "xe2" | "bmg" | "lnl" => Some(Platform::Xe2),
             _ => None,
         }
     }
@@ -47,5 +53,13 @@ impl Platform {
     /// cross-thread data; XeHPG loads the payload in a prolog and does not.
     pub fn blank_r1_without_local_ids(self) -> bool {
         matches!(self, Platform::Gen9 | Platform::Gen12Lp)
+    }
+
+    /// Bytes per GRF register.
+    pub fn grf_size(self) -> u32 {
+        match self {
+            Platform::XeHpc | Platform::Xe2 => 64,
+            _ => 32,
+        }
     }
 }

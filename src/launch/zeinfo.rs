@@ -110,6 +110,9 @@ pub enum ArgType {
     GlobalSize,
     WorkDimensions,
     PrivateBaseStateless,
+    /// Address of the zebin's constant / global data section.
+    ConstBase,
+    GlobalBase,
     ArgByPointer,
     ArgByValue,
     /// Anything else, as written.
@@ -126,6 +129,8 @@ impl ArgType {
             "global_size" => ArgType::GlobalSize,
             "work_dimensions" => ArgType::WorkDimensions,
             "private_base_stateless" => ArgType::PrivateBaseStateless,
+            "const_base" => ArgType::ConstBase,
+            "global_base" => ArgType::GlobalBase,
             "arg_bypointer" => ArgType::ArgByPointer,
             "arg_byvalue" => ArgType::ArgByValue,
             other => ArgType::Other(other.to_string()),
