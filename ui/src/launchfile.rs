@@ -97,6 +97,10 @@ fn name_flag(mut e: LaunchError, flags: &[String]) -> LaunchError {
 
 /// What `path` (and the command-line launch flags) open; the error is the message to print.
 pub fn resolve(path: &Path, flags: &SourceFlags) -> Result<LaunchInput, String> {
+    // A launch folder of a recording (`vdb record`): its launch file.
+    if path.is_dir() && path.join("launch.json").is_file() {
+        return resolve(&path.join("launch.json"), flags);
+    }
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if ext == "cl" {
         return command_line_launch(path, flags);

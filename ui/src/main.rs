@@ -1,4 +1,4 @@
-//! The `vdb` command line: `check`, `run` (and later `batch`, `trace` and the TUI).
+//! The `vdb` command line: `check`, `run`, `batch`, `trace`, `new`, `record`, `replay` and the TUI.
 
 /// Prints a line to stdout, ignoring a closed pipe (`vdb run ... | head` must not panic).
 macro_rules! say {
@@ -13,13 +13,16 @@ mod app;
 mod batch;
 mod bench;
 mod commands;
-mod compile;
 mod keymap;
 mod launchfile;
 mod newlaunch;
+mod record;
 mod terminal;
 mod tui;
 mod view;
+
+/// The ocloc driver lives in its own crate, shared with the OpenCL ICD (`vdb record`).
+use vdb_compile as compile;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -166,6 +169,39 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Run an unmodified OpenCL program with vdb as its OpenCL platform, saving every launch.
+    Record {
+        /// The Intel GPU to emulate: skl, tgllp or acm-g10.
+        #[arg(long, default_value = "skl")]
+        device: String,
+        /// Where the launches go.
+        #[arg(short, long, default_value = "vdb-record")]
+        output: PathBuf,
+        /// Save only this kernel's launches (all still run).
+        #[arg(long, value_name = "KERNEL")]
+        only: Option<String>,
+        /// Replace a recording already in the output folder.
+        #[arg(long)]
+        force: bool,
+        /// The program and its arguments (after `--`).
+        #[arg(last = true, required = true, value_name = "PROGRAM ARGS")]
+        program: Vec<String>,
+    },
+    /// List a recording's launches, or open one in the debugger (N, or --kernel with --nth).
+    Replay {
+        /// The folder `vdb record` wrote.
+        dir: PathBuf,
+        /// The launch number (as listed).
+        number: Option<u32>,
+        /// The launch of this kernel (with --nth: which one, counting from 0).
+        #[arg(long)]
+        kernel: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        nth: usize,
+        /// Run it instead and compare its outputs with the bytes the program got.
+        #[arg(long)]
+        check: bool,
+    },
     /// Write the whole recorded run as JSON lines.
     Trace {
         launch: PathBuf,
@@ -223,6 +259,33 @@ fn main() -> ExitCode {
                 output: output.as_deref(),
                 force,
             })
+        }
+        Command::Record { device, output, only, force, program } => record::record(&record::RecordArgs {
+            device: &device,
+            output: &output,
+            only: only.as_deref(),
+            force,
+            program: &program,
+        }),
+        Command::Replay { dir, number, kernel, nth, check } => {
+            if number.is_none() && kernel.is_none() {
+                record::list(&dir)
+            } else {
+                match record::choose(&dir, &record::Choice { number, kernel: kernel.as_deref(), nth }) {
+                    Ok(launch) if check => record::check(&launch),
+                    Ok(launch) => interactive(
+                        &launch,
+                        &cli.source,
+                        cli.keymap.as_deref(),
+                        &cli.commands,
+                        cli.record_limit,
+                    ),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        commands::EXIT_BAD_LAUNCH
+                    }
+                }
+            }
         }
         Command::BenchRecord { launch, queries } => bench::bench_record(&launch, queries),
         Command::BenchRender { launch, frames } => bench::bench_render(&launch, frames),

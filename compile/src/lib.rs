@@ -2,7 +2,7 @@
 //! under the user's cache folder, keyed by a hash of the source (and the files it includes),
 //! the build options, the device and the compiler's files, and picks a kernel's `.visaasm`
 //! whose SIMD width is the one the zebin runs. The engine never spawns processes: this is the
-//! `vdb` binary's part of a source launch.
+//! `vdb` binary's part of a source launch, and of `vdb record`'s OpenCL ICD.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,6 +35,7 @@ pub struct Compiled {
 }
 
 /// One kernel of a build: its `.visaasm`, stack-call function files, SIMD width.
+#[derive(Clone, Debug)]
 pub struct Kernel {
     pub name: String,
     pub visaasm: PathBuf,
