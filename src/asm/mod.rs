@@ -27,17 +27,11 @@ use parser::{Binding, Ctx, UnitParser};
 use std::collections::HashMap;
 
 /// Parser settings.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ParseOptions {
     /// Bytes per GRF: 32 (SKL to DG2) or 64 (Xe-HPC/PVC, Xe2); 0 takes it from the kernel
     /// file's `//Platform:` line (IGC 2.x ends its dumps with one), else 32.
     pub grf_size: u32,
-}
-
-impl Default for ParseOptions {
-    fn default() -> Self {
-        ParseOptions { grf_size: 0 }
-    }
 }
 
 /// The platform a dump names in its trailing `//Platform: NAME` line.

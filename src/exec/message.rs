@@ -166,6 +166,7 @@ pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Res
         (Opcode::LscLoad | Opcode::LscStore | Opcode::LscAtomic, SubOp::Lsc { sfid, atomic: aop, .. }) => {
             lsc(ctx, inst, chen, *sfid, *aop)
         }
+        (Opcode::LscLoadBlock2d | Opcode::LscStoreBlock2d, _) => super::block2d::block2d(ctx, inst),
         _ => Err(FaultKind::NotImplemented(format!("`{}` with {:?}", inst.op.mnemonic(), inst.sub))),
     }
 }

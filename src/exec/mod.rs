@@ -2,6 +2,7 @@
 
 pub mod alu;
 mod alu_int;
+mod block2d;
 mod control;
 pub mod convert;
 mod ctx;

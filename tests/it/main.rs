@@ -2,6 +2,7 @@
 //! kernels, time travel.
 
 mod alu;
+mod block2d;
 mod calls;
 mod commands;
 mod control;
