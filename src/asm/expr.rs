@@ -25,15 +25,13 @@ pub(crate) fn truncate(bits: u64, ty: DataType) -> u64 {
     }
 }
 
-/// Parses an immediate type suffix. `:UV` is rejected like in 12504, `:bf` has no token.
+/// Parses an immediate type suffix. `:UV` is rejected like in 12504; `:bf` is IGC 2.x's (vISA
+/// 4.2) addition; the 4.2 declaration types bf8, hf8, tf32 and e2m1 have no `:` token.
 fn imm_type(name: &str) -> Option<DataType> {
     if name == "UV" {
         return None;
     }
-    match DataType::from_name(name)? {
-        DataType::Bf => None,
-        ty => Some(ty),
-    }
+    DataType::from_name(name).filter(|t| !t.is_convert_only())
 }
 
 /// Nesting allowed in a constant expression (IGC's own never pass 3). Each level is a dozen
@@ -222,10 +220,12 @@ impl UnitParser<'_> {
                 }
             }
             Lit::Int(v, hex) => {
-                if ty == DataType::Hf && (!hex || neg) {
+                if matches!(ty, DataType::Hf | DataType::Bf) && (!hex || neg) {
                     return Err(PErr {
                         span: tspan,
-                        msg: "syntax error, an :hf immediate must be a non-negative hex bit pattern".into(),
+                        msg: format!(
+                            "syntax error, an :{ty} immediate must be a non-negative hex bit pattern"
+                        ),
                     });
                 }
                 let v = if neg { v.wrapping_neg() } else { v };
@@ -272,7 +272,8 @@ mod tests {
         assert_eq!(truncate(0x1234_5678, DataType::W), 0x5678);
         assert_eq!(imm_type("UV"), None);
         assert_eq!(imm_type("D"), Some(DataType::D));
-        assert_eq!(imm_type("bf"), None);
+        assert_eq!(imm_type("bf"), Some(DataType::Bf));
+        assert_eq!(imm_type("bf8"), None);
     }
 
     #[test]

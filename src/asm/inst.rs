@@ -39,10 +39,33 @@ impl UnitParser<'_> {
             operands.push(self.operand(slot, index, i)?);
         }
         let span = self.span_from(start);
+        let mut pred = pred.map(|p| p.0);
+        if op == Opcode::Add3 && sub == SubOp::Word("o".into()) {
+            // ADD3O.md: in `(P) add3.o` the predicate receives the overflow bits; it guards
+            // nothing. It goes last among the operands.
+            match pred.take() {
+                Some(p) if !p.invert && p.combine == PredCombine::None => {
+                    operands.push(Operand::Pred(p.pred))
+                }
+                _ => {
+                    return Err(PErr {
+                        span: self.span_from(word_span),
+                        msg: "syntax error, 'add3.o' needs a plain predicate for its overflow bits, as (P1)"
+                            .into(),
+                    })
+                }
+            }
+        }
+        if matches!(op, Opcode::Invm | Opcode::Rsqtm) && !matches!(operands.get(1), Some(Operand::Pred(_))) {
+            return Err(PErr {
+                span,
+                msg: format!("syntax error, '{}' needs a predicate as its second destination", op.mnemonic()),
+            });
+        }
         let mut inst = Inst {
             op,
             sub,
-            pred: pred.map(|p| p.0),
+            pred,
             exec,
             sat,
             operands,

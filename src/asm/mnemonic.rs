@@ -55,7 +55,9 @@ pub(crate) fn signature(op: Opcode, sub: &SubOp) -> Sig {
         | O::Rndd
         | O::Rndu
         | O::Rnde
-        | O::Rndz => alu(D_S),
+        | O::Rndz
+        | O::Tanh
+        | O::Sigm => alu(D_S),
         O::Add
         | O::Avg
         | O::Mul
@@ -86,6 +88,15 @@ pub(crate) fn signature(op: Opcode, sub: &SubOp) -> Sig {
         O::Mad | O::Lrp | O::Sad2add | O::Madw | O::Add3 | O::Dp4a | O::Bfe | O::Bfn => alu(D_S_S_S),
         O::Bfi => alu(&[Dst, Src, Src, Src, Src]),
         O::Addc | O::Subb => simd(&[Dst, Dst, Src, Src]),
+        // `[(P)] invm (N) DST PREDDST SRC0 SRC1`, `rsqtm` without SRC1 (CISA.y ARITH5_OP2).
+        O::Invm => simd(&[Dst, Dst, Src, Src]),
+        O::Rsqtm => simd(&[Dst, Dst, Src]),
+        // `[(P)] lfsr.FC (N) DST SRC0 SRC1` and `[(P)] shfl_idx4 (N) RAW SRC0 SRC1` (no .sat).
+        O::Lfsr => simd(D_S_S),
+        O::ShflIdx4 => simd(&[Raw, Src, Src]),
+        O::Dnscl => simd(&[Raw, Raw, Raw, Raw]),
+        // `bdpas.A.B.8.8 (M1, 16) DST SRC0 SRC1 SRC2 SCALE1 SCALE2`: the scales are `V(r,c)`.
+        O::Bdpas => nopred(&[Raw, Raw, Raw, Raw, SrcLoose, SrcLoose], ExecKind::Simd),
         O::Cmp => nopred(D_S_S, ExecKind::Simd),
         O::Setp => nopred(D_S, ExecKind::Simd),
         O::Fcvt => Sig { can_sat: true, ..nopred(D_S, ExecKind::Simd) },
@@ -411,8 +422,33 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
             count(1..=1, &parts)?;
             SubOp::Word(parts[0].clone())
         }
-        O::RawSends | O::RawSendsc | O::RawSendsEot | O::RawSendscEot | O::Dpas | O::Dpasw => {
+        O::RawSends | O::RawSendsc | O::RawSendsEot | O::RawSendscEot => {
             count(0..=4, &parts)?;
+            SubOp::Word(parts.join("."))
+        }
+        // The suffix text is kept whole; `dpas_suffix` checks it against IGC's lexer patterns.
+        O::Dpas | O::Dpasw | O::Bdpas => {
+            count(4..=4, &parts)?;
+            dpas_suffix(op, &parts).map_err(|p| bad(p))?;
+            SubOp::Word(parts.join("."))
+        }
+        O::Lfsr => {
+            count(1..=1, &parts)?;
+            if !["b32", "b16v2", "b8v4"].contains(&parts[0].as_str()) {
+                return Err(bad(&parts[0]));
+            }
+            SubOp::Word(parts[0].clone())
+        }
+        // `dnscl.TYPE.modeN.RND`.
+        O::Dnscl => {
+            count(3..=3, &parts)?;
+            const TYPES: &[&str] = &["bftoe2m1", "bftoint4", "hftoe2m1", "hftoint4"];
+            const MODES: &[&str] = &["mode0", "mode1", "mode2", "mode3"];
+            for (p, allowed) in parts.iter().zip([TYPES, MODES, &["srnd", "rne"]]) {
+                if !allowed.contains(&p.as_str()) {
+                    return Err(bad(p));
+                }
+            }
             SubOp::Word(parts.join("."))
         }
         _ => {
@@ -421,6 +457,49 @@ pub(crate) fn decode(word: &str, parts: &[String]) -> Result<(Opcode, SubOp, boo
         }
     };
     Ok((op, sub, sat))
+}
+
+/// Checks `dpas`/`dpasw`/`bdpas` suffixes `.A.B.DEPTH.COUNT` as IGC 2.x's lexer spells them
+/// (precisions s1..s8/u1..u8/bf/hf, or pairs of tf32, of bf8/hf8 and of e2m1; bdpas takes
+/// bf, hf, bf8/hf8 or e2m1 pairs and only `.8.8`). Returns the offending part.
+fn dpas_suffix(op: Opcode, parts: &[String]) -> Result<(), &String> {
+    let lower = |p: &String| p.to_ascii_lowercase();
+    let (a, b) = (lower(&parts[0]), lower(&parts[1]));
+    let short = |p: &str| {
+        let c: Vec<char> = p.chars().collect();
+        c.len() == 2
+            && ((matches!(c[0], 's' | 'u') && matches!(c[1], '1' | '2' | '4' | '8'))
+                || (matches!(c[0], 'b' | 'h') && c[1] == 'f'))
+    };
+    let fp8 = |p: &str| p == "bf8" || p == "hf8";
+    let pair_ok = match op {
+        Opcode::Bdpas => {
+            (a == "bf" && b == "bf")
+                || (a == "hf" && b == "hf")
+                || (fp8(&a) && fp8(&b))
+                || (a == "e2m1" && b == "e2m1")
+        }
+        Opcode::Dpasw => short(&a) && short(&b),
+        _ => {
+            (short(&a) && short(&b))
+                || (a == "tf32" && b == "tf32")
+                || (fp8(&a) && fp8(&b))
+                || (a == "e2m1" && b == "e2m1")
+        }
+    };
+    if !pair_ok {
+        return Err(if short(&a) || fp8(&a) || a == "tf32" || a == "e2m1" { &parts[1] } else { &parts[0] });
+    }
+    let depths: &[&str] = if op == Opcode::Bdpas { &["8"] } else { &["1", "2", "4", "8"] };
+    if !depths.contains(&parts[2].as_str()) {
+        return Err(&parts[2]);
+    }
+    let counts: &[&str] =
+        if op == Opcode::Bdpas { &["8"] } else { &["1", "2", "3", "4", "5", "6", "7", "8"] };
+    if !counts.contains(&parts[3].as_str()) {
+        return Err(&parts[3]);
+    }
+    Ok(())
 }
 
 /// `fence_global` options: a subsequence of E, I, S, C, R, L1 in that order.

@@ -419,11 +419,10 @@ impl UnitParser<'_> {
         };
         self.expect_p(":")?;
         let (tname, tspan) = self.expect_ident("an indirect operand type")?;
+        // IGC 2.x lexes `:bf` here; the other vISA 4.2 types are declaration-only.
         let ty = match DataType::from_name(&tname) {
-            Some(DataType::Bf) | None => {
-                return Err(PErr { span: tspan, msg: format!("unknown type '{tname}'") })
-            }
-            Some(t) => t,
+            Some(t) if !t.is_convert_only() => t,
+            _ => return Err(PErr { span: tspan, msg: format!("unknown type '{tname}'") }),
         };
         Ok(Operand::Indirect(IndirectOperand {
             addr,

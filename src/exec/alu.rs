@@ -281,6 +281,17 @@ pub fn eval(
     let lane_mask = if n_lanes >= 32 { u32::MAX } else { (1u32 << n_lanes) - 1 };
     let cx = Ctx { op, dst: dst_ty, sat, cr0, mode: RoundMode::from_cr0(cr0), mask: enabled & lane_mask };
     use Opcode as O;
+    // bf8, hf8, tf32 and e2m1 values are only converted by fcvt/srnd, or moved unchanged:
+    // no other vISA instruction accepts them, so vdb gives them no meaning there.
+    if !matches!(op, O::Fcvt | O::Srnd) {
+        let raw_move = op == O::Mov
+            && !sat
+            && srcs.first().is_some_and(|s| s.ty == dst_ty && s.modifier == SrcMod::None);
+        let odd = std::iter::once(dst_ty).chain(srcs.iter().map(|s| s.ty)).find(|t| t.is_convert_only());
+        if let (Some(t), false) = (odd, raw_move) {
+            return Err(cx.unsupported(srcs, &format!("{t} operands are only converted by fcvt and srnd")));
+        }
+    }
     match op {
         O::Mov => mov(&cx, cx.srcs(srcs, 1)?, out),
         O::Sel => choose(&cx, cx.srcs(srcs, 2)?, select, out),
@@ -289,6 +300,7 @@ pub fn eval(
             SubOp::Cond(c) => cmp(&cx, *c, cx.srcs(srcs, 2)?, out),
             _ => Err(cx.unsupported(srcs, "cmp without a relation")),
         },
+        O::Add3 if *sub == SubOp::Word("o".into()) => super::xe2::add3o(&cx, srcs, out),
         O::Add | O::Mul | O::Mad | O::Div | O::Mod
             if any_float(srcs) || (op == O::Div && dst_ty.is_float()) =>
         {
@@ -313,7 +325,9 @@ pub fn eval(
         O::Cbit | O::Fbh | O::Fbl | O::Lzd | O::Bfrev | O::Bfe | O::Bfi => {
             super::alu_int::bits(&cx, srcs, out)
         }
-        O::Fcvt | O::Srnd => super::math::fcvt(&cx, srcs, out),
+        O::Fcvt => super::xe2::fcvt(&cx, srcs, out),
+        O::Srnd => super::xe2::srnd(&cx, srcs, out),
+        O::Invm | O::Rsqtm => super::xe2::math_macro(&cx, srcs, out),
         _ if op.family() == crate::isa::Family::Alu => super::math::eval_float(&cx, srcs, out),
         _ => Err(cx.unsupported(srcs, "not an ALU opcode")),
     }

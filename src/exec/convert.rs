@@ -58,6 +58,10 @@ impl Fmt {
             DataType::Df => Some(F64),
             DataType::Hf => Some(F16),
             DataType::Bf => Some(BF16),
+            DataType::Bf8 => Some(BF8),
+            // TF32 values are f32 values (FCVT.md: "TF32 is a valid F type").
+            DataType::Tf32 => Some(F32),
+            // HF8 (E4M3) and E2M1 have no infinities, so no `Fmt` describes them.
             _ => None,
         }
     }

@@ -3,11 +3,12 @@
 //! into the destination format with the cr0 rounding mode — exact for add/mul/mad/divm/sqrtm
 //! of F and HF in every mode, and for DF add/mul/divm/sqrtm. HF math is thereby "promote to
 //! f32, round to f16". Transcendentals use the f64 libm result rounded to the dst (hardware
-//! results are approximations within a few ulp; we return the nearly-exact value).
+//! results are approximations within a few ulp; we return the nearly-exact value). The vISA
+//! 4.2 conversions and macros (fcvt, srnd, invm, rsqtm, add3.o) are in `xe2`.
 
 use super::alu::{exec_fmt, load_floats, store_floats, AluError, AluOut, Ctx, Lanes, SrcLanes};
-use super::convert::{self, Fmt, RoundMode, BF8, F16, F32, TF32};
-use crate::isa::{DataType, Opcode};
+use super::convert::{self, Fmt, RoundMode};
+use crate::isa::Opcode;
 
 /// Sign of a residual (-1, 0, +1); NaN residuals (overflowed results) count as exact.
 #[inline]
@@ -79,6 +80,7 @@ fn arity(op: Opcode) -> Option<usize> {
         O::Add | O::Mul | O::Div | O::Divm | O::Pow | O::Dp2 | O::Dp3 | O::Dp4 | O::Dph => 2,
         O::Line => 2,
         O::Inv | O::Log | O::Exp | O::Sqrt | O::Rsqrt | O::Sqrtm | O::Sin | O::Cos => 1,
+        O::Tanh | O::Sigm => 1,
         O::Frc | O::Rndd | O::Rndu | O::Rnde | O::Rndz => 1,
         _ => return None,
     })
@@ -149,6 +151,10 @@ fn unary(op: Opcode, m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32]) {
         O::Rsqrt => lanes1(m, r, a, |x| (1.0 / x.sqrt(), 0)),
         O::Sin => lanes1(m, r, a, |x| (x.sin(), 0)),
         O::Cos => lanes1(m, r, a, |x| (x.cos(), 0)),
+        // IGC 2.x's tanh and sigm (the logistic 1/(1+e^-x)); the vISA documentation has no
+        // page for them, so as for sin and cos vdb returns the f64 value rounded to the dst.
+        O::Tanh => lanes1(m, r, a, |x| (x.tanh(), 0)),
+        O::Sigm => lanes1(m, r, a, |x| (1.0 / (1.0 + (-x).exp()), 0)),
         // x - floor(x) is exact in f64 for F/HF inputs.
         O::Frc => lanes1(m, r, a, |x| (x - x.floor(), 0)),
         O::Rndd => lanes1(m, r, a, |x| (x.floor(), 0)),
@@ -186,51 +192,6 @@ fn dot(op: Opcode, m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32], b: &[f64; 32]
             sum += b[g + 3];
         }
         r[l] = (sum, 0);
-    }
-}
-
-/// fcvt (BF8 ↔ HF, TF32 ↔ F) and srnd (stochastic rounding F → HF, HF → BF8).
-pub(crate) fn fcvt(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(), AluError> {
-    let n = if cx.op == Opcode::Srnd { 2 } else { 1 };
-    let s = cx.srcs(srcs, n)?;
-    let (src, dst) = (s[0].ty, cx.dst);
-    let conv: fn(u64, u64, RoundMode) -> u64 = match (cx.op, dst, src) {
-        // BF8 (e5m2) is exactly the high byte of an f16.
-        (Opcode::Fcvt, DataType::Hf, DataType::Ub) => |x, _, _| (x & 0xff) << 8,
-        (Opcode::Fcvt, DataType::Ub, DataType::Hf) => |x, _, md| convert::encode(BF8, F16.decode(x), 0, md),
-        // TF32 lives in f32 layout with the low 13 mantissa bits zero.
-        (Opcode::Fcvt, DataType::F, DataType::Ud) => |x, _, _| x & 0xffff_ffff,
-        (Opcode::Fcvt, DataType::Ud, DataType::F) => {
-            |x, _, md| convert::encode(TF32, F32.decode(x), 0, md) << 13
-        }
-        (Opcode::Srnd, DataType::Hf, DataType::F) => |x, rnd, _| stochastic(F32, F16, x, rnd, 16),
-        (Opcode::Srnd, DataType::Ub, DataType::Hf) => |x, rnd, _| stochastic(F16, BF8, x, rnd, 8),
-        _ => return Err(cx.unsupported(srcs, "no such conversion")),
-    };
-    for l in Lanes(cx.mask) {
-        let rnd = s.get(1).map_or(0, |r| r.bits[l]);
-        out.values[l] = conv(s[0].bits[l], rnd, cx.mode);
-    }
-    Ok(())
-}
-
-/// Stochastic rounding: the hardware algorithm is not published in the vISA spec; we round
-/// toward zero and then step away from zero with probability equal to the dropped fraction,
-/// using the `rbits`-bit random number `rnd` as the threshold.
-fn stochastic(from: Fmt, to: Fmt, bits: u64, rnd: u64, rbits: u32) -> u64 {
-    let v = from.decode(bits);
-    let lo = convert::encode(to, v, 0, RoundMode::Rtz);
-    let lo_v = to.decode(lo);
-    if !v.is_finite() || lo_v == v {
-        return convert::encode(to, v, 0, RoundMode::Rne);
-    }
-    let hi = lo + 1; // next magnitude up (may become inf: correct saturation-free overflow)
-    let frac = (v - lo_v) / (to.decode(hi) - lo_v);
-    let scaled = (frac * (1u64 << rbits) as f64) as u64;
-    if scaled + (rnd & convert::mask(rbits)) >= 1u64 << rbits {
-        hi
-    } else {
-        lo
     }
 }
 

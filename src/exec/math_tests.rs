@@ -205,10 +205,11 @@ fn fcvt_and_srnd() {
     assert_eq!(one(O::Fcvt, T::F, &[s(T::Ud, 0x3f80_2000)]), 0x3f80_2000);
     let exact = [s(T::F, f(1.5)), s(T::Uw, 0xffff)];
     assert_eq!(one(O::Srnd, T::Hf, &exact), 0x3e00);
-    // Halfway between two f16 values: the random number decides.
+    // Halfway between two f16 values: the random number (its bits 12:0, SRND.md) decides.
     let half = f(1.0 + 2f32.powi(-11));
-    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x7fff)]), 0x3c00);
-    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x8000)]), 0x3c01);
+    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x0fff)]), 0x3c00);
+    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0x1000)]), 0x3c01);
+    assert_eq!(one(O::Srnd, T::Hf, &[s(T::F, half), s(T::Uw, 0xe000)]), 0x3c00);
 }
 
 proptest! {

@@ -18,6 +18,7 @@ mod step;
 mod tables;
 #[cfg(test)]
 mod test_util;
+mod xe2;
 
 pub use control::{window, FUNCTION_ADDRESS_BASE};
 pub use ctx::Ctx;

@@ -10,7 +10,7 @@ use super::fault::{Fault, FaultKind};
 use super::observer::{Observer, StepHooks};
 use super::tables::Tables;
 use crate::isa::{
-    DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, Predicate, Region, SrcMod,
+    DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, Predicate, Region, SrcMod, SubOp,
 };
 use crate::machine::{Control, Machine, ThreadId, ThreadStatus};
 use crate::program::{Inst, Program};
@@ -275,9 +275,7 @@ impl Interpreter {
             Plan::Memory => super::message::execute(ctx, inst, chen)?,
             Plan::Barrier => ctx.thread.control.status = ThreadStatus::AtBarrier,
             Plan::Nop => {}
-            Plan::Unsupported => {
-                return Err(FaultKind::NotImplemented(format!("`{}` instructions", inst.op.mnemonic())))
-            }
+            Plan::Unsupported => return Err(FaultKind::NotImplemented(mnemonic_text(inst))),
             Plan::StaticFault => {
                 return Err(FaultKind::Static(inst.static_fault.clone().unwrap_or_default()));
             }
@@ -333,16 +331,30 @@ impl Interpreter {
             _ => {}
         }
         let (n_dsts, is_cmp) = match inst.op {
-            Opcode::Addc | Opcode::Subb => (2, false),
+            Opcode::Addc | Opcode::Subb | Opcode::Invm | Opcode::Rsqtm => (2, false),
             Opcode::Cmp => (1, true),
             _ => (1, false),
+        };
+        // A predicate the instruction writes besides its destination: invm/rsqtm's early-out
+        // bits (their second operand) and add3.o's overflow bits (its last operand).
+        let add3o = inst.op == Opcode::Add3 && matches!(&inst.sub, SubOp::Word(w) if w == "o");
+        let pred_out = match (inst.op, add3o) {
+            (Opcode::Invm | Opcode::Rsqtm, _) => operands.get(1),
+            (_, true) => operands.last(),
+            _ => None,
+        };
+        let pred_out = match pred_out {
+            Some(Operand::Pred(p)) => Some(*p),
+            Some(other) => return Err(FaultKind::Alu(format!("predicate destination {other:?}"))),
+            None => None,
         };
         let dst = operands.first().ok_or(FaultKind::Alu("missing destination".into()))?;
         let dst_ty = match dst {
             Operand::Pred(_) => DataType::Bool,
             other => super::operand::operand_type(other).unwrap_or(DataType::Ud),
         };
-        let src_ops = operands.get(n_dsts..).unwrap_or(&[]);
+        let src_end = operands.len() - usize::from(add3o);
+        let src_ops = operands.get(n_dsts..src_end).unwrap_or(&[]);
         if src_ops.len() > 4 {
             return Err(FaultKind::Alu(format!("{} sources", src_ops.len())));
         }
@@ -365,7 +377,9 @@ impl Interpreter {
             ctx.cr0(),
             &mut out,
         )
-        .map_err(|e| FaultKind::Alu(e.to_string()))?;
+        // An operation or type combination vdb has no semantics for: the message starts with
+        // the mnemonic (`not implemented: fcvt with dst ...`).
+        .map_err(|alu::AluError::Unsupported(m)| FaultKind::NotImplemented(m))?;
         if is_cmp {
             if let Operand::Pred(p) = dst {
                 ctx.write_pred(*p, enabled << off, out.flags << off);
@@ -373,6 +387,10 @@ impl Interpreter {
             }
         }
         ctx.write_dst(dst, 0, n, enabled, &out.values)?;
+        if let Some(p) = pred_out {
+            ctx.write_pred(p, enabled << off, out.flags << off);
+            return Ok(());
+        }
         if n_dsts == 2 {
             ctx.write_dst(&operands[1], 1, n, enabled, &out.second)?;
         }
@@ -438,6 +456,14 @@ impl Plan {
     /// a time; a fault stops the burst run, which then reruns under the exact scheduler).
     fn visible_to_others(&self) -> bool {
         matches!(self, Plan::Memory | Plan::Barrier)
+    }
+}
+
+/// The mnemonic as written, suffixes included (`lfsr.b32`, `dpas.s8.s8.8.8`), for faults.
+fn mnemonic_text(inst: &Inst) -> String {
+    match &inst.sub {
+        SubOp::Word(w) if !w.is_empty() => format!("{}.{w}", inst.op.mnemonic()),
+        _ => inst.op.mnemonic().to_string(),
     }
 }
 

@@ -96,6 +96,11 @@ opcodes! {
     Rndu => "rndu", Alu;
     Rnde => "rnde", Alu;
     Rndz => "rndz", Alu;
+    // vISA 4.2 math (IGC 2.x): `invm`/`rsqtm` also write an early-out predicate.
+    Invm => "invm", Alu;
+    Rsqtm => "rsqtm", Alu;
+    Tanh => "tanh", Alu;
+    Sigm => "sigm", Alu;
     // Logic, shift and bit manipulation.
     And => "and", Alu;
     Or => "or", Alu;
@@ -170,6 +175,11 @@ opcodes! {
     RawSendscEot => "raw_sendsc_eot", Unsupported;
     Dpas => "dpas", Unsupported;
     Dpasw => "dpasw", Unsupported;
+    // vISA 4.2 (IGC 2.x): parsed; the vISA documentation gives no semantics for them.
+    Bdpas => "bdpas", Unsupported;
+    Lfsr => "lfsr", Unsupported;
+    Dnscl => "dnscl", Unsupported;
+    ShflIdx4 => "shfl_idx4", Unsupported;
     // Synchronisation.
     Barrier => "barrier", Sync;
     Sbarrier => "sbarrier", Sync;

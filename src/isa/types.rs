@@ -24,11 +24,20 @@ pub enum DataType {
     Q,
     Hf,
     Bf,
+    /// FP8 E5M2 (vISA 4.2, IGC 2.x `type=bf8`): the high byte of an f16.
+    Bf8,
+    /// FP8 E4M3 (`type=hf8`): no infinities, S.1111.111 is NaN, largest finite 448.
+    Hf8,
+    /// TensorFloat-32 (`type=tf32`): f32 layout whose low 13 mantissa bits are zero.
+    Tf32,
+    /// FP4 E2M1 (`type=e2m1`), one element per byte here: no infinities or NaNs.
+    E2m1,
 }
 
 impl DataType {
-    /// Every type, in binary-encoding order (UD=0 … BF=15).
-    pub const ALL: [DataType; 16] = [
+    /// Every type: the 12504 ones in binary-encoding order (UD=0 … BF=15), then the vISA 4.2
+    /// (IGC 2.x) additions, whose encodings vdb never reads.
+    pub const ALL: [DataType; 20] = [
         DataType::Ud,
         DataType::D,
         DataType::Uw,
@@ -45,14 +54,26 @@ impl DataType {
         DataType::Q,
         DataType::Hf,
         DataType::Bf,
+        DataType::Bf8,
+        DataType::Hf8,
+        DataType::Tf32,
+        DataType::E2m1,
     ];
 
     /// Size of one element in bytes (packed vector immediates count as one 4-byte element).
     pub const fn size(self) -> u32 {
         match self {
-            DataType::Ub | DataType::B | DataType::Bool => 1,
+            // e2m1 is a 4-bit format; one element a byte is an assumption (IGC's type table
+            // entry was not found), which only matters for variables declared with it.
+            DataType::Ub | DataType::B | DataType::Bool | DataType::Bf8 | DataType::Hf8 | DataType::E2m1 => 1,
             DataType::Uw | DataType::W | DataType::Hf | DataType::Bf => 2,
-            DataType::Ud | DataType::D | DataType::F | DataType::V | DataType::Vf | DataType::Uv => 4,
+            DataType::Ud
+            | DataType::D
+            | DataType::F
+            | DataType::V
+            | DataType::Vf
+            | DataType::Uv
+            | DataType::Tf32 => 4,
             DataType::Uq | DataType::Q | DataType::Df => 8,
         }
     }
@@ -63,7 +84,23 @@ impl DataType {
     }
 
     pub const fn is_float(self) -> bool {
-        matches!(self, DataType::F | DataType::Df | DataType::Hf | DataType::Bf | DataType::Vf)
+        matches!(
+            self,
+            DataType::F
+                | DataType::Df
+                | DataType::Hf
+                | DataType::Bf
+                | DataType::Vf
+                | DataType::Bf8
+                | DataType::Hf8
+                | DataType::Tf32
+                | DataType::E2m1
+        )
+    }
+
+    /// The vISA 4.2 narrow float types that only `fcvt`, `srnd` and same-type moves handle.
+    pub const fn is_convert_only(self) -> bool {
+        matches!(self, DataType::Bf8 | DataType::Hf8 | DataType::Tf32 | DataType::E2m1)
     }
 
     pub const fn is_int(self) -> bool {
@@ -103,6 +140,10 @@ impl DataType {
             DataType::Q => "q",
             DataType::Hf => "hf",
             DataType::Bf => "bf",
+            DataType::Bf8 => "bf8",
+            DataType::Hf8 => "hf8",
+            DataType::Tf32 => "tf32",
+            DataType::E2m1 => "e2m1",
         }
     }
 
@@ -139,5 +180,8 @@ mod tests {
         assert_eq!(DataType::Q.size(), 8);
         assert_eq!(DataType::B.size_log2(), 0);
         assert_eq!(DataType::Df.size_log2(), 3);
+        assert_eq!(DataType::Bf8.size(), 1);
+        assert_eq!(DataType::Tf32.size(), 4);
+        assert!(DataType::E2m1.is_float() && DataType::Hf8.is_convert_only());
     }
 }

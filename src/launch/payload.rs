@@ -14,8 +14,6 @@ use super::platform::Platform;
 use super::zeinfo::{ArgType, PayloadArg, ZeKernel};
 use crate::program::Unit;
 
-/// Per-thread data (local ids) starts right after r0.
-
 /// The value bound to one explicit kernel argument.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ArgValue {

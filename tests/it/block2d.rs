@@ -46,6 +46,7 @@ fn setup(p: &Program, m: &mut Machine, t: u64, x: i32, y: i32) {
 }
 
 /// LOAD_BLOCK2D as the spec writes it, in elements.
+#[allow(clippy::too_many_arguments)]
 fn model(t: u64, blocks: u32, w: u32, h: u32, transpose: bool, vnni: bool, x0: i64, y0: i64) -> Vec<u64> {
     let elem = |b: u32, y: i64, x: i64| -> u64 {
         let (xx, yy) = (x0 + i64::from(b * w) + x, y0 + y);

@@ -9,6 +9,7 @@ mod control;
 mod fastpath;
 mod golden;
 mod harness;
+mod igc2_ops;
 mod memory;
 mod opencl;
 mod parse;
