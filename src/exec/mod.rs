@@ -6,6 +6,7 @@ mod block2d;
 mod control;
 pub mod convert;
 mod ctx;
+mod dpas;
 mod fast;
 mod fault;
 mod math;

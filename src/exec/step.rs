@@ -275,6 +275,8 @@ impl Interpreter {
             Plan::Memory => super::message::execute(ctx, inst, chen)?,
             Plan::Barrier => ctx.thread.control.status = ThreadStatus::AtBarrier,
             Plan::Nop => {}
+            // dpas works on whole registers, whatever the channel enables (DPAS.md).
+            Plan::Unsupported if inst.op == Opcode::Dpas => super::dpas::dpas(ctx, inst)?,
             Plan::Unsupported => return Err(FaultKind::NotImplemented(mnemonic_text(inst))),
             Plan::StaticFault => {
                 return Err(FaultKind::Static(inst.static_fault.clone().unwrap_or_default()));

@@ -6,6 +6,7 @@ mod block2d;
 mod calls;
 mod commands;
 mod control;
+mod dpas;
 mod fastpath;
 mod golden;
 mod harness;
