@@ -170,3 +170,41 @@ fn bf_and_hf_dpas_round_each_dot2_then_the_sum_to_f32() {
         }
     }
 }
+
+#[test]
+fn tf32_dpas_uses_each_f32_containers_top_19_bits() {
+    let mut s = 11u64;
+    for (xe2, n) in [(false, 8u32), (true, 16)] {
+        let rc = 2;
+        let op = format!("dpas.tf32.tf32.8.{rc}");
+        let grf = if xe2 { 64 } else { 32 };
+        let floats = |s: &mut u64| -> Vec<u8> {
+            (0..256).flat_map(|_| (((lcg(s) % 2000) as f32 - 1000.0) / 37.0).to_le_bytes()).collect()
+        };
+        let (bb, ab, cb) = (floats(&mut s), floats(&mut s), floats(&mut s));
+        let set = |pr: &Program, m: &mut Machine| {
+            set_var(pr, m, "C", &cb);
+            set_var(pr, m, "B", &bb);
+            set_var(pr, m, "A", &ab);
+        };
+        let r = run_text(&kernel(&op, n, xe2), n, u32::MAX >> (32 - n), set);
+        if let Err(f) = &r.result {
+            panic!("{op}: {}", f.render(&r.program));
+        }
+        let d = r.bytes("DST");
+        let f = |bytes: &[u8], at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4"));
+        // TF32 keeps 10 mantissa bits: the container's low 13 bits are not read.
+        let tf32 = |v: f32| f64::from(f32::from_bits(v.to_bits() & !0x1fff));
+        for row in 0..rc {
+            for i in 0..n as usize {
+                let at = row * grf + 4 * i;
+                let mut acc = f(&cb, at);
+                for kk in 0..8 {
+                    // One element per dword: K = 8; B's element kk is dword i of register kk.
+                    acc += (tf32(f(&ab, 4 * (row * 8 + kk))) * tf32(f(&bb, kk * grf + 4 * i))) as f32;
+                }
+                assert_eq!(f(&d, at).to_bits(), acc.to_bits(), "{op} exec {n}: row {row} channel {i}");
+            }
+        }
+    }
+}
