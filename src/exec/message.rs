@@ -81,7 +81,7 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// A scalar source (global offset, block address) as an integer.
-    fn scalar(&self, op: Option<&Operand>, index: usize) -> Result<u64, FaultKind> {
+    pub(super) fn scalar(&self, op: Option<&Operand>, index: usize) -> Result<u64, FaultKind> {
         let op = op.ok_or_else(|| FaultKind::NotImplemented("missing scalar operand".into()))?;
         let lanes = self.read_src(op, index, 1)?;
         Ok(lanes.bits[0])

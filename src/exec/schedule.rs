@@ -110,6 +110,41 @@ impl Scheduler {
         range: Range<u32>,
         observer: &mut O,
     ) -> Result<bool, Fault> {
+        // Named-barrier waits first: those whose barrier got its signals run their `wait`
+        // again; if none can, and no thread waits at a `barrier`, the group is stuck.
+        let named: Vec<(u32, u8)> = range
+            .clone()
+            .filter_map(|t| match machine.threads[t as usize].control.status {
+                ThreadStatus::AtNamedBarrier(id) => Some((t, id)),
+                _ => None,
+            })
+            .collect();
+        if !named.is_empty() {
+            let group = machine.threads[named[0].0 as usize].group as usize;
+            let ready: Vec<u32> = named
+                .iter()
+                .filter(|(_, id)| {
+                    machine.slms.get(group).is_some_and(|slm| super::nbarrier::released(slm, *id))
+                })
+                .map(|(t, _)| *t)
+                .collect();
+            if ready.is_empty() {
+                let (tid, id) = named[0];
+                let pc = machine.threads[tid as usize].control.pc;
+                let waiting: Vec<u32> = named.iter().map(|(t, _)| *t).collect();
+                let message = format!("threads {waiting:?} wait at named barriers (the first at {id}) that no thread left can signal");
+                return Err(Fault { kind: FaultKind::Deadlock(message), thread: ThreadId(tid), pc });
+            }
+            for t in ready {
+                let thread = machine.thread_mut(ThreadId(t));
+                let old = if O::ACTIVE { Some(thread.control.clone()) } else { None };
+                thread.control.status = ThreadStatus::Running;
+                if let Some(old) = old {
+                    observer.control(ThreadId(t), &old, &thread.control);
+                }
+            }
+            return Ok(true);
+        }
         let waiting: Vec<u32> = range
             .clone()
             .filter(|&t| machine.threads[t as usize].control.status == ThreadStatus::AtBarrier)

@@ -118,7 +118,7 @@ impl Interpreter {
         let chen = self.step_in(&mut ctx, pc)?;
         let event = match ctx.thread.control.status {
             ThreadStatus::Done => StepEvent::Finished,
-            ThreadStatus::AtBarrier => StepEvent::Barrier,
+            ThreadStatus::AtBarrier | ThreadStatus::AtNamedBarrier(_) => StepEvent::Barrier,
             _ => StepEvent::Executed,
         };
         Ok(StepInfo { pc, chen, event })
@@ -132,7 +132,7 @@ impl Interpreter {
         // control flow, barriers and reconvergence at the next instruction. Otherwise the
         // step moves the pc to the next instruction, or faults (pc kept, status `Faulted`).
         let may_change_control = |control: &Control| {
-            matches!(self.plans.get(pc.0 as usize), Some(Plan::Control | Plan::Barrier))
+            matches!(self.plans.get(pc.0 as usize), Some(Plan::Control | Plan::Barrier | Plan::Nbarrier))
                 || reconverges_at(control, pc.0 + 1)
         };
         let old_control =
@@ -274,6 +274,9 @@ impl Interpreter {
             }
             Plan::Memory => super::message::execute(ctx, inst, chen)?,
             Plan::Barrier => ctx.thread.control.status = ThreadStatus::AtBarrier,
+            // A wait that cannot go on yet stays on its instruction.
+            Plan::Nbarrier if !super::nbarrier::nbarrier(ctx, inst)? => return Ok(chen),
+            Plan::Nbarrier => ctx.thread.control.status = ThreadStatus::Running,
             Plan::Nop => {}
             // dpas works on whole registers, whatever the channel enables (DPAS.md).
             Plan::Unsupported if inst.op == Opcode::Dpas => super::dpas::dpas(ctx, inst)?,
@@ -426,6 +429,8 @@ enum Plan {
     Control,
     Memory,
     Barrier,
+    /// `nbarrier.signal` / `nbarrier.wait` (`nbarrier.rs`).
+    Nbarrier,
     /// Fences, waits and instructions that change nothing.
     Nop,
     Unsupported,
@@ -447,9 +452,7 @@ impl Plan {
             Family::Control => Plan::Control,
             Family::Memory => Plan::Memory,
             Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,
-            // Named barriers order threads as a barrier does: running one as a no-op would
-            // hide the races it prevents, so it faults as not implemented until it is modelled.
-            Family::Sync if inst.op == Opcode::Nbarrier => Plan::Unsupported,
+            Family::Sync if inst.op == Opcode::Nbarrier => Plan::Nbarrier,
             Family::Sync | Family::Nop => Plan::Nop,
             Family::Unsupported => Plan::Unsupported,
         }
@@ -460,7 +463,7 @@ impl Plan {
     /// control state (a fence orders nothing in an interpreter that runs one instruction at
     /// a time; a fault stops the burst run, which then reruns under the exact scheduler).
     fn visible_to_others(&self) -> bool {
-        matches!(self, Plan::Memory | Plan::Barrier)
+        matches!(self, Plan::Memory | Plan::Barrier | Plan::Nbarrier)
     }
 }
 

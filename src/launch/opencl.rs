@@ -369,7 +369,11 @@ pub(super) fn build(
         let msg = format!("{total_threads} hardware threads; vdb runs at most {MAX_THREADS} per launch");
         return Err(LaunchError::new(file, Some("global_size"), msg));
     }
-    let shared_slm = Shared::new(Slm::new(slm_total as usize));
+    // Named barriers keep their counts past the kernel's own SLM (only where the kernel has
+    // one: elsewhere an access past the SLM stays a fault).
+    let nbar = program.insts.iter().any(|i| i.op == Opcode::Nbarrier);
+    let extra = if nbar { crate::exec::NBAR_BYTES } else { 0 };
+    let shared_slm = Shared::new(Slm::new(slm_total as usize + extra));
     let n_groups = groups.iter().product::<u32>();
     // Threads are built as a run first reaches them (a launch of a million threads would
     // otherwise build gigabytes of registers before its first step); the first and the last

@@ -53,7 +53,13 @@ fn hash_control(h: &mut StateHasher, c: &Control) {
         h.word(f.return_pc.0 as u64);
         h.word(((f.saved_em as u64) << 32) | f.saved_call_mask as u64);
     }
-    h.word(c.status as u64);
+    h.word(match c.status {
+        super::ThreadStatus::Running => 0,
+        super::ThreadStatus::AtBarrier => 1,
+        super::ThreadStatus::Done => 2,
+        super::ThreadStatus::Faulted => 3,
+        super::ThreadStatus::AtNamedBarrier(id) => 4 + u64::from(id),
+    });
 }
 
 impl Machine {

@@ -12,6 +12,9 @@ pub enum ThreadStatus {
     Running,
     /// Waiting at a `barrier` for the rest of its work-group.
     AtBarrier,
+    /// Waiting at `nbarrier.wait` on named barrier `id` for its producers (the `wait` runs
+    /// again once the work-group's other threads are blocked or done).
+    AtNamedBarrier(u8),
     Done,
     /// Stopped by a fault; the message is in the fault record.
     Faulted,

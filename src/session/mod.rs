@@ -295,6 +295,7 @@ impl Session {
             Some(crate::machine::ThreadStatus::AtBarrier) => "at barrier",
             Some(crate::machine::ThreadStatus::Done) => "done",
             Some(crate::machine::ThreadStatus::Faulted) => "faulted",
+            Some(crate::machine::ThreadStatus::AtNamedBarrier(_)) => "at named barrier",
             None => "no such thread",
         }
     }

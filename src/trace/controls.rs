@@ -60,6 +60,7 @@ fn put_control(out: &mut Vec<u8>, c: &Control) {
         ThreadStatus::AtBarrier => 1,
         ThreadStatus::Done => 2,
         ThreadStatus::Faulted => 3,
+        ThreadStatus::AtNamedBarrier(id) => 4 + id.min(31),
     });
     put_waiting(out, &c.waiting);
     put_u32(out, c.stack.len() as u32);
@@ -108,7 +109,8 @@ impl Reader<'_> {
             0 => ThreadStatus::Running,
             1 => ThreadStatus::AtBarrier,
             2 => ThreadStatus::Done,
-            _ => ThreadStatus::Faulted,
+            3 => ThreadStatus::Faulted,
+            b => ThreadStatus::AtNamedBarrier(b - 4),
         };
         let waiting = self.waiting()?;
         let frames = self.u32()?;

@@ -614,7 +614,6 @@ fn what_cannot_run_faults_naming_the_instruction() {
         ("    dnscl.bftoe2m1.mode0.rne (M1, 16) R.0 A.0 B.0 C.0", "dnscl.bftoe2m1.mode0.rne"),
         ("    bdpas.bf.bf.8.8 (M1, 16) R.0 R.0 B.0 C.0 A(0,0) A(0,1)", "bdpas.bf.bf.8.8"),
         ("    dpas.bf8.hf8.8.8 (M1, 16) R.0 R.0 B.0 C(0,0)", "dpas.bf8.hf8.8.8"),
-        ("    nbarrier.wait 0x0:b", "nbarrier"),
         ("    dpasw.u4.u4.8.2 (M1, 8) R.0 R.0 B.0 C(0,0)", "dpasw.u4.u4.8.2"),
         ("    raw_sends.15.1.0.8 (M1, 1) 0x0:ud 0x2888403:ud A.0 %null.0 A.0", "raw_sends.15.1.0.8"),
         ("    fcvt.sat (M1_NM, 16) Q8(0,0)<1> H(0,0)<1;1,0>", "fcvt"),

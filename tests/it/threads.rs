@@ -311,3 +311,68 @@ fn burst_runs_equal_round_robin_runs_including_the_order_of_atomics() {
         assert_eq!(olds(&exact.0), olds(&burst.0), "{loops:?}");
     }
 }
+
+/// Named barriers (NBARRIER.md, the baseline form): thread 1 stores its value to SLM only
+/// after a long private loop, and thread 0 reads it after `nbarrier.wait`, so the value it
+/// reads is thread 1's only if the wait held it until both signalled. Plain and burst runs
+/// agree, time travel returns to the same state, and a wait that nobody signals is a deadlock.
+const NBAR_BODY: &str = "    mov (M1_NM, 1) I(0,0)<1> X(0,0)<0;1,0>
+LOOP:
+    add (M1_NM, 1) I(0,0)<1> I(0,0)<0;1,0> 0xffffffff:d
+    cmp.gt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x0:d
+    (P1) goto (M1_NM, 1) LOOP
+    mov (M1_NM, 1) V(0,0)<1> X(0,0)<0;1,0>
+    mul (M1_NM, 1) OFF(0,0)<1> T(0,0)<0;1,0> 0x4:ud
+    scatter_scaled.4 (M1_NM, 1) %slm 0x0:ud OFF.0 V.0
+    nbarrier.signal 0x2:ub N(0,0)<0;1,0>
+    nbarrier.wait 0x2:ub
+    xor (M1_NM, 1) OFF(0,0)<1> OFF(0,0)<0;1,0> 0x4:ud
+    gather_scaled.4 (M1_NM, 1) %slm 0x0:ud OFF.0 R.0";
+
+fn nbar_threads(signals: u32) -> (std::sync::Arc<vdb::program::Program>, Machine) {
+    let decls = ".decl X v_type=G type=d num_elts=16 align=hword
+.decl T v_type=G type=ud num_elts=8 align=hword
+.decl N v_type=G type=ub num_elts=32 align=hword
+.decl I v_type=G type=d num_elts=8 align=hword
+.decl V v_type=G type=d num_elts=8 align=hword
+.decl OFF v_type=G type=ud num_elts=8 align=hword
+.decl R v_type=G type=d num_elts=8 align=hword
+.decl P1 v_type=P num_elts=16";
+    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, NBAR_BODY, 16)));
+    let slm = Slm::new(64 + vdb::exec::NBAR_BYTES);
+    let mut machine = Machine { slms: vec![Shared::new(slm)].into(), ..Machine::default() };
+    // Thread 0 stores 5 at once; thread 1 stores 7 after 300 loop trips.
+    for (i, x) in [(0usize, 1i32), (1, 300)] {
+        machine.threads.push(Shared::new(ThreadState::new(&program, 16, 0xffff)));
+        machine.thread_mut(vdb::machine::ThreadId(i as u32)).index_in_group = i as u32;
+        set_var_thread(&program, &mut machine, i, "X", &x.to_le_bytes());
+        set_var_thread(&program, &mut machine, i, "T", &(i as u32).to_le_bytes());
+        set_var_thread(&program, &mut machine, i, "N", &[signals as u8]);
+    }
+    (program, machine)
+}
+
+#[test]
+fn a_named_barrier_holds_its_waiters_until_every_signal() {
+    let r_of = |m: &Machine, p: &vdb::program::Program, t: usize| {
+        let v = p.var(p.var_id(vdb::isa::UnitId(0), "R").expect("R"));
+        i32::from_le_bytes(m.threads[t].grf[v.offset as usize..v.offset as usize + 4].try_into().expect("4"))
+    };
+    let (program, mut machine) = nbar_threads(2);
+    let interp = Interpreter::new(program.clone());
+    let mut sched = Scheduler::single_group(2);
+    run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect("runs");
+    // Each thread reads the other's value: thread 0 got 300 (thread 1's X), not 0.
+    assert_eq!((r_of(&machine, &program, 0), r_of(&machine, &program, 1)), (300, 1));
+    let (_, mut bursts) = nbar_threads(2);
+    let mut sched2 = Scheduler::single_group(2);
+    vdb::exec::run_to_end_unrecorded(&interp, &mut bursts, &mut sched2).expect("runs");
+    assert_eq!((r_of(&bursts, &program, 0), r_of(&bursts, &program, 1)), (300, 1));
+    assert_eq!(sched.steps, sched2.steps);
+    // Expecting three signals from two threads: nobody can release the waiters.
+    let (program, mut stuck) = nbar_threads(3);
+    let interp = Interpreter::new(program.clone());
+    let mut sched = Scheduler::single_group(2);
+    let fault = run_to_end(&interp, &mut stuck, &mut sched, &mut NullObserver).expect_err("deadlock");
+    assert!(fault.render(&program).contains("named barriers"), "{}", fault.render(&program));
+}

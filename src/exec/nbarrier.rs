@@ -1,0 +1,76 @@
+//! Named barriers (NBARRIER.md): `nbarrier.signal ID N` notes that the thread reached
+//! barrier ID, one of N threads that each signal and wait (the baseline form);
+//! `nbarrier.wait ID` lets the thread go on once N signals arrived in this phase, and the last
+//! of the N waiters frees the barrier for its next phase.
+//!
+//! The counts live in the work-group's shared local memory, in `NBAR_BYTES` past what the
+//! kernel uses, and change through the ordinary memory write path, so recording and time
+//! travel see them as any SLM write. A thread whose wait cannot go on yet stops at the
+//! instruction with status `AtNamedBarrier`; the scheduler runs the wait again once no other
+//! thread of the group can run (`Scheduler::release_barrier`), which keeps runs deterministic.
+
+use super::ctx::Ctx;
+use super::fault::FaultKind;
+use super::observer::Observer;
+use crate::isa::SubOp;
+use crate::machine::{MemSpace, Slm, ThreadStatus};
+use crate::program::Inst;
+
+/// SLM bytes the named barriers take, after the kernel's own: 32 barriers of three u32
+/// (signals this phase, waiters gone through, threads taking part).
+pub const NBAR_BYTES: usize = 32 * 12;
+
+/// SLM offset of barrier `id`'s counts in an SLM of `len` bytes.
+fn slot(len: usize, id: u8) -> Option<u64> {
+    len.checked_sub(NBAR_BYTES).map(|base| (base + 12 * usize::from(id)) as u64)
+}
+
+/// Barrier `id`'s (signals, passed, expected) in `slm`.
+fn counts(slm: &Slm, id: u8) -> Option<[u32; 3]> {
+    let at = slot(slm.bytes.len(), id)? as usize;
+    let b = slm.bytes.get(at..at + 12)?;
+    Some([0, 4, 8].map(|i| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])))
+}
+
+/// Whether a wait on barrier `id` may go on.
+pub(super) fn released(slm: &Slm, id: u8) -> bool {
+    counts(slm, id).is_some_and(|[signals, _, expected]| expected > 0 && signals >= expected)
+}
+
+/// Executes `nbarrier`; returns whether the thread goes on to the next instruction.
+pub(super) fn nbarrier<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<bool, FaultKind> {
+    let id = ctx.scalar(inst.operands.first(), 0)?;
+    let id = u8::try_from(id).ok().filter(|&i| i < 32).ok_or_else(|| FaultKind::Memory {
+        lane: None,
+        message: format!("named barrier {id} does not exist (ids are 0 to 31)"),
+    })?;
+    let group = ctx.group;
+    let len = ctx.slms.get(group).map_or(0, |s| s.bytes.len());
+    let at =
+        slot(len, id).ok_or_else(|| FaultKind::UnboundSurface("%slm (named barriers need SLM)".into()))?;
+    let space = MemSpace::Slm(group as u32);
+    let mut raw = [0u8; 12];
+    ctx.mem_read(space, at, &mut raw)?;
+    let word = |i: usize| u32::from_le_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);
+    let [signals, passed, expected] = [word(0), word(4), word(8)];
+    let new = match &inst.sub {
+        SubOp::Word(w) if w == "signal" => {
+            let n = ctx.scalar(inst.operands.get(1), 1)?;
+            let n = u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| FaultKind::Memory {
+                lane: None,
+                message: format!("nbarrier.signal with {n} threads"),
+            })?;
+            [signals + 1, passed, n]
+        }
+        _ if expected == 0 || signals < expected => {
+            ctx.thread.control.status = ThreadStatus::AtNamedBarrier(id);
+            return Ok(false);
+        }
+        // The last waiter of the phase frees the barrier (later signals belong to the next).
+        _ if passed + 1 >= expected => [signals - expected, 0, expected],
+        _ => [signals, passed + 1, expected],
+    };
+    let bytes: Vec<u8> = new.iter().flat_map(|v| v.to_le_bytes()).collect();
+    ctx.mem_write(space, at, &bytes)?;
+    Ok(true)
+}
