@@ -38,6 +38,14 @@ impl UnitParser<'_> {
         for (i, &slot) in sig.slots.iter().enumerate() {
             operands.push(self.operand(slot, index, i)?);
         }
+        // NBARRIER.md's general signal: `ID TYPE PRODUCERS CONSUMERS` beside the baseline
+        // `ID THREADS`.
+        let more = !matches!(self.peek().tok, super::lexer::Tok::Newline | super::lexer::Tok::Eof);
+        if op == Opcode::Nbarrier && sub == SubOp::Word("signal".into()) && more {
+            for i in 2..4 {
+                operands.push(self.operand(super::operand::Slot::Src, index, i)?);
+            }
+        }
         let span = self.span_from(start);
         let mut pred = pred.map(|p| p.0);
         if op == Opcode::Add3 && sub == SubOp::Word("o".into()) {

@@ -1,7 +1,9 @@
 //! Named barriers (NBARRIER.md): `nbarrier.signal ID N` notes that the thread reached
-//! barrier ID, one of N threads that each signal and wait (the baseline form);
-//! `nbarrier.wait ID` lets the thread go on once N signals arrived in this phase, and the last
-//! of the N waiters frees the barrier for its next phase.
+//! barrier ID, one of N threads that each signal and wait (the baseline form), and
+//! `nbarrier.signal ID TYPE PRODUCERS CONSUMERS` the same for a producer-consumer (TYPE 0),
+//! producer (1) or consumer (2) thread; `nbarrier.wait ID` lets a consumer go on once every
+//! producer signalled in this phase, and the last consumer through frees the barrier for
+//! its next phase.
 //!
 //! The counts live in the work-group's shared local memory, in `NBAR_BYTES` past what the
 //! kernel uses, and change through the ordinary memory write path, so recording and time
@@ -16,25 +18,27 @@ use crate::isa::SubOp;
 use crate::machine::{MemSpace, Slm, ThreadStatus};
 use crate::program::Inst;
 
-/// SLM bytes the named barriers take, after the kernel's own: 32 barriers of three u32
-/// (signals this phase, waiters gone through, threads taking part).
-pub const NBAR_BYTES: usize = 32 * 12;
+/// SLM bytes the named barriers take, after the kernel's own: 32 barriers of four u32
+/// (producer signals this phase, consumers gone through, producers, consumers).
+pub const NBAR_BYTES: usize = 32 * SLOT;
+
+const SLOT: usize = 16;
 
 /// SLM offset of barrier `id`'s counts in an SLM of `len` bytes.
 fn slot(len: usize, id: u8) -> Option<u64> {
-    len.checked_sub(NBAR_BYTES).map(|base| (base + 12 * usize::from(id)) as u64)
+    len.checked_sub(NBAR_BYTES).map(|base| (base + SLOT * usize::from(id)) as u64)
 }
 
-/// Barrier `id`'s (signals, passed, expected) in `slm`.
-fn counts(slm: &Slm, id: u8) -> Option<[u32; 3]> {
+/// Barrier `id`'s (signals, passed, producers, consumers) in `slm`.
+fn counts(slm: &Slm, id: u8) -> Option<[u32; 4]> {
     let at = slot(slm.bytes.len(), id)? as usize;
-    let b = slm.bytes.get(at..at + 12)?;
-    Some([0, 4, 8].map(|i| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])))
+    let b = slm.bytes.get(at..at + SLOT)?;
+    Some([0, 4, 8, 12].map(|i| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])))
 }
 
 /// Whether a wait on barrier `id` may go on.
 pub(super) fn released(slm: &Slm, id: u8) -> bool {
-    counts(slm, id).is_some_and(|[signals, _, expected]| expected > 0 && signals >= expected)
+    counts(slm, id).is_some_and(|[signals, _, producers, _]| producers > 0 && signals >= producers)
 }
 
 /// Executes `nbarrier`; returns whether the thread goes on to the next instruction.
@@ -49,26 +53,37 @@ pub(super) fn nbarrier<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result
     let at =
         slot(len, id).ok_or_else(|| FaultKind::UnboundSurface("%slm (named barriers need SLM)".into()))?;
     let space = MemSpace::Slm(group as u32);
-    let mut raw = [0u8; 12];
+    let mut raw = [0u8; SLOT];
     ctx.mem_read(space, at, &mut raw)?;
     let word = |i: usize| u32::from_le_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);
-    let [signals, passed, expected] = [word(0), word(4), word(8)];
+    let [signals, passed, producers, consumers] = [word(0), word(4), word(8), word(12)];
+    let count = |ctx: &Ctx<'_, O>, i: usize| -> Result<u32, FaultKind> {
+        let n = ctx.scalar(inst.operands.get(i), i)?;
+        u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| FaultKind::Memory {
+            lane: None,
+            message: format!("nbarrier.signal with {n} threads"),
+        })
+    };
     let new = match &inst.sub {
         SubOp::Word(w) if w == "signal" => {
-            let n = ctx.scalar(inst.operands.get(1), 1)?;
-            let n = u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| FaultKind::Memory {
-                lane: None,
-                message: format!("nbarrier.signal with {n} threads"),
-            })?;
-            [signals + 1, passed, n]
+            if inst.operands.len() >= 4 {
+                let ty = ctx.scalar(inst.operands.get(1), 1)?;
+                let (p, c) = (count(ctx, 2)?, count(ctx, 3)?);
+                // Only producers (types 0 and 1) count toward the release.
+                let produced = u32::from(ty != 2);
+                [signals + produced, passed, p, c]
+            } else {
+                let n = count(ctx, 1)?;
+                [signals + 1, passed, n, n]
+            }
         }
-        _ if expected == 0 || signals < expected => {
+        _ if producers == 0 || signals < producers => {
             ctx.thread.control.status = ThreadStatus::AtNamedBarrier(id);
             return Ok(false);
         }
-        // The last waiter of the phase frees the barrier (later signals belong to the next).
-        _ if passed + 1 >= expected => [signals - expected, 0, expected],
-        _ => [signals, passed + 1, expected],
+        // The last consumer of the phase frees the barrier (later signals are the next's).
+        _ if passed + 1 >= consumers => [signals - producers, 0, producers, consumers],
+        _ => [signals, passed + 1, producers, consumers],
     };
     let bytes: Vec<u8> = new.iter().flat_map(|v| v.to_le_bytes()).collect();
     ctx.mem_write(space, at, &bytes)?;

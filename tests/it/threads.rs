@@ -376,3 +376,40 @@ fn a_named_barrier_holds_its_waiters_until_every_signal() {
     let fault = run_to_end(&interp, &mut stuck, &mut sched, &mut NullObserver).expect_err("deadlock");
     assert!(fault.render(&program).contains("named barriers"), "{}", fault.render(&program));
 }
+
+/// The general form: thread 1 only produces (type 1) after its long loop, thread 0 only
+/// consumes (type 2) and waits; one producer, one consumer. Thread 0 reads thread 1's store.
+#[test]
+fn a_named_barrier_consumer_waits_for_its_producer() {
+    let body = NBAR_BODY
+        .replace("    nbarrier.signal 0x2:ub N(0,0)<0;1,0>", "    nbarrier.signal 0x2:ub TY(0,0)<0;1,0> 0x1:ub 0x1:ub")
+        .replace("    nbarrier.wait 0x2:ub", "    cmp.eq (M1_NM, 1) P2 TY(0,0)<0;1,0> 0x2:ub\n    (P2) goto (M1_NM, 1) WAIT\n    goto (M1_NM, 1) AFTER\nWAIT:\n    nbarrier.wait 0x2:ub\nAFTER:");
+    let decls = ".decl X v_type=G type=d num_elts=16 align=hword
+.decl T v_type=G type=ud num_elts=8 align=hword
+.decl N v_type=G type=ub num_elts=32 align=hword
+.decl TY v_type=G type=ub num_elts=32 align=hword
+.decl I v_type=G type=d num_elts=8 align=hword
+.decl V v_type=G type=d num_elts=8 align=hword
+.decl OFF v_type=G type=ud num_elts=8 align=hword
+.decl R v_type=G type=d num_elts=8 align=hword
+.decl P1 v_type=P num_elts=16
+.decl P2 v_type=P num_elts=16";
+    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, &body, 16)));
+    let slm = Slm::new(64 + vdb::exec::NBAR_BYTES);
+    let mut machine = Machine { slms: vec![Shared::new(slm)].into(), ..Machine::default() };
+    for (i, x, ty) in [(0usize, 1i32, 2u8), (1, 300, 1)] {
+        machine.threads.push(Shared::new(ThreadState::new(&program, 16, 0xffff)));
+        machine.thread_mut(vdb::machine::ThreadId(i as u32)).index_in_group = i as u32;
+        set_var_thread(&program, &mut machine, i, "X", &x.to_le_bytes());
+        set_var_thread(&program, &mut machine, i, "T", &(i as u32).to_le_bytes());
+        set_var_thread(&program, &mut machine, i, "TY", &[ty]);
+    }
+    let interp = Interpreter::new(program.clone());
+    let mut sched = Scheduler::single_group(2);
+    run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect("runs");
+    let v = program.var(program.var_id(vdb::isa::UnitId(0), "R").expect("R"));
+    let r0 = i32::from_le_bytes(
+        machine.threads[0].grf[v.offset as usize..v.offset as usize + 4].try_into().expect("4"),
+    );
+    assert_eq!(r0, 300);
+}
