@@ -83,20 +83,35 @@ fn raw_base(op: Option<&Operand>) -> Result<Option<(u32, DataType)>, FaultKind> 
     }
 }
 
-/// Executes `dpas`.
-pub(super) fn dpas<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), FaultKind> {
-    let SubOp::Word(suffix) = &inst.sub else {
-        return Err(FaultKind::NotImplemented("dpas without its precisions".into()));
-    };
+/// A `dpas` decoded once, when the interpreter is built: the precisions of Src1 (W) and
+/// Src2 (A), the systolic depth and the repeat count.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DpasOp {
+    w: Precision,
+    a: Precision,
+    sd: u32,
+    rc: u32,
+}
+
+/// The decoded form of a `dpas` this module runs (integer, bf, hf, tf32), if it is one.
+pub(super) fn compile(inst: &Inst) -> Option<DpasOp> {
+    let SubOp::Word(suffix) = &inst.sub else { return None };
     let parts: Vec<&str> = suffix.split('.').collect();
-    let not_impl = || FaultKind::NotImplemented(format!("dpas.{suffix}"));
-    let [w, a, sd, rc] = parts[..] else { return Err(not_impl()) };
-    let (w, a) = (Precision::parse(w).ok_or_else(not_impl)?, Precision::parse(a).ok_or_else(not_impl)?);
-    let (sd, rc): (u32, u32) = (sd.parse().map_err(|_| not_impl())?, rc.parse().map_err(|_| not_impl())?);
+    let [w, a, sd, rc] = parts[..] else { return None };
+    let (w, a) = (Precision::parse(w)?, Precision::parse(a)?);
+    let (sd, rc) = (sd.parse().ok()?, rc.parse().ok()?);
     let float = matches!(w, Precision::Float(..));
     if float != matches!(a, Precision::Float(..)) || (float && w != a) {
-        return Err(not_impl());
+        return None;
     }
+    Some(DpasOp { w, a, sd, rc })
+}
+
+/// Executes a `dpas` decoded by [`compile`].
+pub(super) fn dpas<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, op: &DpasOp) -> Result<(), FaultKind> {
+    let DpasOp { w, a, sd, rc } = *op;
+    let not_impl = || FaultKind::NotImplemented(format!("dpas with operands of this kind ({:?})", inst.sub));
+    let float = matches!(w, Precision::Float(..));
     let ops_per_chan = match (w, a) {
         (Precision::Float(_, 32), _) => 1,
         (Precision::Float(..), _) => 2,

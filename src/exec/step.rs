@@ -278,8 +278,7 @@ impl Interpreter {
             Plan::Nbarrier if !super::nbarrier::nbarrier(ctx, inst)? => return Ok(chen),
             Plan::Nbarrier => ctx.thread.control.status = ThreadStatus::Running,
             Plan::Nop => {}
-            // dpas works on whole registers, whatever the channel enables (DPAS.md).
-            Plan::Unsupported if inst.op == Opcode::Dpas => super::dpas::dpas(ctx, inst)?,
+            Plan::Dpas(op) => super::dpas::dpas(ctx, inst, op)?,
             Plan::Unsupported => return Err(FaultKind::NotImplemented(mnemonic_text(inst))),
             Plan::StaticFault => {
                 return Err(FaultKind::Static(inst.static_fault.clone().unwrap_or_default()));
@@ -431,6 +430,8 @@ enum Plan {
     Barrier,
     /// `nbarrier.signal` / `nbarrier.wait` (`nbarrier.rs`).
     Nbarrier,
+    /// `dpas` with its precisions decoded (`dpas.rs`).
+    Dpas(super::dpas::DpasOp),
     /// Fences, waits and instructions that change nothing.
     Nop,
     Unsupported,
@@ -454,6 +455,11 @@ impl Plan {
             Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,
             Family::Sync if inst.op == Opcode::Nbarrier => Plan::Nbarrier,
             Family::Sync | Family::Nop => Plan::Nop,
+            // dpas works on whole registers, whatever the channel enables (DPAS.md); the
+            // forms `dpas.rs` does not run (fp8, e2m1) fault as not implemented.
+            Family::Unsupported if inst.op == Opcode::Dpas => {
+                super::dpas::compile(inst).map_or(Plan::Unsupported, Plan::Dpas)
+            }
             Family::Unsupported => Plan::Unsupported,
         }
     }
