@@ -18,6 +18,32 @@ pub enum Pick {
     Finished,
 }
 
+/// How the threads of a work-group take turns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// One instruction of each runnable thread in turn (the default; plain runs and
+    /// recordings reproduce it in bursts).
+    #[default]
+    RoundRobin,
+    /// Each thread runs until it blocks (a barrier) or ends, then the next.
+    Sequential,
+    /// A thread picked at random runs a random burst of 1 to 32 instructions, then another:
+    /// other interleavings of the same kernel, the same for the same seed.
+    Chaos { seed: u64 },
+}
+
+impl Schedule {
+    /// `rr`, `seq` or `chaos` (with `seed`).
+    pub fn parse(name: &str, seed: u64) -> Option<Schedule> {
+        match name {
+            "rr" | "round-robin" => Some(Schedule::RoundRobin),
+            "seq" | "sequential" => Some(Schedule::Sequential),
+            "chaos" => Some(Schedule::Chaos { seed }),
+            _ => None,
+        }
+    }
+}
+
 /// Round-robin scheduler state.
 #[derive(Clone, Debug)]
 pub struct Scheduler {
@@ -36,6 +62,11 @@ pub struct Scheduler {
     /// whose caller reads no thread afterwards: a million-thread launch then holds one
     /// group's registers at a time, not all of them).
     pub release_finished: bool,
+    /// The order threads take turns in ([`Scheduler::set_schedule`]).
+    pub schedule: Schedule,
+    /// Chaos state: the generator and what is left of the current burst.
+    rng: u64,
+    burst_left: u32,
 }
 
 impl Scheduler {
@@ -53,9 +84,65 @@ impl Scheduler {
             step_limit: 0,
             lane_ops: 0,
             release_finished: false,
+            schedule: Schedule::RoundRobin,
+            rng: 0,
+            burst_left: 0,
         };
         sched.start_group(0);
         sched
+    }
+
+    /// Chooses the schedule (before the run starts).
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = schedule;
+        self.rng = match schedule {
+            Schedule::Chaos { seed } => seed ^ 0x9e37_79b9_7f4a_7c15,
+            _ => 0,
+        };
+        self.burst_left = 0;
+    }
+
+    /// Whether runs may go in bursts (which reproduce the round-robin order only).
+    pub fn bursts_allowed(&self) -> bool {
+        self.schedule == Schedule::RoundRobin
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // splitmix64: deterministic per seed, well mixed from the first draw.
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// The next thread of `range` under a schedule other than round-robin, if one can run.
+    fn pick_other(&mut self, machine: &Machine, range: &Range<u32>) -> Option<u32> {
+        let runnable = |t: u32| machine.threads[t as usize].is_runnable();
+        let current = self.cursor_in(range);
+        match self.schedule {
+            Schedule::Sequential => {
+                let t = (0..range.len() as u32)
+                    .map(|i| range.start + (current - range.start + i) % range.len() as u32)
+                    .find(|&t| runnable(t))?;
+                self.cursor = t;
+                Some(t)
+            }
+            _ => {
+                if self.burst_left > 0 && runnable(current) {
+                    self.burst_left -= 1;
+                    return Some(current);
+                }
+                let ready: Vec<u32> = range.clone().filter(|&t| runnable(t)).collect();
+                if ready.is_empty() {
+                    return None;
+                }
+                let t = ready[(self.next_random() % ready.len() as u64) as usize];
+                self.burst_left = (self.next_random() % 32) as u32;
+                self.cursor = t;
+                Some(t)
+            }
+        }
     }
 
     /// Makes `group` the current group, its first thread next (past the last group: finished).
@@ -85,6 +172,16 @@ impl Scheduler {
     /// needed. Barrier releases go through `observer` like any other control change.
     pub fn pick<O: Observer>(&mut self, machine: &mut Machine, observer: &mut O) -> Result<Pick, Fault> {
         while let Some(range) = self.groups.get(self.current_group).cloned() {
+            if self.schedule != Schedule::RoundRobin {
+                if let Some(t) = self.pick_other(machine, &range) {
+                    return Ok(Pick::Step(ThreadId(t)));
+                }
+                if self.release_barrier(machine, range.clone(), observer)? {
+                    continue;
+                }
+                self.start_group(self.current_group + 1);
+                continue;
+            }
             let mut tid = self.cursor_in(&range);
             for _ in range.clone() {
                 let next = if tid + 1 >= range.end { range.start } else { tid + 1 };
@@ -240,6 +337,9 @@ pub fn run_to_end_unrecorded(
     machine: &mut Machine,
     sched: &mut Scheduler,
 ) -> Result<RunSummary, Fault> {
+    if !sched.bursts_allowed() {
+        return run_to_end(interp, machine, sched, &mut NullObserver);
+    }
     let start = (machine.clone(), sched.clone());
     match run_bursts(interp, machine, sched) {
         Some(summary) => Ok(summary),

@@ -231,6 +231,8 @@ impl Session {
         let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry, args } =
             launch;
         let recorder = Recorder::new(&machine, program.grf_size);
+        // Burst windows (and the second core) reproduce the round-robin order only.
+        let window_recording = scheduler.bursts_allowed();
         Session {
             interp: Interpreter::new(program.clone()),
             program,
@@ -256,7 +258,7 @@ impl Session {
             base_dir,
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
-            window_recording: true,
+            window_recording,
             two_cores: false,
             split_groups: true,
             split_tried: false,

@@ -15,6 +15,7 @@ mod memory;
 mod opencl;
 mod parse;
 mod regions;
+mod schedules;
 mod source_level;
 mod stepping;
 mod threads;

@@ -248,8 +248,17 @@ pub fn run(
                 (l.machine, l.scheduler)
             })
         };
-        let result = match run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load) {
+        // Bursts and cores reproduce the round-robin schedule only; the others run step by step.
+        let split = if launch.scheduler.bursts_allowed() {
+            run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load)
+        } else {
+            None
+        };
+        let result = match split {
             Some(summary) => Ok(summary),
+            None if !launch.scheduler.bursts_allowed() => {
+                run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)
+            }
             // A fault or the step limit: run again under the exact scheduler to report it
             // as stepping would (rebuilding the start state costs less than keeping a copy).
             None => match input.load(Some(&program)) {
@@ -339,6 +348,79 @@ pub fn run(
         say!("{line}");
     }
     code
+}
+
+/// The output buffers of `launch` run to the end under `schedule`, or the fault that stopped it.
+fn outputs_under(
+    input: &LaunchInput,
+    schedule: vdb::exec::Schedule,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut launch = input.load(None).map_err(|e| e.to_string())?;
+    launch.scheduler.set_schedule(schedule);
+    let interp = Interpreter::new(launch.program.clone());
+    vdb::exec::run_to_end_unrecorded(&interp, &mut launch.machine, &mut launch.scheduler)
+        .map_err(|f| f.render(&launch.program).lines().next().unwrap_or_default().to_string())?;
+    let mut out = Vec::new();
+    for o in &launch.outputs {
+        if let raw::OutputSource::Svm { address, size } = o.source {
+            let mut bytes = vec![0u8; size as usize];
+            launch.machine.svm.read(address, &mut bytes).map_err(|e| e.to_string())?;
+            out.push((o.path.clone(), bytes));
+        }
+    }
+    Ok(out)
+}
+
+/// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
+/// 1..=N; each seed that differs is named with what differs. Exit 1 if any differs.
+pub fn compare_schedules(input: &LaunchInput, seeds: u64) -> u8 {
+    let reference = match outputs_under(input, vdb::exec::Schedule::RoundRobin) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: under round-robin: {e}");
+            return EXIT_BAD_LAUNCH;
+        }
+    };
+    let mut differing = 0;
+    for seed in 1..=seeds {
+        let what = match outputs_under(input, vdb::exec::Schedule::Chaos { seed }) {
+            Err(e) => Some(format!("faulted: {e}")),
+            Ok(got) => {
+                let diffs: Vec<String> = reference
+                    .iter()
+                    .zip(&got)
+                    .filter_map(|((name, want), (_, have))| {
+                        let differ: Vec<usize> = (0..want.len()).filter(|&i| want.get(i) != have.get(i)).collect();
+                        let &first = differ.first()?;
+                        Some(format!(
+                            "{name}: {} of {} bytes differ, the first at +{first:#x} (round-robin {:#04x}, this seed {:#04x})",
+                            differ.len(),
+                            want.len(),
+                            want[first],
+                            have.get(first).copied().unwrap_or(0)
+                        ))
+                    })
+                    .collect();
+                (!diffs.is_empty()).then(|| diffs.join("; "))
+            }
+        };
+        match what {
+            Some(w) => {
+                differing += 1;
+                say!("seed {seed}: {w}");
+            }
+            None => say!("seed {seed}: same outputs"),
+        }
+    }
+    say!(
+        "{differing} of {seeds} chaos seeds give outputs other than round-robin's{}",
+        if differing > 0 { " (rerun one with --schedule chaos --seed N to debug it)" } else { "" }
+    );
+    if differing > 0 {
+        EXIT_DIAGNOSTICS
+    } else {
+        EXIT_OK
+    }
 }
 
 #[cfg(test)]

@@ -67,13 +67,15 @@ pub enum LaunchInput {
 
 impl LaunchInput {
     pub fn load(&self, reuse: Option<&Arc<Program>>) -> Result<Launch, LaunchError> {
-        match self {
+        let mut launch = match self {
             LaunchInput::File(p) => raw::load_reusing(p, reuse),
             LaunchInput::Kernel(p) => raw::from_kernel(p),
             LaunchInput::Spec { value, base, label, flags } => {
                 raw::load_value(value, base, label, reuse).map_err(|e| name_flag(e, flags))
             }
-        }
+        }?;
+        launch.scheduler.set_schedule(schedule());
+        Ok(launch)
     }
 
     /// The name errors give the launch.
@@ -310,6 +312,19 @@ fn item(text: &str) -> Value {
         Ok(f) if f.is_finite() => json!(f),
         _ => json!(t),
     }
+}
+
+/// The schedule every launch of this process runs under (`--schedule`, `--seed`).
+static SCHEDULE: std::sync::OnceLock<vdb::exec::Schedule> = std::sync::OnceLock::new();
+
+/// Sets the schedule launches load with (once, from the command line).
+pub fn set_schedule(schedule: vdb::exec::Schedule) {
+    let _ = SCHEDULE.set(schedule);
+}
+
+/// The schedule launches load with: round-robin unless the command line chose another.
+pub fn schedule() -> vdb::exec::Schedule {
+    SCHEDULE.get().copied().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -51,6 +51,13 @@ struct Cli {
     /// physical memory.
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
     record_limit: Option<u64>,
+    /// How a work-group's threads take turns: rr (one instruction each in turn, the default),
+    /// seq (each runs until it blocks), chaos (random threads in random bursts, per --seed).
+    #[arg(long, global = true, value_name = "rr|seq|chaos", default_value = "rr")]
+    schedule: String,
+    /// The chaos schedule's seed.
+    #[arg(long, global = true, default_value_t = 1)]
+    seed: u64,
 }
 
 /// A byte count with an optional unit: `2G`, `512MiB`, `1.5gb`, `4096` (units are powers of
@@ -122,6 +129,10 @@ enum Command {
         /// of memory). The result is always that of running them one after another.
         #[arg(long, short = 'j')]
         jobs: Option<std::num::NonZeroUsize>,
+        /// Run the launch under the round-robin schedule and under N chaos seeds (1..=N), and
+        /// report which seeds give different outputs, and how (exit 1 if any does).
+        #[arg(long, value_name = "N")]
+        schedules: Option<u64>,
     },
     /// Run debugger commands from a script against a recorded run.
     Batch {
@@ -214,6 +225,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match vdb::exec::Schedule::parse(&cli.schedule, cli.seed) {
+        Some(schedule) => launchfile::set_schedule(schedule),
+        None => {
+            eprintln!("error: --schedule {}: give rr, seq or chaos", cli.schedule);
+            return ExitCode::from(commands::EXIT_BAD_LAUNCH);
+        }
+    }
     let Some(command) = cli.command else {
         return match cli.target {
             Some(target) => ExitCode::from(interactive(
@@ -233,13 +251,16 @@ fn main() -> ExitCode {
         Command::Check { files, separately, grf_size, platform } => {
             commands::check(&files, separately, grf_size, platform.as_deref())
         }
-        Command::Run { launch, source, out, stats, record, jobs } => {
+        Command::Run { launch, source, out, stats, record, jobs, schedules } => {
             let jobs = jobs
                 .or(std::num::NonZeroUsize::new(commands::cores()))
                 .unwrap_or(std::num::NonZeroUsize::MIN);
-            match commands::resolve_input(&launch, &source) {
-                Ok(input) => commands::run(&input, out.as_deref(), stats, record, jobs, cli.record_limit),
-                Err(code) => code,
+            match (commands::resolve_input(&launch, &source), schedules) {
+                (Ok(input), Some(n)) => commands::compare_schedules(&input, n),
+                (Ok(input), None) => {
+                    commands::run(&input, out.as_deref(), stats, record, jobs, cli.record_limit)
+                }
+                (Err(code), _) => code,
             }
         }
         Command::Batch { launch, source, script, json } => match commands::resolve_input(&launch, &source) {

@@ -695,3 +695,43 @@ fn igc2_sycl_fill_and_copy_kernels_run_on_xe2() {
         assert_eq!(std::fs::read(out.join("out.bin")).expect("output"), want, "{entry}");
     }
 }
+
+/// `--schedules N` runs chaos seeds beside round-robin and names the seeds whose outputs
+/// differ (exit 1): a reduction with its barriers left out differs, one with them does not;
+/// `--schedule` takes rr, seq and chaos only.
+#[test]
+fn schedules_expose_a_missing_barrier() {
+    let (code, out, err) =
+        vdb(&["run", "sample-kernels/races/max_reduce/skl.launch.json", "--schedules", "4"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("chaos seeds give outputs other than round-robin's")
+            && out.contains("differ, the first at"),
+        "{out}"
+    );
+    let (code, out, err) =
+        vdb(&["run", "sample-kernels/opencl/slm_reduce/skl.launch.json", "--schedules", "3"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0 of 3 chaos seeds"), "{out}");
+    let (code, _, err) =
+        vdb(&["run", "sample-kernels/opencl/slm_reduce/skl.launch.json", "--schedule", "random"]);
+    assert_eq!(code, 2, "{err}");
+    // A chaos run with a seed writes that seed's outputs, the same every time.
+    let dir = scratch("chaos_run");
+    let d = dir.to_string_lossy().to_string();
+    let run = || {
+        let (code, _, err) = vdb(&[
+            "run",
+            "sample-kernels/races/max_reduce/skl.launch.json",
+            "--schedule",
+            "chaos",
+            "--seed",
+            "2",
+            "--out",
+            &d,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read(dir.join("out/out.bin")).expect("output")
+    };
+    assert_eq!(run(), run());
+}
