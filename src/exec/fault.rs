@@ -46,6 +46,9 @@ pub enum FaultKind {
     StepLimit(u64),
     /// Threads wait at a barrier that can never complete.
     Deadlock(String),
+    /// Work-items of a group reach a barrier apart: some lanes of a thread wait in divergent
+    /// control flow while the others reach it, or threads wait at different barriers.
+    BarrierDivergence(String),
     /// A call with this many frames on the thread's call stack already: runaway recursion
     /// (OpenCL and SYCL device code cannot recurse; real call chains are a few deep).
     CallTooDeep(usize),
@@ -93,6 +96,7 @@ impl fmt::Display for FaultKind {
                 write!(f, "step limit of {n} instructions reached (the launch file's `step_limit` sets it)")
             }
             FaultKind::Deadlock(m) => write!(f, "deadlock: {m}"),
+            FaultKind::BarrierDivergence(m) => write!(f, "barrier divergence: {m}"),
             FaultKind::CallTooDeep(n) => {
                 write!(f, "call with {n} frames on the call stack already (runaway recursion?)")
             }

@@ -249,6 +249,21 @@ impl Scheduler {
         if waiting.is_empty() {
             return Ok(false);
         }
+        // Every thread must wait at the same barrier: one instruction, the one before each pc.
+        let at = |t: u32| machine.threads[t as usize].control.pc.0.saturating_sub(1);
+        if let Some(&other) = waiting.iter().find(|&&t| at(t) != at(waiting[0])) {
+            let message = format!(
+                "thread {} waits at the barrier at instruction {} and thread {other} at instruction {}",
+                waiting[0],
+                at(waiting[0]),
+                at(other)
+            );
+            return Err(Fault {
+                kind: FaultKind::BarrierDivergence(message),
+                thread: ThreadId(other),
+                pc: InstIdx(at(other)),
+            });
+        }
         let done: Vec<u32> =
             range.filter(|&t| machine.threads[t as usize].control.status == ThreadStatus::Done).collect();
         if let Some(&first_done) = done.first() {

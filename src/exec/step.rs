@@ -273,7 +273,18 @@ impl Interpreter {
                 return control::execute(ctx, inst, pc, chen << off, pred_true).map(|()| chen);
             }
             Plan::Memory => super::message::execute(ctx, inst, chen)?,
-            Plan::Barrier => ctx.thread.control.status = ThreadStatus::AtBarrier,
+            Plan::Barrier => {
+                // Lanes parked at a later reconvergence point are work-items that have not
+                // reached this barrier, and will reach it (if at all) after it was released.
+                let parked = ctx.thread.control.waiting.iter().fold(0u32, |m, w| m | w.lanes);
+                if parked != 0 {
+                    return Err(FaultKind::BarrierDivergence(format!(
+                        "lanes {parked:#x} of this thread wait in divergent control flow while lanes {:#x} reach the barrier",
+                        ctx.thread.control.em
+                    )));
+                }
+                ctx.thread.control.status = ThreadStatus::AtBarrier
+            }
             // A wait that cannot go on yet stays on its instruction.
             Plan::Nbarrier if !super::nbarrier::nbarrier(ctx, inst)? => return Ok(chen),
             Plan::Nbarrier => ctx.thread.control.status = ThreadStatus::Running,

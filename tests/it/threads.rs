@@ -413,3 +413,49 @@ fn a_named_barrier_consumer_waits_for_its_producer() {
     );
     assert_eq!(r0, 300);
 }
+
+/// Barrier divergence is a fault at the barrier: lanes of a thread that a divergent `goto`
+/// parked past it while the others reach it, or two threads waiting at different barriers.
+#[test]
+fn barrier_divergence_is_a_fault() {
+    let decls = ".decl L v_type=G type=d num_elts=16 align=hword\n.decl X v_type=G type=d num_elts=16 align=hword\n.decl R v_type=G type=d num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
+    let body = "    cmp.lt (M1, 16) P1 L(0,0)<1;1,0> 0x8:d
+    (P1) goto (M1, 16) SKIP
+    barrier
+SKIP:
+    mov (M1, 16) R(0,0)<1> 0x1:d";
+    let lanes: Vec<u8> = (0..16i32).flat_map(|l| l.to_le_bytes()).collect();
+    let r = crate::harness::run_with(decls, body, 16, 0xffff, |p, m| set_var(p, m, "L", &lanes));
+    let fault = r.result.expect_err("a divergent barrier");
+    assert!(matches!(fault.kind, FaultKind::BarrierDivergence(_)), "{:?}", fault.kind);
+    let text = fault.render(&r.program);
+    assert!(text.contains("lanes 0xff of this thread wait") && text.contains("barrier"), "{text}");
+    // Uniform branches around the barrier are fine: every lane reaches it or none does.
+    let uniform = crate::harness::run_with(decls, body, 16, 0xffff, |p, m| set_var(p, m, "L", &[9u8; 64]));
+    assert!(uniform.result.is_ok());
+    // Two threads, each at a barrier of its own.
+    let body2 = "    cmp.eq (M1, 16) P1 X(0,0)<0;1,0> 0x0:d
+    (P1) goto (M1, 1) OTHER
+    barrier
+    goto (M1, 1) END
+OTHER:
+    barrier
+END:";
+    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, body2, 16)));
+    let mut machine = Machine { slms: vec![Shared::new(Slm::new(64))].into(), ..Machine::default() };
+    for (i, x) in [0i32, 1].iter().enumerate() {
+        machine.threads.push(Shared::new(ThreadState::new(&program, 16, 0xffff)));
+        machine.thread_mut(vdb::machine::ThreadId(i as u32)).index_in_group = i as u32;
+        set_var_thread(&program, &mut machine, i, "X", &x.to_le_bytes());
+    }
+    let interp = Interpreter::new(program.clone());
+    let mut sched = Scheduler::single_group(2);
+    let fault =
+        run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect_err("different barriers");
+    assert!(matches!(fault.kind, FaultKind::BarrierDivergence(_)), "{:?}", fault.kind);
+    assert!(
+        fault.render(&program).contains("waits at the barrier at instruction"),
+        "{}",
+        fault.render(&program)
+    );
+}
