@@ -40,6 +40,32 @@ impl Reply {
 }
 
 /// `#1  _main_0 (kernel) at k.visaasm:31 $10  (P1) call (M1, 16) helper_1  [exec 0xffff]`
+/// The ten lines of a file around `center` (of `n_lines`, 1-based), `=>` at the `current`
+/// one and ` b` at lines with a breakpoint: the text, and the rows as `lines`.
+pub(super) fn listing<'a>(
+    path: &str,
+    center: u32,
+    n_lines: u32,
+    current: Option<u32>,
+    marked: &[u32],
+    text_of: impl Fn(u32) -> &'a str,
+) -> Reply {
+    let first = center.saturating_sub(5).max(1);
+    let (mut rows, mut text) = (Vec::new(), Vec::new());
+    for line in first..=(first + 9).min(n_lines) {
+        let is_current = current == Some(line);
+        let source = text_of(line);
+        let mark = match (is_current, marked.contains(&line)) {
+            (true, _) => "=>",
+            (false, true) => " b",
+            _ => "  ",
+        };
+        text.push(format!("{mark}{line:>5}  {source}"));
+        rows.push(json!({"line": line, "text": source, "current": is_current}));
+    }
+    Reply::text(text.join("\n")).with("file", json!(path)).with("lines", json!(rows))
+}
+
 fn frame_text(f: &super::FrameInfo) -> String {
     let source = f.source.as_ref().map_or(String::new(), |s| format!(" ({s})"));
     format!(
@@ -506,8 +532,6 @@ impl Session {
         if center == 0 || center > n_lines {
             return Err(format!("line {center} is outside {} ({n_lines} lines)", file.path));
         }
-        let first = center.saturating_sub(5).max(1);
-        let last = (first + 9).min(n_lines);
         let marked: Vec<u32> = self
             .breakpoints
             .iter()
@@ -516,20 +540,8 @@ impl Session {
             .filter(|s| s.file == file_id)
             .map(|s| s.line)
             .collect();
-        let mut rows = Vec::new();
-        let mut text = Vec::new();
-        for line in first..=last {
-            let current = here.file == file_id && here.line == line;
-            let source = file.line_text(line);
-            let mark = match (current, marked.contains(&line)) {
-                (true, _) => "=>",
-                (false, true) => " b",
-                _ => "  ",
-            };
-            text.push(format!("{mark}{line:>5}  {source}"));
-            rows.push(json!({"line": line, "text": source, "current": current}));
-        }
-        Ok(Reply::text(text.join("\n")).with("file", json!(file.path)).with("lines", json!(rows)))
+        let current = (here.file == file_id).then_some(here.line);
+        Ok(listing(&file.path, center, n_lines, current, &marked, |line| file.line_text(line)))
     }
 
     fn undisplay(&mut self, id: Option<u32>) -> Result<Reply, String> {

@@ -300,20 +300,10 @@ impl Session {
             .filter(|p| p.file == file)
             .map(|p| p.line)
             .collect();
-        let first = center.saturating_sub(5).max(1);
-        let (mut rows, mut text) = (Vec::new(), Vec::new());
-        for line in first..=(first + 9).min(n_lines) {
-            let current = here.is_some_and(|h| h.key() == (file, line));
-            let source = f.line_text(line).unwrap_or("");
-            let mark = match (current, marked.contains(&line)) {
-                (true, _) => "=>",
-                (false, true) => " b",
-                _ => "  ",
-            };
-            text.push(format!("{mark}{line:>5}  {source}"));
-            rows.push(json!({"line": line, "text": source, "current": current}));
-        }
         let path = f.found.as_ref().map_or(f.name.as_str(), |(p, _)| p.as_str());
-        Ok(Reply::text(text.join("\n")).with("file", json!(path)).with("lines", json!(rows)))
+        let current = here.filter(|h| h.file == file).map(|h| h.line);
+        Ok(super::handlers::listing(path, center, n_lines, current, &marked, |line| {
+            f.line_text(line).unwrap_or("")
+        }))
     }
 }
