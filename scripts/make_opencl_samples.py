@@ -6,7 +6,9 @@ through scripts/clrun.c, and writes one launch file per device.
 Needs ocloc (intel-opencl-icd, libigc-tools), pocl-opencl-icd, gcc and ocl-icd-opencl-dev.
 The outputs are committed so that `cargo test` needs none of these tools.
 """
-import glob, json, os, random, shutil, struct, subprocess, sys, tempfile
+import json, os, random, shutil, struct, sys, tempfile
+
+from ocloc_dump import compile_device, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "sample-kernels", "opencl")
@@ -110,29 +112,6 @@ def gen_inputs(rng):
                                 ("size", "out", 32 * 16, "exact")]),
     }
 
-def run(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if r.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
-    return r.stdout
-
-def compile_device(name, device, tmp):
-    dump = os.path.join(tmp, "dump_%s_%s" % (name, device))
-    outdir = os.path.join(tmp, "out_%s_%s" % (name, device))
-    opts = "%s -igc_opts 'ShaderDumpEnable=1,DumpToCustomDir=%s'" % (OCLOC_OPTS, dump)
-    run(["ocloc", "compile", "-file", os.path.join(SRC, name + ".cl"), "-device", device, "--format", "zebin",
-         "-output_no_suffix", "-out_dir", outdir, "-options", opts])
-    visa = [f for f in glob.glob(os.path.join(dump, "*_entry_*.visaasm"))]
-    if len(visa) != 1:
-        sys.exit("%s/%s: expected one kernel .visaasm, got %s" % (name, device, visa))
-    simd = visa[0].split("_simd")[1].split("_")[0]
-    dest = os.path.join(OUT, name, device)
-    os.makedirs(dest, exist_ok=True)
-    kfile = "%s.simd%s.visaasm" % (name, simd)
-    shutil.copy(visa[0], os.path.join(dest, kfile))
-    shutil.copy(os.path.join(outdir, name), os.path.join(dest, name + ".zebin"))
-    return "%s/%s" % (device, kfile), "%s/%s.zebin" % (device, name)
-
 def main():
     rng = random.Random(2026)
     tmp = tempfile.mkdtemp(prefix="vdb-samples-")
@@ -173,7 +152,7 @@ def main():
              "--options", std + " -DREF_HOST"] + cl_args, env=dict(os.environ, CLRUN_PLATFORM="Portable"))
         for device in DEVICES:
             try:
-                kernel, zebin = compile_device(name, device, tmp)
+                kernel, zebin = compile_device(name, os.path.join(SRC, name + ".cl"), device, OCLOC_OPTS, tmp, OUT)
             except SystemExit as e:
                 if name == "fp64" and device != "skl":
                     print("  (no fp64 on", device + ")")

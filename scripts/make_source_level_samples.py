@@ -8,7 +8,9 @@ The kernels are compiled from a copy in a temporary folder that is deleted after
 FILE path in the dumps names no file: vdb finds the source by its name next to the launch
 file, as it would on any other machine. Needs ocloc (intel-opencl-icd, libigc-tools).
 """
-import glob, json, os, shutil, struct, subprocess, sys, tempfile
+import json, os, shutil, struct, tempfile
+
+from ocloc_dump import compile_device
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "sample-kernels", "source-level")
@@ -31,28 +33,6 @@ KERNELS = {
     "loop_call": (16, 8, [3, 7, 0, 5, 9, 1, 6, 8, 2, 4, 7, 0, 5, 3, 9, 6]),
 }
 
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
-
-def compile_device(name, src, device, tmp):
-    dump = os.path.join(tmp, "dump_%s_%s" % (name, device))
-    outdir = os.path.join(tmp, "out_%s_%s" % (name, device))
-    opts = "%s -igc_opts 'ShaderDumpEnable=1,DumpToCustomDir=%s'" % (OCLOC_OPTS, dump)
-    run(["ocloc", "compile", "-file", src, "-device", device, "--format", "zebin",
-         "-output_no_suffix", "-out_dir", outdir, "-options", opts])
-    visa = glob.glob(os.path.join(dump, "*_entry_*.visaasm"))
-    if len(visa) != 1:
-        sys.exit("%s/%s: expected one kernel .visaasm, got %s" % (name, device, visa))
-    simd = visa[0].split("_simd")[1].split("_")[0]
-    dest = os.path.join(OUT, name, device)
-    os.makedirs(dest, exist_ok=True)
-    kfile = "%s.simd%s.visaasm" % (name, simd)
-    shutil.copy(visa[0], os.path.join(dest, kfile))
-    shutil.copy(os.path.join(outdir, name), os.path.join(dest, name + ".zebin"))
-    return "%s/%s" % (device, kfile), "%s/%s.zebin" % (device, name)
-
 def main():
     tmp = tempfile.mkdtemp(prefix="vdb-source-level-")
     for name, (gsize, lsize, values) in KERNELS.items():
@@ -67,7 +47,7 @@ def main():
         args = [{"index": 0, "buffer": "in/in.bin"},
                 {"index": 1, "size": 4 * gsize, "output": "out/out.bin"}]
         for device in DEVICES:
-            kernel, zebin = compile_device(name, src, device, tmp)
+            kernel, zebin = compile_device(name, src, device, OCLOC_OPTS, tmp, OUT)
             launch = {"kernel": kernel, "zebin": zebin, "global_size": [gsize, 1, 1],
                       "local_size": [lsize, 1, 1], "global_offset": [0, 0, 0], "args": args}
             with open(os.path.join(kdir, device + ".launch.json"), "w") as f:

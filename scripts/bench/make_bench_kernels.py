@@ -11,7 +11,10 @@ Needs ocloc (intel-opencl-icd, libigc-tools). The outputs are committed, so runn
 suite needs only vdb, Oclgrind, gcc and ocl-icd-opencl-dev.
 Usage: scripts/bench/make_bench_kernels.py [NAME...]
 """
-import glob, json, os, random, re, shutil, struct, subprocess, sys, tempfile
+import json, os, random, shutil, struct, sys, tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ocloc_dump import compile_device
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "sample-kernels", "bench")
@@ -64,32 +67,6 @@ def kernels(rng):
                                                   ("size", "c", 4 * n_mm * n_mm, "exact"), ("scalar", "n", i32(n_mm), None)], OCLGRIND_OPTS),
     }
 
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
-    return r.stdout
-
-def compile_skl(name, tmp):
-    dump = os.path.join(tmp, "dump_" + name)
-    outdir = os.path.join(tmp, "out_" + name)
-    opts = "%s -igc_opts 'ShaderDumpEnable=1,DumpToCustomDir=%s'" % (OCLOC_OPTS, dump)
-    run(["ocloc", "compile", "-file", os.path.join(OUT, name, name + ".cl"), "-device", DEVICE, "--format", "zebin",
-         "-output_no_suffix", "-out_dir", outdir, "-options", opts])
-    # IGC may try more than one SIMD width; the zebin's .ze_info says which one it kept.
-    zebin = open(os.path.join(outdir, name), "rb").read()
-    simd = re.search(rb"simd_size:\s*(\d+)", zebin).group(1).decode()
-    visa = glob.glob(os.path.join(dump, "*_simd%s_entry_*.visaasm" % simd))
-    if len(visa) != 1:
-        sys.exit("%s: expected one SIMD%s kernel .visaasm, got %s" % (name, simd, visa))
-    dest = os.path.join(OUT, name, DEVICE)
-    shutil.rmtree(dest, ignore_errors=True)
-    os.makedirs(dest)
-    kfile = "%s.simd%s.visaasm" % (name, simd)
-    shutil.copy(visa[0], os.path.join(dest, kfile))
-    shutil.copy(os.path.join(outdir, name), os.path.join(dest, name + ".zebin"))
-    return "%s/%s" % (DEVICE, kfile), "%s/%s.zebin" % (DEVICE, name)
-
 def main():
     rng = random.Random(29005)
     tmp = tempfile.mkdtemp(prefix="vdb-bench-")
@@ -111,7 +88,7 @@ def main():
                 entry["output"] = "out/%s.bin" % aname
                 compare[aname] = rule
             launch_args.append(entry)
-        kernel, zebin = compile_skl(name, tmp)
+        kernel, zebin = compile_device(name, os.path.join(OUT, name, name + ".cl"), DEVICE, OCLOC_OPTS, tmp, OUT)
         g3 = (list(gsize) + [1, 1])[:3] if isinstance(gsize, tuple) else [gsize, 1, 1]
         l3 = (list(lsize) + [1, 1])[:3] if isinstance(lsize, tuple) else [lsize, 1, 1]
         launch = {"kernel": kernel, "zebin": zebin, "global_size": g3, "local_size": l3,
