@@ -300,7 +300,7 @@ pub fn eval(
             SubOp::Cond(c) => cmp(&cx, *c, cx.srcs(srcs, 2)?, out),
             _ => Err(cx.unsupported(srcs, "cmp without a relation")),
         },
-        O::Add3 if *sub == SubOp::Word("o".into()) => super::xe2::add3o(&cx, srcs, out),
+        O::Add3 if matches!(sub, SubOp::Word(w) if w == "o") => super::xe2::add3o(&cx, srcs, out),
         O::Add | O::Mul | O::Mad | O::Div | O::Mod
             if any_float(srcs) || (op == O::Div && dst_ty.is_float()) =>
         {
