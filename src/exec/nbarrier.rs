@@ -32,8 +32,12 @@ fn slot(len: usize, id: u8) -> Option<u64> {
 /// Barrier `id`'s (signals, passed, producers, consumers) in `slm`.
 fn counts(slm: &Slm, id: u8) -> Option<[u32; 4]> {
     let at = slot(slm.bytes.len(), id)? as usize;
-    let b = slm.bytes.get(at..at + SLOT)?;
-    Some([0, 4, 8, 12].map(|i| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])))
+    slm.bytes.get(at..at + SLOT).map(decode)
+}
+
+/// The four little-endian u32 counts of a barrier's slot.
+fn decode(b: &[u8]) -> [u32; 4] {
+    [0, 4, 8, 12].map(|i| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]))
 }
 
 /// Whether a wait on barrier `id` may go on.
@@ -55,8 +59,7 @@ pub(super) fn nbarrier<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result
     let space = MemSpace::Slm(group as u32);
     let mut raw = [0u8; SLOT];
     ctx.mem_read(space, at, &mut raw)?;
-    let word = |i: usize| u32::from_le_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);
-    let [signals, passed, producers, consumers] = [word(0), word(4), word(8), word(12)];
+    let [signals, passed, producers, consumers] = decode(&raw);
     let count = |ctx: &Ctx<'_, O>, i: usize| -> Result<u32, FaultKind> {
         let n = ctx.scalar(inst.operands.get(i), i)?;
         u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| FaultKind::Memory {
