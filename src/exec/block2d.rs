@@ -129,41 +129,16 @@ fn load<O: Observer>(ctx: &mut Ctx<'_, O>, d: &LscBlock2dData, s: &Surface) -> R
     for b in 0..b_n {
         let x0 = s.x + i64::from(b * w);
         let base = (b * block_pitch) as usize;
-        match (d.transpose, d.vnni) {
-            (false, false) => {
-                for y in 0..h {
-                    for x in 0..w {
-                        out[base + (y * row_pitch + x) as usize] =
-                            read_elem(ctx, s, x0 + i64::from(x), s.y + i64::from(y), t)?;
-                    }
-                }
-            }
-            (false, true) => {
-                for y in (0..h).step_by(per_dword as usize) {
-                    for x in 0..w {
-                        for i in 0..per_dword {
-                            let at = base + (y * row_pitch + x * per_dword + i) as usize;
-                            out[at] = read_elem(ctx, s, x0 + i64::from(x), s.y + i64::from(y + i), t)?;
-                        }
-                    }
-                }
-            }
-            (true, false) => {
-                for x in 0..w {
-                    for y in 0..h {
-                        out[base + (x * row_pitch + y) as usize] =
-                            read_elem(ctx, s, x0 + i64::from(x), s.y + i64::from(y), t)?;
-                    }
-                }
-            }
-            (true, true) => {
-                for x in (0..w).step_by(per_dword as usize) {
-                    for y in 0..h {
-                        for i in 0..per_dword {
-                            let at = base + (x * row_pitch + y * per_dword + i) as usize;
-                            out[at] = read_elem(ctx, s, x0 + i64::from(x + i), s.y + i64::from(y), t)?;
-                        }
-                    }
+        // VNNI packs `per_dword` consecutive rows (columns, transposed) into each dword;
+        // the plain layouts are the same walk with one element a dword.
+        let k = if d.vnni { per_dword } else { 1 };
+        let (outer, inner) = if d.transpose { (w, h) } else { (h, w) };
+        for o in (0..outer).step_by(k as usize) {
+            for n in 0..inner {
+                for i in 0..k {
+                    let (x, y) = if d.transpose { (o + i, n) } else { (n, o + i) };
+                    let at = base + (o * row_pitch + n * k + i) as usize;
+                    out[at] = read_elem(ctx, s, x0 + i64::from(x), s.y + i64::from(y), t)?;
                 }
             }
         }
