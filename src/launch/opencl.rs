@@ -145,9 +145,8 @@ fn kernel_info(
     };
     let info = ZeInfo::parse(&text).map_err(|e| LaunchError::new(file, Some("zeinfo"), e.to_string()))?;
     let platform = match (&spec.device, &zebin) {
-        (Some(d), _) => Platform::from_device_name(d).ok_or_else(|| {
-            LaunchError::new(file, Some("device"), format!("unknown device `{d}` (skl, tgllp, acm-g10)"))
-        })?,
+        (Some(d), _) => Platform::from_device_name(d)
+            .ok_or_else(|| LaunchError::new(file, Some("device"), Platform::unknown_device(d)))?,
         (None, Some(z)) => Platform::of_zebin(z).ok_or_else(|| {
             LaunchError::new(file, Some("zebin"), "the zebin names no known platform; add `device`")
         })?,

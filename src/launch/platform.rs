@@ -20,6 +20,11 @@ pub enum Platform {
 }
 
 impl Platform {
+    /// What a device name vdb does not know is told: the names it does.
+    pub fn unknown_device(name: &str) -> String {
+        format!("unknown device `{name}` (vdb runs skl, tgllp, acm-g10 or dg2, pvc, bmg, lnl or xe2)")
+    }
+
     /// From an `ocloc -device` name as used in the kernel corpus directories.
     pub fn from_device_name(name: &str) -> Option<Platform> {
         match name {
@@ -61,5 +66,24 @@ impl Platform {
             Platform::XeHpc | Platform::Xe2 => 64,
             _ => 32,
         }
+    }
+}
+
+#[cfg(test)]
+mod device_name_tests {
+    use super::Platform;
+
+    /// Every device the message offers is one vdb accepts, and every platform is offered.
+    #[test]
+    fn the_unknown_device_message_lists_the_accepted_names() {
+        let msg = Platform::unknown_device("gen1");
+        let list = msg.split("runs ").nth(1).and_then(|l| l.strip_suffix(')')).expect("a list");
+        let names: Vec<&str> = list.split(", ").flat_map(|n| n.split(" or ")).collect();
+        let platforms: Vec<Platform> =
+            names.iter().map(|n| Platform::from_device_name(n).unwrap_or_else(|| panic!("{n}"))).collect();
+        for p in [Platform::Gen9, Platform::Gen12Lp, Platform::XeHpg, Platform::XeHpc, Platform::Xe2] {
+            assert!(platforms.contains(&p), "{p:?} is not offered: {msg}");
+        }
+        assert!(msg.contains("`gen1`"));
     }
 }

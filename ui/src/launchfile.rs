@@ -170,7 +170,7 @@ fn source_launch(value: Value, base: PathBuf, label: String) -> Result<LaunchInp
 /// field to blame (`device`) or is the compiler's own messages.
 fn build(source: &Path, device: &str, options: &str, label: &str) -> Result<Compiled, String> {
     if vdb::launch::Platform::from_device_name(device).is_none() {
-        let msg = format!("unknown device `{device}` (vdb runs skl, tgllp and acm-g10)");
+        let msg = vdb::launch::Platform::unknown_device(device);
         return Err(LaunchError::new(label, Some("device"), msg).to_string());
     }
     if !source.is_file() {

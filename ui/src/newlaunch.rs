@@ -45,7 +45,7 @@ pub fn new_launch(req: &NewLaunch) -> u8 {
 
 fn write_skeleton(req: &NewLaunch) -> Result<PathBuf, String> {
     if vdb::launch::Platform::from_device_name(req.device).is_none() {
-        return Err(format!("--device: unknown device `{}` (vdb runs skl, tgllp and acm-g10)", req.device));
+        return Err(format!("--device: {}", vdb::launch::Platform::unknown_device(req.device)));
     }
     let compile_req = Request { source: req.source, device: req.device, options: req.build_options };
     let built = compile::compile(&compile_req).map_err(|e| e.render(req.source, req.device))?;

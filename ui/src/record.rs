@@ -82,7 +82,7 @@ pub fn record(args: &RecordArgs) -> u8 {
 
 fn try_record(args: &RecordArgs) -> Result<u8, String> {
     if vdb::launch::Platform::from_device_name(args.device).is_none() {
-        return Err(format!("unknown device `{}` (vdb emulates skl, tgllp and acm-g10)", args.device));
+        return Err(vdb::launch::Platform::unknown_device(args.device));
     }
     let Some((program, program_args)) = args.program.split_first() else {
         return Err("give the program to run: vdb record [OPTIONS] -- PROGRAM ARGS...".into());

@@ -299,7 +299,7 @@ fn compiler_errors_exit_2_with_the_compilers_file_and_line() {
         .expect("w");
     let r = vdb(&["run", &text(&bad_device)]);
     assert_eq!(r.code, 2, "{}", r.err);
-    assert!(r.err.contains("field `device`") && r.err.contains("gen1"), "{}", r.err);
+    assert!(r.err.contains("field `device`") && r.err.contains("gen1") && r.err.contains("pvc"), "{}", r.err);
 }
 
 /// `typed.launch.json` with `args[at]` replaced by `entry`, in `dir`.
