@@ -83,10 +83,7 @@ impl ElemType {
     fn scalars(self, bytes: &[u8]) -> Option<Vec<u64>> {
         let size = self.scalar.size() as usize;
         (0..self.lanes as usize)
-            .map(|k| {
-                let b = bytes.get(k * size..(k + 1) * size)?;
-                Some(b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x)))
-            })
+            .map(|k| bytes.get(k * size..(k + 1) * size).map(|b| crate::exec::load_le(b, size as u32)))
             .collect()
     }
 
