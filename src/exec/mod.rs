@@ -8,6 +8,7 @@ pub mod convert;
 mod ctx;
 mod dpas;
 mod fast;
+mod fast_float;
 mod fault;
 mod math;
 mod message;

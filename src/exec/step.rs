@@ -100,6 +100,7 @@ impl Interpreter {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
             Some(Plan::Fast(_)) => Tier::Fast,
+            Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
         }
     }
@@ -266,7 +267,10 @@ impl Interpreter {
         match plan {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
-            Plan::Dword(_) | Plan::Fast(_) | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
+            Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
+            Plan::Dword(_) | Plan::Fast(_) | Plan::Float(_) | Plan::Alu => {
+                self.alu(ctx, inst, chen, em_part, pmask)?
+            }
             Plan::Address => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
                 let pred_true = pmask & 1 != 0;
@@ -423,6 +427,8 @@ impl Interpreter {
 pub enum Tier {
     Dword,
     Fast,
+    /// The f32 tier (`fast_float.rs`).
+    Float,
     General,
 }
 
@@ -434,6 +440,8 @@ enum Plan {
     Dword(super::fast::DwordOp),
     /// Integer fast form on i64 lanes.
     Fast(super::fast::FastOp),
+    /// f32 form (`fast_float.rs`).
+    Float(Box<super::fast_float::FloatOp>),
     Alu,
     Address,
     Control,
@@ -458,7 +466,7 @@ impl Plan {
         match inst.op.family() {
             Family::Alu => match super::fast::compile(inst) {
                 Some(f) => super::fast::compile_dword(inst, &f).map_or(Plan::Fast(f), Plan::Dword),
-                None => Plan::Alu,
+                None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),
             },
             Family::Address => Plan::Address,
             Family::Control => Plan::Control,

@@ -88,32 +88,61 @@ fn fast_integer_paths_agree_with_the_general_alu() {
 /// What one generated instruction left behind: R's bytes and P1, or the fault it raised.
 type Outcome = Result<(Vec<u8>, u32), String>;
 
+/// How a generated case fills its variables A, B and R.
+#[derive(Copy, Clone)]
+enum Fill {
+    /// Whole random words, words with only small values (shift counts, equal lanes) and
+    /// words around the sign bit, chosen per variable.
+    Integers,
+    /// f32 values: random bits, specials (signed zeros, infinities, quiet and signalling
+    /// NaNs, denormals, the largest finite), values around 1 and small integers.
+    Floats,
+}
+
 /// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A and B
-/// filled from `seed`; also returns the tier its first instruction took.
+/// filled from `seed`; also returns the tier instruction `at` took.
 fn run_generated(text: &str, seed: u64, mask: u32, fast: bool) -> (Outcome, vdb::exec::Tier) {
+    run_filled(text, seed, mask, fast, Fill::Integers, 0)
+}
+
+fn run_filled(
+    text: &str,
+    seed: u64,
+    mask: u32,
+    fast: bool,
+    fill: Fill,
+    at: usize,
+) -> (Outcome, vdb::exec::Tier) {
     let program = Arc::new(parse(text));
     let mut thread = ThreadState::new(&program, 32, mask);
     let mut s = seed;
     for name in ["A", "B", "R"] {
         let v = program.var(program.var_id(UnitId(0), name).expect("var"));
         let bytes = &mut thread.grf[v.offset as usize..(v.offset + v.size) as usize];
-        // Whole random words, words with only small values (shift counts, equal lanes) and
-        // words around the sign bit, chosen per variable.
         let style = lcg(&mut s) % 3;
-        for b in bytes.iter_mut() {
-            let r = lcg(&mut s);
-            *b = match style {
-                0 => r as u8,
-                1 => (r % 5) as u8,
-                _ => [0x00, 0x7f, 0x80, 0xff][(r % 4) as usize],
-            };
+        match fill {
+            Fill::Integers => {
+                for b in bytes.iter_mut() {
+                    let r = lcg(&mut s);
+                    *b = match style {
+                        0 => r as u8,
+                        1 => (r % 5) as u8,
+                        _ => [0x00, 0x7f, 0x80, 0xff][(r % 4) as usize],
+                    };
+                }
+            }
+            Fill::Floats => {
+                for word in bytes.chunks_exact_mut(4) {
+                    word.copy_from_slice(&float_bits(&mut s, style).to_le_bytes());
+                }
+            }
         }
     }
     thread.preds[0] = lcg(&mut s) as u32;
     let mut machine = Machine { threads: vec![Shared::new(thread)].into(), ..Machine::default() };
     let mut interp = Interpreter::new(program.clone());
     interp.use_fast_paths = fast;
-    let tier = interp.tier(0);
+    let tier = interp.tier(at);
     let mut sched = Scheduler::single_group(1);
     let outcome = match run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver) {
         Err(f) => Err(f.render(&program)),
@@ -160,7 +189,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         "cmp.le", "cmp.gt", "cmp.ge",
     ];
     let mut s = 0x5eed_u64;
-    let mut by_tier = [0usize; 3];
+    let mut by_tier = [0usize; 4];
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // Every other case in dwords, the in-place tier's domain.
@@ -224,4 +253,127 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
     }
     // The generator must reach both fast tiers often, or it compares the general path with itself.
     assert!(by_tier[0] > 1000 && by_tier[1] > 1500, "cases per tier (dword, fast, general): {by_tier:?}");
+}
+
+/// An f32 for a generated float case (see [`Fill::Floats`]).
+fn float_bits(s: &mut u64, style: u64) -> u32 {
+    const SPECIAL: [u32; 14] = [
+        0x0000_0000,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc1_2345,
+        0x7f80_0001,
+        0xffa0_0000,
+        0x0000_0001,
+        0x807f_ffff,
+        0x0040_0000,
+        0x7f7f_ffff,
+        0x3f80_0000,
+        0xbf80_0000,
+    ];
+    let r = lcg(s);
+    match (style, r % 4) {
+        (0, _) => r as u32,
+        (1, 0) | (2, 0) | (2, 1) => SPECIAL[(lcg(s) % SPECIAL.len() as u64) as usize],
+        // Around 1: products and sums that round, compares of near-equal values.
+        (1, 1) => 1.0f32.to_bits().wrapping_add((lcg(s) % 64) as u32).wrapping_sub(32),
+        (1, _) => ((lcg(s) % 200) as f32 - 100.0).to_bits(),
+        _ => ((lcg(s) % 2000) as f32 / 16.0 - 60.0).to_bits(),
+    }
+}
+
+/// Every opcode of the f32 tier, f32 immediates among the sources (specials included),
+/// modifiers, `.sat`, conversions between f32 and every integer type of 32 bits or fewer,
+/// exec sizes 1 to 32 at every legal channel offset, predicates, dispatch masks, and cr0
+/// with denormals kept or flushed and every rounding mode: the f32 tier and the general ALU
+/// agree bit for bit (or raise the same fault).
+#[test]
+fn generated_float_instructions_agree_on_fast_and_general_paths() {
+    const OPS: [&str; 26] = [
+        "mov", "add", "mul", "mad", "div", "pow", "min", "max", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
+        "cmp.le", "cmp.gt", "cmp.ge", "inv", "log", "exp", "sqrt", "rsqrt", "sin", "cos", "frc", "rndd",
+        "rndu", "rnde",
+    ];
+    const INTS: [&str; 6] = ["d", "ud", "w", "uw", "b", "ub"];
+    let mut s = 0xf10a7_u64;
+    let (mut float_tier, mut cases) = (0usize, 0usize);
+    for case in 0..6000u32 {
+        let op = OPS[case as usize % OPS.len()];
+        let arity = match op {
+            "mad" => 3,
+            "mov" | "inv" | "log" | "exp" | "sqrt" | "rsqrt" | "sin" | "cos" | "frc" => 1,
+            _ if op.starts_with("rnd") => 1,
+            _ => 2,
+        };
+        // One mov in three converts between f32 and an integer type, either way.
+        let int = INTS[(lcg(&mut s) % INTS.len() as u64) as usize];
+        let (ta, td) = match (op, lcg(&mut s) % 3) {
+            ("mov", 0) => (int, "f"),
+            ("mov", 1) => ("f", int),
+            _ => ("f", "f"),
+        };
+        let size = [1, 2, 4, 8, 16, 32][(lcg(&mut s) % 6) as usize];
+        let offsets: Vec<u32> = (0..32).step_by(size.max(4) as usize).collect();
+        let offset = offsets[(lcg(&mut s) % offsets.len() as u64) as usize];
+        let mask = format!("M{}", offset / 4 + 1);
+        let mut srcs = Vec::new();
+        for i in 0..arity {
+            let ty = if i == 0 { ta } else { "f" };
+            let m = ["", "", "", "(-)", "(abs)", "(-abs)"][(lcg(&mut s) % 6) as usize];
+            let text = if lcg(&mut s).is_multiple_of(4) {
+                if ty == "f" {
+                    let style = 1 + lcg(&mut s) % 2;
+                    format!("{:#010x}:f", float_bits(&mut s, style))
+                } else {
+                    immediate(&mut s, ty)
+                }
+            } else {
+                register(&mut s, ["A", "B", "A"][i], m)
+            };
+            srcs.push(text);
+        }
+        let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) { "P1" } else { "R(0,0)<1>" };
+        let sat = if !op.starts_with("cmp") && lcg(&mut s).is_multiple_of(5) { ".sat" } else { "" };
+        let pred = match (op, lcg(&mut s) % 3) {
+            _ if op.starts_with("cmp") => "",
+            ("sel", 0) | (_, 1) => "(P0) ",
+            ("sel", _) | (_, 2) => "(!P0) ",
+            _ => "",
+        };
+        // cr0: denormals kept (as IGC sets it) or flushed, and now and then another
+        // rounding mode (the f32 tier hands those to the general ALU).
+        let cr0 = [0x4c0u32, 0x4c0, 0x0, 0x4d0, 0x4e0, 0x30][(lcg(&mut s) % 6) as usize];
+        let body = format!(
+            "    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} ({mask}, {size}) {dst} {}",
+            srcs.join(" ")
+        );
+        let decls = format!(
+            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type=f num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let seed = lcg(&mut s);
+        let (fast, tier) = run_filled(&text, seed, dispatch, true, Fill::Floats, 1);
+        let (general, _) = run_filled(&text, seed, dispatch, false, Fill::Floats, 1);
+        if fast != general {
+            let first = match (&fast, &general) {
+                (Ok((f, fp)), Ok((g, gp))) => match f.chunks(4).zip(g.chunks(4)).position(|(x, y)| x != y) {
+                    Some(i) => format!(
+                        "R word {i}: fast {:02x?}, general {:02x?}",
+                        &f[4 * i..4 * i + 4],
+                        &g[4 * i..4 * i + 4]
+                    ),
+                    None => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                },
+                _ => format!("fast {fast:?}\ngeneral {general:?}"),
+            };
+            panic!("f32 tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}");
+        }
+        float_tier += usize::from(tier == vdb::exec::Tier::Float);
+        cases += 1;
+    }
+    // Nearly every case must take the f32 tier, or the test compares the general ALU with itself.
+    assert!(float_tier * 10 > cases * 9, "{float_tier} of {cases} cases took the f32 tier");
 }

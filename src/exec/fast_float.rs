@@ -1,0 +1,492 @@
+//! The float tier: f32 instructions compiled once, when the interpreter is built, into a
+//! [`FloatOp`] (sources resolved to per-lane GRF byte offsets or a splat, the operation and
+//! the conversion chosen), and run on native f32 lanes: add, mul, mad, div, pow, min/max,
+//! sel, cmp, mov between f32 and 32-bit-or-narrower integers, and the one-source math
+//! (inv, log, exp, sqrt, rsqrt, sin, cos, frc, rnd*).
+//!
+//! Native f32 add, mul, fma, division and square root are correctly rounded to nearest, which
+//! is what the general ALU (`alu.rs`, the oracle) computes in the default rounding mode; the
+//! tier runs only in that mode and hands any other cr0 rounding mode to the general ALU. The
+//! transcendentals call the same f64 functions as the oracle and round once. Denormals are
+//! flushed in and out per cr0, NaN results are quiet, as the oracle's. A generated test
+//! (`tests/it/fastpath.rs`) compares the two paths bit for bit.
+
+use super::ctx::Ctx;
+use super::fault::FaultKind;
+use super::observer::Observer;
+use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, PredId, SrcMod, SubOp};
+use crate::program::Inst;
+
+/// What a float op computes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FloatKind {
+    /// f32 to f32 (a raw copy without modifier or saturation, as `mov`'s rule says).
+    Mov,
+    /// A 32-bit-or-narrower integer to f32 (round to nearest even).
+    FromInt(DataType),
+    /// f32 to a 32-bit-or-narrower integer (toward zero, saturating; NaN gives 0).
+    ToInt(DataType),
+    Add,
+    Mul,
+    Mad,
+    Div,
+    Pow,
+    Min,
+    Max,
+    Sel,
+    Cmp(CondMod),
+    Inv,
+    Log,
+    Exp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Frc,
+    Rndd,
+    Rndu,
+    Rnde,
+    Rndz,
+}
+
+/// A source of a float op.
+#[derive(Clone, Debug)]
+enum FSrc {
+    /// An immediate's raw bits (every lane).
+    Imm(u32),
+    /// A register region: each lane's GRF byte offset, and the source modifier.
+    Reg { at: [u32; 32], modifier: SrcMod },
+}
+
+/// Where a float op's result goes.
+#[derive(Clone, Debug)]
+enum FDst {
+    Reg,
+    Pred(PredId),
+}
+
+/// One compiled float instruction.
+#[derive(Clone, Debug)]
+pub struct FloatOp {
+    kind: FloatKind,
+    srcs: [FSrc; 3],
+    dst: FDst,
+    sat: bool,
+    /// The GRF bytes the sources reach (each source lies below this offset).
+    need: u32,
+}
+
+const SIGN: u32 = 0x8000_0000;
+const QUIET: u32 = 0x0040_0000;
+
+/// Whether f32 bits are a denormal.
+#[inline(always)]
+fn denormal(bits: u32) -> bool {
+    bits & 0x7f80_0000 == 0 && bits & 0x007f_ffff != 0
+}
+
+/// A source value: flushed if denormals are not kept, then the modifier.
+#[inline(always)]
+fn value(raw: u32, modifier: SrcMod, keep: bool) -> f32 {
+    let b = if !keep && denormal(raw) { raw & SIGN } else { raw };
+    f32::from_bits(match modifier {
+        SrcMod::None | SrcMod::Not => b,
+        SrcMod::Neg => b ^ SIGN,
+        SrcMod::Abs => b & !SIGN,
+        SrcMod::NegAbs => b | SIGN,
+    })
+}
+
+/// A result's bits: saturation to [0, 1] (NaN gives 0), quiet NaNs, flushed denormals.
+#[inline(always)]
+fn result(v: f32, sat: bool, keep: bool) -> u32 {
+    let v = if sat && (v.is_nan() || v <= 0.0) {
+        0.0
+    } else if sat && v > 1.0 {
+        1.0
+    } else {
+        v
+    };
+    let bits = v.to_bits();
+    if v.is_nan() {
+        bits | QUIET
+    } else if !keep && denormal(bits) {
+        bits & SIGN
+    } else {
+        bits
+    }
+}
+
+/// A 32-bit-or-narrower integer element of `ty` extended to i64.
+#[inline(always)]
+fn int_value(ty: DataType, raw: u32) -> i64 {
+    match ty {
+        DataType::B => raw as u8 as i8 as i64,
+        DataType::Ub => raw as u8 as i64,
+        DataType::W => raw as u16 as i16 as i64,
+        DataType::Uw => raw as u16 as i64,
+        DataType::D => raw as i32 as i64,
+        _ => raw as i64,
+    }
+}
+
+fn small_int(ty: DataType) -> bool {
+    matches!(ty, DataType::B | DataType::Ub | DataType::W | DataType::Uw | DataType::D | DataType::Ud)
+}
+
+/// The kind of a float instruction (all sources and the destination f32, or a `mov`
+/// converting between f32 and a small integer), if the tier runs it.
+fn kind_of(inst: &Inst, dst: Option<DataType>, srcs: &[DataType]) -> Option<FloatKind> {
+    use FloatKind as K;
+    let all_f = srcs.iter().all(|&t| t == DataType::F);
+    let f_dst = dst == Some(DataType::F);
+    let kind = match (inst.op, &inst.sub) {
+        (Opcode::Mov, _) => {
+            return match (srcs.first().copied()?, dst?) {
+                (DataType::F, DataType::F) => Some(K::Mov),
+                (DataType::F, to) if small_int(to) && !inst.sat => Some(K::ToInt(to)),
+                (from, DataType::F) if small_int(from) => Some(K::FromInt(from)),
+                _ => None,
+            };
+        }
+        // A compare's destination holds all-ones or zero of its type: any 32-bit one.
+        (Opcode::Cmp, SubOp::Cond(c)) if all_f && dst.is_none_or(|t| t.size() == 4) && !inst.sat => {
+            return Some(K::Cmp(*c));
+        }
+        (Opcode::Add, _) => K::Add,
+        (Opcode::Mul, _) => K::Mul,
+        (Opcode::Mad, _) => K::Mad,
+        (Opcode::Div, _) => K::Div,
+        (Opcode::Pow, _) => K::Pow,
+        (Opcode::Min, _) => K::Min,
+        (Opcode::Max, _) => K::Max,
+        (Opcode::Sel, _) => K::Sel,
+        (Opcode::Inv, _) => K::Inv,
+        (Opcode::Log, _) => K::Log,
+        (Opcode::Exp, _) => K::Exp,
+        (Opcode::Sqrt, _) => K::Sqrt,
+        (Opcode::Rsqrt, _) => K::Rsqrt,
+        (Opcode::Sin, _) => K::Sin,
+        (Opcode::Cos, _) => K::Cos,
+        (Opcode::Frc, _) => K::Frc,
+        (Opcode::Rndd, _) => K::Rndd,
+        (Opcode::Rndu, _) => K::Rndu,
+        (Opcode::Rnde, _) => K::Rnde,
+        (Opcode::Rndz, _) => K::Rndz,
+        _ => return None,
+    };
+    (all_f && f_dst).then_some(kind)
+}
+
+/// Number of sources of `kind`.
+fn arity(kind: FloatKind) -> usize {
+    use FloatKind as K;
+    match kind {
+        K::Mad => 3,
+        K::Add | K::Mul | K::Div | K::Pow | K::Min | K::Max | K::Sel | K::Cmp(_) => 2,
+        _ => 1,
+    }
+}
+
+/// The float form of `inst`, if it has one.
+pub fn compile(inst: &Inst) -> Option<FloatOp> {
+    if inst.static_fault.is_some() {
+        return None;
+    }
+    let n = inst.exec.size;
+    let (dst, dst_ty) = match inst.operands.first()? {
+        Operand::Pred(p) if inst.op == Opcode::Cmp => (FDst::Pred(*p), None),
+        Operand::Direct(DirectOperand { is_null: false, ty, .. }) => (FDst::Reg, Some(*ty)),
+        _ => return None,
+    };
+    let src_ops = &inst.operands[1..];
+    let mut srcs = [FSrc::Imm(0), FSrc::Imm(0), FSrc::Imm(0)];
+    let mut types = Vec::with_capacity(3);
+    let mut need = 0u32;
+    for (slot, op) in srcs.iter_mut().zip(src_ops) {
+        let ty = match op {
+            Operand::Imm(imm) if imm.ty.size() <= 4 && !imm.ty.is_packed_vector() => {
+                *slot = FSrc::Imm(imm.bits as u32);
+                imm.ty
+            }
+            Operand::Direct(d) if !d.is_null && d.ty.size() <= 4 => {
+                let size = d.ty.size();
+                let mut at = [0u32; 32];
+                for (lane, a) in at.iter_mut().enumerate().take(n as usize) {
+                    *a = d.base + d.region.element(lane as u32) * size;
+                    need = need.max(*a + size);
+                }
+                *slot = FSrc::Reg { at, modifier: d.modifier };
+                d.ty
+            }
+            _ => return None,
+        };
+        types.push(ty);
+    }
+    let kind = kind_of(inst, dst_ty, &types)?;
+    if src_ops.len() != arity(kind) {
+        return None;
+    }
+    // Integer sources take no `(~)`; f32 ones no `(~)` either (the general ALU decides).
+    if srcs.iter().any(|s| matches!(s, FSrc::Reg { modifier: SrcMod::Not, .. })) {
+        return None;
+    }
+    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need })
+}
+
+/// Lanes `0..L` of a source as raw 32-bit elements (narrower types zero-extended).
+#[inline(always)]
+fn raw_lanes(grf: &[u8], s: &FSrc, size: u32, n: usize) -> [u32; 32] {
+    let mut out = [0u32; 32];
+    match s {
+        FSrc::Imm(bits) => out[..n].fill(*bits),
+        FSrc::Reg { at, .. } => {
+            for (o, &a) in out.iter_mut().zip(at).take(n) {
+                let a = a as usize;
+                *o = match size {
+                    1 => grf[a] as u32,
+                    2 => u16::from_le_bytes([grf[a], grf[a + 1]]) as u32,
+                    _ => u32::from_le_bytes([grf[a], grf[a + 1], grf[a + 2], grf[a + 3]]),
+                };
+            }
+        }
+    }
+    out
+}
+
+fn modifier(s: &FSrc) -> SrcMod {
+    match s {
+        FSrc::Imm(_) => SrcMod::None,
+        FSrc::Reg { modifier, .. } => *modifier,
+    }
+}
+
+/// f32 lanes of a source: flushed, modifier applied.
+#[inline(always)]
+fn f32_lanes(raw: &[u32; 32], m: SrcMod, keep: bool, n: usize) -> [f32; 32] {
+    let mut out = [0f32; 32];
+    for (o, &r) in out.iter_mut().zip(raw).take(n) {
+        *o = value(r, m, keep);
+    }
+    out
+}
+
+/// Lane-wise `f` of one source.
+#[inline(always)]
+fn map1(n: usize, a: &[f32; 32], r: &mut [u32; 32], sat: bool, keep: bool, f: impl Fn(f32) -> f32) {
+    for (o, &x) in r.iter_mut().zip(a).take(n) {
+        *o = result(f(x), sat, keep);
+    }
+}
+
+/// Lane-wise `f` of two sources.
+#[inline(always)]
+fn map2(
+    n: usize,
+    a: &[f32; 32],
+    b: &[f32; 32],
+    r: &mut [u32; 32],
+    sat: bool,
+    keep: bool,
+    f: impl Fn(f32, f32) -> f32,
+) {
+    for ((o, &x), &y) in r.iter_mut().zip(a).zip(b).take(n) {
+        *o = result(f(x, y), sat, keep);
+    }
+}
+
+/// `x` in f64, NaN payloads kept bit for bit (a signalling NaN stays signalling, as the
+/// general ALU's decoding keeps it; `as f64` would quiet it, and `pow(1, y)` tells them apart).
+#[inline(always)]
+fn wide(x: f32) -> f64 {
+    if x.is_nan() {
+        let b = x.to_bits() as u64;
+        f64::from_bits((b & 0x8000_0000) << 32 | 0x7ff << 52 | (b & 0x7f_ffff) << 29)
+    } else {
+        x as f64
+    }
+}
+
+/// A one-source op computed in f64 as the general ALU computes it, rounded once to f32.
+#[inline(always)]
+fn via_f64(x: f32, f: impl Fn(f64) -> f64) -> f32 {
+    f(wide(x)) as f32
+}
+
+/// `min`/`max` choice (MIN_MAX.md): IEEE minNum/maxNum with -0 < +0, one NaN gives the
+/// other operand, two give src1. True where src0 is chosen.
+#[inline(always)]
+fn takes_first(x: f32, y: f32, want_max: bool) -> bool {
+    if x.is_nan() || y.is_nan() {
+        !x.is_nan()
+    } else if x == y {
+        x.is_sign_negative() != want_max
+    } else {
+        (x > y) == want_max
+    }
+}
+
+/// A compare relation on two f32 values (NaN: only `ne` holds; -0 == +0).
+#[inline(always)]
+fn relation(rel: CondMod, x: f32, y: f32) -> bool {
+    match rel {
+        CondMod::Eq => x == y,
+        CondMod::Ne => x != y,
+        CondMod::Lt => x < y,
+        CondMod::Le => x <= y,
+        CondMod::Gt => x > y,
+        CondMod::Ge => x >= y,
+    }
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Runs a float op under its channel enables (`em_part` and `pmask` are their halves:
+    /// `sel` chooses by the predicate). Returns false, having changed nothing, where the
+    /// general ALU must run it instead: a rounding mode other than to-nearest-even in cr0,
+    /// or an operand outside the GRF (the general path raises the fault).
+    pub fn run_float(
+        &mut self,
+        inst: &Inst,
+        op: &FloatOp,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<bool, FaultKind> {
+        let cr0 = self.cr0();
+        if (cr0 >> 4) & 3 != 0 || op.need as usize > self.thread.grf.len() {
+            return Ok(false);
+        }
+        let keep = cr0 & (1 << 7) != 0;
+        let n = inst.exec.size.min(32) as usize;
+        let grf = &self.thread.grf;
+        let size_of = |i: usize| match (op.kind, i) {
+            (FloatKind::FromInt(ty), 0) => ty.size(),
+            _ => 4,
+        };
+        let raw: [[u32; 32]; 3] = std::array::from_fn(|i| {
+            if i < arity(op.kind) {
+                raw_lanes(grf, &op.srcs[i], size_of(i), n)
+            } else {
+                [0; 32]
+            }
+        });
+        let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1]), modifier(&op.srcs[2])];
+        let (sat, mut enabled) = (op.sat, chen);
+        let mut r = [0u32; 32];
+        use FloatKind as K;
+        match op.kind {
+            K::FromInt(ty) => {
+                for (o, &x) in r.iter_mut().zip(&raw[0]).take(n) {
+                    let v = int_value(ty, x);
+                    let v = match mods[0] {
+                        SrcMod::Neg => -v,
+                        SrcMod::Abs => v.abs(),
+                        SrcMod::NegAbs => -v.abs(),
+                        SrcMod::None | SrcMod::Not => v,
+                    };
+                    *o = result(v as f32, sat, keep);
+                }
+            }
+            K::ToInt(ty) => {
+                let (lo, hi) = int_range(ty);
+                let a = f32_lanes(&raw[0], mods[0], keep, n);
+                for (o, &x) in r.iter_mut().zip(&a).take(n) {
+                    // `as` truncates toward zero, saturates and maps NaN to 0.
+                    *o = (x as i64).clamp(lo, hi) as u32;
+                }
+            }
+            K::Mov | K::Sel | K::Min | K::Max => {
+                let first = match op.kind {
+                    K::Mov => u32::MAX,
+                    K::Sel => {
+                        enabled = em_part;
+                        pmask
+                    }
+                    _ => {
+                        let a = f32_lanes(&raw[0], mods[0], keep, n);
+                        let b = f32_lanes(&raw[1], mods[1], keep, n);
+                        let mut take = 0u32;
+                        for (l, (&x, &y)) in a.iter().zip(&b).take(n).enumerate() {
+                            take |= (takes_first(x, y, op.kind == K::Max) as u32) << l;
+                        }
+                        take
+                    }
+                };
+                // The chosen source moves by `mov`'s rule: its bits unchanged without a
+                // modifier or saturation, else converted (flushed, quieted, saturated).
+                for (l, o) in r.iter_mut().enumerate().take(n) {
+                    let i = usize::from(first >> l & 1 == 0);
+                    let bits = raw[i][l];
+                    *o = if mods[i] == SrcMod::None && !sat {
+                        bits
+                    } else {
+                        result(value(bits, mods[i], keep), sat, keep)
+                    };
+                }
+            }
+            K::Cmp(rel) => {
+                let a = f32_lanes(&raw[0], mods[0], keep, n);
+                let b = f32_lanes(&raw[1], mods[1], keep, n);
+                let mut flags = 0u32;
+                for (l, (&x, &y)) in a.iter().zip(&b).take(n).enumerate() {
+                    flags |= (relation(rel, x, y) as u32) << l;
+                }
+                if let FDst::Pred(p) = op.dst {
+                    let off = inst.exec.offset.min(31);
+                    self.write_pred(p, chen << off, flags << off);
+                    return Ok(true);
+                }
+                for (l, o) in r.iter_mut().enumerate().take(n) {
+                    *o = 0u32.wrapping_sub(flags >> l & 1);
+                }
+            }
+            kind => {
+                let a = f32_lanes(&raw[0], mods[0], keep, n);
+                let b = f32_lanes(&raw[1], mods[1], keep, n);
+                match kind {
+                    K::Add => map2(n, &a, &b, &mut r, sat, keep, |x, y| x + y),
+                    K::Mul => map2(n, &a, &b, &mut r, sat, keep, |x, y| x * y),
+                    K::Mad => {
+                        let c = f32_lanes(&raw[2], mods[2], keep, n);
+                        for (l, o) in r.iter_mut().enumerate().take(n) {
+                            *o = result(a[l].mul_add(b[l], c[l]), sat, keep);
+                        }
+                    }
+                    // DIV.md: x · INV(y), the inverse rounded to f32 first.
+                    K::Div => map2(n, &a, &b, &mut r, sat, keep, |x, y| x * (1.0 / y)),
+                    K::Pow => map2(n, &a, &b, &mut r, sat, keep, |x, y| wide(x).powf(wide(y)) as f32),
+                    K::Inv => map1(n, &a, &mut r, sat, keep, |x| 1.0 / x),
+                    K::Sqrt => map1(n, &a, &mut r, sat, keep, f32::sqrt),
+                    K::Log => map1(n, &a, &mut r, sat, keep, |x| via_f64(x, f64::log2)),
+                    K::Exp => map1(n, &a, &mut r, sat, keep, |x| via_f64(x, f64::exp2)),
+                    K::Rsqrt => map1(n, &a, &mut r, sat, keep, |x| via_f64(x, |v| 1.0 / v.sqrt())),
+                    K::Sin => map1(n, &a, &mut r, sat, keep, |x| via_f64(x, f64::sin)),
+                    K::Cos => map1(n, &a, &mut r, sat, keep, |x| via_f64(x, f64::cos)),
+                    K::Frc => map1(n, &a, &mut r, sat, keep, |x| x - x.floor()),
+                    K::Rndd => map1(n, &a, &mut r, sat, keep, f32::floor),
+                    K::Rndu => map1(n, &a, &mut r, sat, keep, f32::ceil),
+                    K::Rnde => map1(n, &a, &mut r, sat, keep, f32::round_ties_even),
+                    _ => map1(n, &a, &mut r, sat, keep, f32::trunc),
+                }
+            }
+        }
+        let mut values = [0u64; 32];
+        for (v, &x) in values.iter_mut().zip(&r).take(n) {
+            *v = x as u64;
+        }
+        self.write_dst(&inst.operands[0], 0, n as u32, enabled, &values)?;
+        Ok(true)
+    }
+}
+
+/// The range of a 32-bit-or-narrower integer type.
+fn int_range(ty: DataType) -> (i64, i64) {
+    match ty {
+        DataType::B => (i8::MIN as i64, i8::MAX as i64),
+        DataType::Ub => (0, u8::MAX as i64),
+        DataType::W => (i16::MIN as i64, i16::MAX as i64),
+        DataType::Uw => (0, u16::MAX as i64),
+        DataType::D => (i32::MIN as i64, i32::MAX as i64),
+        _ => (0, u32::MAX as i64),
+    }
+}
