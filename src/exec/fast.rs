@@ -38,13 +38,19 @@ pub enum FastKind {
     Sel,
     /// Compare to a predicate (`Some`) or to a register.
     Cmp(CondMod),
+    Min,
+    Max,
+    /// The high dword of a 32-bit product.
+    Mulh,
+    /// src0 · src1 + src2.
+    Mad,
 }
 
 /// One pre-decoded fast instruction.
 #[derive(Clone, Debug)]
 pub struct FastOp {
     pub kind: FastKind,
-    pub srcs: [FastSrc; 2],
+    pub srcs: [FastSrc; 3],
     /// Type of src0 (for logical/arithmetic shift widths).
     pub src0_ty: DataType,
     pub dst_ty: DataType,
@@ -110,9 +116,17 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         (Opcode::Asr, _) => FastKind::Asr,
         (Opcode::Sel, _) => FastKind::Sel,
         (Opcode::Cmp, SubOp::Cond(c)) => FastKind::Cmp(*c),
+        (Opcode::Min, _) => FastKind::Min,
+        (Opcode::Max, _) => FastKind::Max,
+        (Opcode::Mulh, _) => FastKind::Mulh,
+        (Opcode::Mad, _) => FastKind::Mad,
         _ => return None,
     };
-    let n_srcs = if kind == FastKind::Mov { 1 } else { 2 };
+    let n_srcs = match kind {
+        FastKind::Mov => 1,
+        FastKind::Mad => 3,
+        _ => 2,
+    };
     if ops.len() != 1 + n_srcs {
         return None;
     }
@@ -122,15 +136,21 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         _ => return None,
     };
     let a = fast_src(&ops[1])?;
-    let b = if n_srcs == 2 { fast_src(&ops[2])? } else { FastSrc::Imm(0, DataType::D) };
+    let b = if n_srcs >= 2 { fast_src(&ops[2])? } else { FastSrc::Imm(0, DataType::D) };
+    let c = if n_srcs == 3 { fast_src(&ops[3])? } else { FastSrc::Imm(0, DataType::D) };
     let wide = |t: DataType| t.size() == 8;
     let any_wide = wide(src_ty(&a)) || wide(src_ty(&b)) || (dst_ty != DataType::Bool && wide(dst_ty));
     let unsigned_wide = [src_ty(&a), src_ty(&b)].contains(&DataType::Uq);
-    // 64-bit compares and arithmetic shifts need the exact (i128) path for uq values.
-    if matches!(kind, FastKind::Cmp(_)) && any_wide || kind == FastKind::Asr && unsigned_wide {
+    // 64-bit compares and arithmetic shifts need the exact (i128) path for uq values, as do
+    // min/max (which compare); mulh takes 32-bit sources (a 64-bit product would not fit).
+    let wide_src = wide(src_ty(&a)) || wide(src_ty(&b));
+    if matches!(kind, FastKind::Cmp(_)) && any_wide
+        || matches!(kind, FastKind::Asr | FastKind::Min | FastKind::Max) && unsigned_wide
+        || kind == FastKind::Mulh && (wide_src || dst_ty.size() > 4)
+    {
         return None;
     }
-    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b], dst_ty })
+    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b, c], dst_ty })
 }
 
 fn apply_mod(ty: DataType, m: SrcMod, v: i64) -> i64 {
@@ -221,6 +241,10 @@ impl<O: Observer> Ctx<'_, O> {
         let mut b = [0i64; 32];
         self.fast_read(&f.srcs[0], n, &mut a)?;
         self.fast_read(&f.srcs[1], n, &mut b)?;
+        let mut c = [0i64; 32];
+        if f.kind == FastKind::Mad {
+            self.fast_read(&f.srcs[2], n, &mut c)?;
+        }
         let src_bits = f.src0_ty.bits();
         let width_mask = if src_bits >= 64 { u64::MAX } else { (1u64 << src_bits) - 1 };
         let cnt_mask = if f.dst_ty.size() == 8 { 63 } else { 31 };
@@ -238,6 +262,16 @@ impl<O: Observer> Ctx<'_, O> {
             }
             FastKind::Shr => map2(lanes, &a, &b, &mut r, |x, y| (x as u64 & width_mask) >> (y & cnt_mask)),
             FastKind::Asr => map2(lanes, &a, &b, &mut r, |x, y| (x >> (y & cnt_mask)) as u64),
+            // Bits 32..63 of the product modulo 2^64: all a destination of at most 32 bits keeps.
+            FastKind::Mulh => map2(lanes, &a, &b, &mut r, |x, y| (x.wrapping_mul(y) >> 32) as u64),
+            // min/max: one NaN-free order on the extended values (no uq here).
+            FastKind::Min => map2(lanes, &a, &b, &mut r, |x, y| x.min(y) as u64),
+            FastKind::Max => map2(lanes, &a, &b, &mut r, |x, y| x.max(y) as u64),
+            FastKind::Mad => {
+                for (i, o) in r.iter_mut().enumerate().take(lanes) {
+                    *o = a[i].wrapping_mul(b[i]).wrapping_add(c[i]) as u64;
+                }
+            }
             FastKind::Sel => {
                 for (i, ((o, x), y)) in r.iter_mut().zip(&a).zip(&b).take(lanes).enumerate() {
                     *o = if pmask >> i & 1 != 0 { *x } else { *y } as u64;
@@ -333,6 +367,9 @@ fn d32(src: &FastSrc) -> Option<D32> {
 
 /// The in-place dword form of a fast op, if it qualifies.
 pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
+    if f.kind == FastKind::Mad {
+        return None;
+    }
     let a = d32(&f.srcs[0])?;
     let b = d32(&f.srcs[1])?;
     let (dst, pred_dst) = match &inst.operands[0] {
@@ -521,7 +558,27 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
             }
             out
         }
-        FastKind::Cmp(_) => a,
+        FastKind::Min | FastKind::Max => {
+            // The source the relation picks, bits unchanged (the in-place tier has no
+            // modifiers, and both sources are dwords or immediates of at most 32 bits).
+            let rel = if kind == FastKind::Max { CondMod::Gt } else { CondMod::Lt };
+            let first = dword_compare::<L>(grf, op, rel);
+            let mut out = [0u32; L];
+            for i in 0..L {
+                out[i] = if first >> i & 1 != 0 { a[i] } else { b[i] };
+            }
+            out
+        }
+        FastKind::Mulh => {
+            // The product's bits 32..63, exact modulo 2^64 (all the dword keeps).
+            let (x, y) = (lanes_i64::<L>(grf, op.a), lanes_i64::<L>(grf, op.b));
+            let mut out = [0u32; L];
+            for i in 0..L {
+                out[i] = (x[i].wrapping_mul(y[i]) >> 32) as u32;
+            }
+            out
+        }
+        FastKind::Cmp(_) | FastKind::Mad => a,
     })
 }
 
@@ -543,7 +600,10 @@ const fn kind_of_const(k: u8) -> FastKind {
         12 => FastKind::Cmp(CondMod::Lt),
         13 => FastKind::Cmp(CondMod::Le),
         14 => FastKind::Cmp(CondMod::Gt),
-        _ => FastKind::Cmp(CondMod::Ge),
+        15 => FastKind::Cmp(CondMod::Ge),
+        16 => FastKind::Min,
+        17 => FastKind::Max,
+        _ => FastKind::Mulh,
     }
 }
 
@@ -578,6 +638,10 @@ fn kernel_for(kind: FastKind, n: u32) -> DwordKernel {
         FastKind::Cmp(CondMod::Le) => kernel_sized::<13>(n),
         FastKind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
         FastKind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
+        FastKind::Min => kernel_sized::<16>(n),
+        FastKind::Max => kernel_sized::<17>(n),
+        // Mad has three sources: it never reaches the in-place tier.
+        FastKind::Mulh | FastKind::Mad => kernel_sized::<18>(n),
     }
 }
 

@@ -54,8 +54,12 @@ pub enum FloatKind {
 enum FSrc {
     /// An immediate's raw bits (every lane).
     Imm(u32),
-    /// A register region: each lane's GRF byte offset, and the source modifier.
-    Reg { at: [u32; 32], modifier: SrcMod },
+    /// One element for every lane (`<0;1,0>`): its GRF byte offset.
+    Scalar(u32, SrcMod),
+    /// Packed elements from a GRF byte offset.
+    Packed(u32, SrcMod),
+    /// Any other region: each lane's GRF byte offset.
+    Gather(Box<[u32; 32]>, SrcMod),
 }
 
 /// Where a float op's result goes.
@@ -216,7 +220,13 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
                     *a = d.base + d.region.element(lane as u32) * size;
                     need = need.max(*a + size);
                 }
-                *slot = FSrc::Reg { at, modifier: d.modifier };
+                *slot = if at[..n as usize].iter().all(|&a| a == d.base) {
+                    FSrc::Scalar(d.base, d.modifier)
+                } else if at[..n as usize].iter().enumerate().all(|(i, &a)| a == d.base + i as u32 * size) {
+                    FSrc::Packed(d.base, d.modifier)
+                } else {
+                    FSrc::Gather(Box::new(at), d.modifier)
+                };
                 d.ty
             }
             _ => return None,
@@ -228,26 +238,47 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
         return None;
     }
     // Integer sources take no `(~)`; f32 ones no `(~)` either (the general ALU decides).
-    if srcs.iter().any(|s| matches!(s, FSrc::Reg { modifier: SrcMod::Not, .. })) {
+    if srcs.iter().any(|s| modifier(s) == SrcMod::Not) {
         return None;
     }
     Some(FloatOp { kind, srcs, dst, sat: inst.sat, need })
 }
 
-/// Lanes `0..L` of a source as raw 32-bit elements (narrower types zero-extended).
+/// One element of `size` bytes at `at`, zero-extended (the caller checked the bounds).
+#[inline(always)]
+fn element(grf: &[u8], at: usize, size: u32) -> u32 {
+    match size {
+        1 => grf[at] as u32,
+        2 => u16::from_le_bytes([grf[at], grf[at + 1]]) as u32,
+        _ => {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&grf[at..at + 4]);
+            u32::from_le_bytes(w)
+        }
+    }
+}
+
+/// Lanes `0..n` of a source as raw 32-bit elements (narrower types zero-extended).
 #[inline(always)]
 fn raw_lanes(grf: &[u8], s: &FSrc, size: u32, n: usize) -> [u32; 32] {
     let mut out = [0u32; 32];
     match s {
         FSrc::Imm(bits) => out[..n].fill(*bits),
-        FSrc::Reg { at, .. } => {
-            for (o, &a) in out.iter_mut().zip(at).take(n) {
-                let a = a as usize;
-                *o = match size {
-                    1 => grf[a] as u32,
-                    2 => u16::from_le_bytes([grf[a], grf[a + 1]]) as u32,
-                    _ => u32::from_le_bytes([grf[a], grf[a + 1], grf[a + 2], grf[a + 3]]),
-                };
+        FSrc::Scalar(at, _) => out[..n].fill(element(grf, *at as usize, size)),
+        FSrc::Packed(at, _) if size == 4 => {
+            let at = *at as usize;
+            for (o, c) in out.iter_mut().zip(grf[at..at + 4 * n].chunks_exact(4)) {
+                *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+        FSrc::Packed(at, _) => {
+            for (i, o) in out.iter_mut().enumerate().take(n) {
+                *o = element(grf, *at as usize + i * size as usize, size);
+            }
+        }
+        FSrc::Gather(at, _) => {
+            for (o, &a) in out.iter_mut().zip(at.iter()).take(n) {
+                *o = element(grf, a as usize, size);
             }
         }
     }
@@ -257,7 +288,7 @@ fn raw_lanes(grf: &[u8], s: &FSrc, size: u32, n: usize) -> [u32; 32] {
 fn modifier(s: &FSrc) -> SrcMod {
     match s {
         FSrc::Imm(_) => SrcMod::None,
-        FSrc::Reg { modifier, .. } => *modifier,
+        FSrc::Scalar(_, m) | FSrc::Packed(_, m) | FSrc::Gather(_, m) => *m,
     }
 }
 

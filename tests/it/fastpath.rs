@@ -184,9 +184,9 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 16] = [
+    const OPS: [&str; 20] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
-        "cmp.le", "cmp.gt", "cmp.ge",
+        "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 4];
@@ -199,24 +199,33 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let offsets: Vec<u32> = (0..32).step_by(size.max(4) as usize).collect();
         let offset = offsets[(lcg(&mut s) % offsets.len() as u64) as usize];
         let mask = format!("M{}", offset / 4 + 1);
-        let arith = matches!(op, "mov" | "add" | "mul" | "sel") || op.starts_with("cmp");
+        let arith = matches!(op, "mov" | "add" | "mul" | "sel" | "min" | "max" | "mulh" | "mad")
+            || op.starts_with("cmp");
         let mut modifier = || match (lcg(&mut s) % 6, arith) {
             (0, true) => "(-)",
             (1, true) => "(abs)",
             (0, false) if matches!(op, "and" | "or" | "xor") => "(~)",
             _ => "",
         };
-        let (m0, m1) = (modifier(), modifier());
-        let n_srcs = if op == "mov" { 1 } else { 2 };
+        let (m0, m1, m2) = (modifier(), modifier(), modifier());
+        let n_srcs = match op {
+            "mov" => 1,
+            "mad" => 3,
+            _ => 2,
+        };
         let mut src = |i: usize, ty: &str, m: &str| {
             if lcg(&mut s).is_multiple_of(3) {
                 immediate(&mut s, ty)
             } else {
-                register(&mut s, ["A", "B"][i], m)
+                register(&mut s, ["A", "B", "A"][i], m)
             }
         };
-        let srcs: Vec<String> =
-            [(ta, m0), (tb, m1)].iter().take(n_srcs).enumerate().map(|(i, (t, m))| src(i, t, m)).collect();
+        let srcs: Vec<String> = [(ta, m0), (tb, m1), (ta, m2)]
+            .iter()
+            .take(n_srcs)
+            .enumerate()
+            .map(|(i, (t, m))| src(i, t, m))
+            .collect();
         let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
             "P1".to_string()
         } else {
