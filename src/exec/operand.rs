@@ -8,12 +8,20 @@ use super::observer::Observer;
 use crate::isa::{DataType, DirectOperand, IndirectOperand, Operand, Region, SrcMod};
 
 /// Little-endian load of a `size`-byte element.
-#[inline]
+#[inline(always)]
 pub fn load_le(bytes: &[u8], size: u32) -> u64 {
     match size {
         1 => bytes[0] as u64,
-        2 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
-        4 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
+        2 => {
+            let mut b = [0u8; 2];
+            b.copy_from_slice(&bytes[..2]);
+            u16::from_le_bytes(b) as u64
+        }
+        4 => {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&bytes[..4]);
+            u32::from_le_bytes(b) as u64
+        }
         _ => {
             let mut b = [0u8; 8];
             b.copy_from_slice(&bytes[..8]);
@@ -22,10 +30,17 @@ pub fn load_le(bytes: &[u8], size: u32) -> u64 {
     }
 }
 
-/// Little-endian store of the low `size` bytes of `value`.
-#[inline]
+/// Little-endian store of the low `size` bytes of `value` (one store per size: a copy of a
+/// variable length would be a call to `memcpy` per lane).
+#[inline(always)]
 pub fn store_le(bytes: &mut [u8], size: u32, value: u64) {
-    bytes[..size as usize].copy_from_slice(&value.to_le_bytes()[..size as usize]);
+    match size {
+        1 => bytes[0] = value as u8,
+        2 => bytes[..2].copy_from_slice(&(value as u16).to_le_bytes()),
+        4 => bytes[..4].copy_from_slice(&(value as u32).to_le_bytes()),
+        8 => bytes[..8].copy_from_slice(&value.to_le_bytes()),
+        n => bytes[..n as usize].copy_from_slice(&value.to_le_bytes()[..n as usize]),
+    }
 }
 
 /// The operand's element type, if it is a vector operand.
@@ -74,8 +89,8 @@ impl<O: Observer> Ctx<'_, O> {
         if base % size as i64 != 0 {
             return Err(FaultKind::IndirectMisaligned { operand: index, lane, address: base, align: size });
         }
-        let out_of_bounds = FaultKind::IndirectOutOfBounds { operand: index, lane, address: base };
-        let (start, end) = self.tables.root_at(base).ok_or(out_of_bounds.clone())?;
+        let out_of_bounds = || FaultKind::IndirectOutOfBounds { operand: index, lane, address: base };
+        let (start, end) = self.tables.root_at(base).ok_or_else(out_of_bounds)?;
         let address = base + (element * size) as i64;
         if address < start as i64 || address + size as i64 > end as i64 {
             return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
@@ -171,8 +186,8 @@ impl<O: Observer> Ctx<'_, O> {
                 let size = d.ty.size();
                 let (first, end) = region_span(d.base, d.region, n, size);
                 let region = d.region;
-                let oob = FaultKind::RegionOutOfBounds { operand: index, offset: first, len: end - first };
-                let grf = self.thread.grf.get_mut(first as usize..end as usize).ok_or(oob)?;
+                let oob = || FaultKind::RegionOutOfBounds { operand: index, offset: first, len: end - first };
+                let grf = self.thread.grf.get_mut(first as usize..end as usize).ok_or_else(oob)?;
                 if O::ACTIVE {
                     self.scratch.clear();
                     self.scratch.extend_from_slice(grf);

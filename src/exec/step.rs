@@ -367,7 +367,7 @@ impl Interpreter {
             Some(other) => return Err(FaultKind::Alu(format!("predicate destination {other:?}"))),
             None => None,
         };
-        let dst = operands.first().ok_or(FaultKind::Alu("missing destination".into()))?;
+        let dst = operands.first().ok_or_else(|| FaultKind::Alu("missing destination".into()))?;
         let dst_ty = match dst {
             Operand::Pred(_) => DataType::Bool,
             other => super::operand::operand_type(other).unwrap_or(DataType::Ud),
