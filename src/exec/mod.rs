@@ -32,5 +32,8 @@ pub use operand::{indirect_lane, load_le, operand_type, store_le};
 pub(crate) use schedule::in_key_order;
 pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Schedule, Scheduler};
 pub use split::{run_split, run_split_chunks};
-pub use step::{channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, StepEvent, StepInfo, Tier};
+pub use step::{
+    channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, PcSet, StepEvent, StepInfo, Tier,
+    NO_STOPS,
+};
 pub use tables::Tables;

@@ -439,7 +439,13 @@ fn burst(
     limit: u64,
 ) -> Option<bool> {
     let (steps, lane_ops) = interp
-        .run_local(machine, ThreadId(tid), limit.saturating_sub(sched.steps), &mut NullObserver)
+        .run_local(
+            machine,
+            ThreadId(tid),
+            limit.saturating_sub(sched.steps),
+            &super::step::NO_STOPS,
+            &mut NullObserver,
+        )
         .ok()?;
     sched.steps += steps;
     *count += steps;

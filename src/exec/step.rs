@@ -37,6 +37,37 @@ pub struct StepInfo {
     pub event: StepEvent,
 }
 
+/// A set of instruction indices (a bitmap): the instructions a burst stops before, so that
+/// a recording can test a breakpoint's condition on the thread's state there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PcSet(Vec<u64>);
+
+impl PcSet {
+    pub fn new(pcs: impl IntoIterator<Item = u32>) -> PcSet {
+        let mut words = Vec::new();
+        for pc in pcs {
+            let w = pc as usize / 64;
+            if words.len() <= w {
+                words.resize(w + 1, 0u64);
+            }
+            words[w] |= 1 << (pc % 64);
+        }
+        PcSet(words)
+    }
+
+    #[inline(always)]
+    pub fn contains(&self, pc: u32) -> bool {
+        self.0.get(pc as usize / 64).is_some_and(|w| w >> (pc % 64) & 1 != 0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+}
+
+/// The empty [`PcSet`]: plain runs stop their bursts at no instruction of their own.
+pub static NO_STOPS: PcSet = PcSet(Vec::new());
+
 /// A decoded program ready to run.
 #[derive(Clone, Debug)]
 pub struct Interpreter {
@@ -207,7 +238,7 @@ impl Interpreter {
     }
 
     /// Runs thread `tid` until its next instruction is visible to other threads
-    /// (`Plan::visible_to_others`), it stops running, or `budget` steps have run. Returns
+    /// (`Plan::visible_to_others`) or in `stops`, it stops running, or `budget` steps have run. Returns
     /// (steps, lane operations). `obs` hears every write, and where each step starts and ends,
     /// exactly as [`Interpreter::step`] reports them ([`super::NullObserver`] for plain runs).
     /// Used by the burst runs, plain and recorded: one thread borrow and one scratch buffer for
@@ -217,6 +248,7 @@ impl Interpreter {
         machine: &mut Machine,
         tid: ThreadId,
         budget: u64,
+        stops: &PcSet,
         obs: &mut O,
     ) -> Result<(u64, u64), Fault> {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok((0, 0)) };
@@ -224,7 +256,7 @@ impl Interpreter {
         while steps < budget {
             let pc = ctx.thread.control.pc;
             let plan = match self.plans.get(pc.0 as usize) {
-                Some(plan) if !plan.visible_to_others() => plan,
+                Some(plan) if !plan.visible_to_others() && !stops.contains(pc.0) => plan,
                 _ => break,
             };
             ctx.obs.begin_step();

@@ -358,15 +358,26 @@ impl Comparison {
     ) -> Result<bool, String> {
         let r = resolve_region(program, unit, &self.region, thread.simd)?;
         let rhs = number_value(&self.value)?;
+        Ok(self.holds(&r, rhs, thread, lane))
+    }
+
+    /// [`Comparison::eval`] with the region resolved and the value parsed (a recording tests
+    /// a breakpoint's condition at every step of its instruction).
+    pub fn holds(&self, r: &RegionRef, rhs: f64, thread: &ThreadState, lane: u32) -> bool {
         let test = |i: u32| -> bool {
             let Some(bits) = r.value(thread, i) else { return false };
             self.cmp.holds(crate::exec::alu::to_f64(r.ty, bits), rhs)
         };
-        Ok(match self.quantifier {
+        match self.quantifier {
             Quantifier::Any => (0..r.n).any(test),
             Quantifier::All => (0..r.n).all(test),
             Quantifier::Lane => test(if r.n == 1 { 0 } else { lane.min(r.n - 1) }),
-        })
+        }
+    }
+
+    /// The region and value of [`Comparison::eval`] in `unit` for a thread of `simd` lanes.
+    pub fn resolve(&self, program: &Program, unit: UnitId, simd: u32) -> Result<(RegionRef, f64), String> {
+        Ok((resolve_region(program, unit, &self.region, simd)?, number_value(&self.value)?))
     }
 }
 

@@ -20,7 +20,7 @@ use super::split::Claims;
 use super::{Session, StopReason};
 use crate::exec::Scheduler;
 use crate::machine::Machine;
-use crate::trace::{record_step, record_window, Batch, Checkpoints, Single, Trace, Window};
+use crate::trace::{record_step, record_window, Batch, Checkpoints, Probe, Single, Trace, Window};
 
 /// How often long movements look at the interrupt flag.
 pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
@@ -153,24 +153,33 @@ pub(super) fn size_window(
 }
 
 impl Session {
-    /// At the frontier, with no breakpoint or watchpoint that could stop a `continue`,
-    /// records burst windows for as long as they can run. Returns a stop only when
-    /// interrupted; otherwise the caller goes on step by step (near the recording budget,
-    /// the step limit or the end), and calls again.
-    pub(super) fn record_windows(&mut self, count: &mut u64) -> Option<StopReason> {
-        let stoppers =
-            self.breakpoints.iter().any(|b| b.enabled) || self.watchpoints.iter().any(|w| w.enabled);
+    /// At the frontier, records burst windows for as long as they can run, up to
+    /// `until` (passed by one window at most). Returns a stop only when interrupted;
+    /// otherwise the caller goes on step by step (near the recording budget, the step limit
+    /// or the end), and calls again.
+    pub(super) fn record_windows(&mut self, count: &mut u64, until: u64) -> Option<StopReason> {
         if !self.window_recording
-            || stoppers
             || self.now != self.recorder.len()
             || self.end.is_some()
             || self.now < self.windows_from
+            || self.now >= until
         {
             return None;
         }
-        if let Some(split) = self.split_point() {
+        // Sharing the later work-groups with the second core records them all: only for a
+        // recording to the end.
+        if let Some(split) = self.split_point().filter(|_| until == u64::MAX) {
             return self.record_split(count, split);
         }
+        self.windows_until = until;
+        let stop = self.record_windows_here(count);
+        self.windows_until = u64::MAX;
+        stop
+    }
+
+    /// [`Session::record_windows`] on this machine (the trace appended here or on the
+    /// second core).
+    fn record_windows_here(&mut self, count: &mut u64) -> Option<StopReason> {
         // The trace is with the appending core until windows pause; the checkpoints and
         // everything else stay here.
         let mut trace = std::mem::take(&mut self.recorder.trace);
@@ -238,8 +247,22 @@ impl Session {
         count: &mut u64,
         claims: Option<&Claims>,
     ) -> Pause {
+        let mut probe = self.probe.take();
+        let pause = self.record_frontier_probed(sink, count, claims, &mut probe);
+        self.probe = probe;
+        pause
+    }
+
+    /// [`Session::record_frontier`] with the session's probe taken out of it.
+    fn record_frontier_probed(
+        &mut self,
+        sink: &mut Sink,
+        count: &mut u64,
+        claims: Option<&Claims>,
+        probe: &mut Option<Probe<'static>>,
+    ) -> Pause {
         let mut claiming = claims;
-        while self.end.is_none() {
+        while self.end.is_none() && self.now < self.windows_until {
             let time = self.now;
             if let Some(claims) = claiming.filter(|_| self.sched.current_group + 1 >= self.sched.groups.len())
             {
@@ -268,10 +291,22 @@ impl Session {
                     self.spare_batches.push(batch);
                     return Pause::Stepwise;
                 }
-                match record_window(&self.interp, &mut self.machine, &mut self.sched, rounds, &mut batch) {
+                let probing = probe.as_mut();
+                match record_window(
+                    &self.interp,
+                    &mut self.machine,
+                    &mut self.sched,
+                    rounds,
+                    &mut batch,
+                    probing,
+                ) {
                     Window::Recorded(n) => {
                         self.window_steps += n;
                         staged = Some(n);
+                        if let Some(p) = probe.as_mut() {
+                            self.probe_hits.extend(p.hits.drain(..).map(|offset| time + offset));
+                            self.probed.push((time, time + n));
+                        }
                     }
                     // One step releases the barrier or starts the next group.
                     Window::Boundary => self.windows_from = time + 1,

@@ -214,6 +214,15 @@ pub struct Session {
     spare_batches: Vec<Batch>,
     /// Step by step until this time (after a window that could not run).
     windows_from: u64,
+    /// Where recording in windows pauses (a movement that records ahead of its stops and
+    /// then looks for them in the recording sets it; the windows may pass it by one window).
+    windows_until: u64,
+    /// During a `continue` with breakpoints: what windows test before a breakpoint's
+    /// instructions, the stretches they recorded with it (oldest first), and the steps at
+    /// which a breakpoint's condition held (in order).
+    probe: Option<crate::trace::Probe<'static>>,
+    probed: Vec<(u64, u64)>,
+    probe_hits: Vec<u64>,
     /// Steps recorded in burst windows (the rest were recorded one at a time).
     pub window_steps: u64,
     /// `source` files being run, innermost last (their nesting is bounded).
@@ -264,6 +273,10 @@ impl Session {
             split_tried: false,
             spare_batches: Vec::new(),
             windows_from: 0,
+            windows_until: u64::MAX,
+            probe: None,
+            probed: Vec::new(),
+            probe_hits: Vec::new(),
             window_steps: 0,
             sourcing: 0,
             layout: CodeLayout::default(),

@@ -4,11 +4,16 @@
 use std::sync::atomic::Ordering;
 
 use super::frontier::INTERRUPT_CHECK;
+use std::collections::HashMap;
+
+use super::expr::{Condition, RegionRef};
+use super::workitems::condition_lane;
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
-use crate::isa::InstIdx;
-use crate::machine::ThreadId;
+use crate::exec::PcSet;
+use crate::isa::{InstIdx, UnitId};
 use crate::machine::ThreadStatus;
-use crate::trace::{record_step, EntryKind, Single, StepRecord};
+use crate::machine::{Machine, ThreadId};
+use crate::trace::{record_step, EntryKind, Probe, Single, StepRecord};
 
 impl Session {
     /// The end state as a stop reason; a fault focuses its thread and lane, as gdb shows
@@ -108,6 +113,15 @@ impl Session {
 
     /// Moves to recorded time `target` (executing forward if it lies past the frontier).
     pub fn goto(&mut self, target: u64) -> StopReason {
+        // Past the recorded end: recorded in burst windows first where they can run.
+        if target > self.recorder.len() {
+            let end = self.recorder.len();
+            self.recorder.seek(&mut self.machine, self.now, end);
+            self.now = end;
+            if let Some(stop) = self.record_windows(&mut 0, target) {
+                return stop;
+            }
+        }
         let recorded = self.recorder.len();
         self.recorder.seek(&mut self.machine, self.now, target.min(recorded));
         self.now = target.min(recorded);
@@ -472,16 +486,198 @@ impl Session {
         }
     }
 
-    /// `continue` (forward) or `rcontinue`.
-    /// The first step is not checked for breakpoints, so continuing from a breakpoint stop
-    /// moves past it.
+    /// `continue` forward. The first step is not checked for breakpoints, so continuing
+    /// from a breakpoint stop moves past it.
+    ///
+    /// Past the recorded end, the run is recorded ahead in burst windows, as a `continue`
+    /// with nothing to stop it records, a stretch at a time (growing from 8192 steps to a
+    /// million); each stretch, like any recorded stretch ahead, is then searched for the
+    /// first stop: the steps at a breakpoint's instructions, and the steps the memory and
+    /// register indexes name as writing a watched range, each checked at its own time (a
+    /// seek), oldest first. A stop found leaves the recording ahead of it in place (the run
+    /// is deterministic), as after going back. Read and access watchpoints, which no index
+    /// serves, are checked step by step.
     pub fn continue_forward(&mut self) -> StopReason {
+        if self.watchpoints.iter().any(|w| w.enabled && w.kind != WatchKind::Write) {
+            return self.continue_stepwise();
+        }
+        self.probe = self.breakpoint_probe();
+        let stop = self.continue_recorded_ahead();
+        self.probe = None;
+        self.probed.clear();
+        self.probe_hits.clear();
+        stop
+    }
+
+    /// What recording windows test, during a `continue`, before the instructions of the
+    /// enabled breakpoints: whether one of those there has no condition or one that holds
+    /// for the thread (its state in a window is that of its step; other threads' are not).
+    fn breakpoint_probe(&self) -> Option<Probe<'static>> {
+        let breakpoints: Vec<(Vec<InstIdx>, Option<Condition>)> =
+            self.breakpoints.iter().filter(|b| b.enabled).map(|b| (b.pcs.clone(), b.cond.clone())).collect();
+        if breakpoints.is_empty() {
+            return None;
+        }
+        let pcs = PcSet::new(breakpoints.iter().flat_map(|(pcs, _)| pcs.iter().map(|p| p.0)));
+        let (program, geometry, lane) = (self.program.clone(), self.geometry.clone(), self.lane);
+        // Comparisons resolved once per breakpoint, unit and SIMD width (by name, they are
+        // a search of the unit's variables).
+        let mut resolved: HashMap<(usize, UnitId, u32), Option<(RegionRef, f64)>> = HashMap::new();
+        let test = move |machine: &Machine, thread: ThreadId, pc: InstIdx| {
+            let Some(state) = machine.threads.get(thread.0 as usize) else { return false };
+            let unit = program.inst(pc).unit;
+            breakpoints.iter().enumerate().any(|(i, (pcs, cond))| {
+                pcs.contains(&pc)
+                    && match cond {
+                        None => true,
+                        Some(Condition::Compare(c)) => resolved
+                            .entry((i, unit, state.simd))
+                            .or_insert_with(|| c.resolve(&program, unit, state.simd).ok())
+                            .as_ref()
+                            .is_some_and(|(r, rhs)| c.holds(r, *rhs, state, lane)),
+                        Some(c) => {
+                            condition_lane(&program, geometry.as_ref(), lane, machine, c, thread.0, pc.0)
+                                .is_some()
+                        }
+                    }
+            })
+        };
+        Some(Probe { pcs, test: Box::new(test), hits: Vec::new() })
+    }
+
+    /// [`Session::continue_forward`] once read and access watchpoints are ruled out.
+    fn continue_recorded_ahead(&mut self) -> StopReason {
+        let start = self.now;
+        let mut count = 0u64;
+        let mut stretch = 1u64 << 13;
+        loop {
+            let from = self.now;
+            let recorded = self.recorder.len();
+            if from < recorded {
+                if let Some(stop) = self.first_stop(from, recorded, start) {
+                    return stop;
+                }
+                count += recorded - from;
+                if self.interrupted_after(&mut count) {
+                    return StopReason::Interrupted;
+                }
+                continue;
+            }
+            if self.end.is_some() {
+                return self.end_reason();
+            }
+            // With nothing to stop it, to the end (where the later work-groups may be shared
+            // with a second core).
+            let stoppers =
+                self.breakpoints.iter().any(|b| b.enabled) || self.watchpoints.iter().any(|w| w.enabled);
+            let until = if stoppers { from.saturating_add(stretch) } else { u64::MAX };
+            if let Some(stop) = self.record_windows(&mut count, until) {
+                return stop;
+            }
+            // Where windows cannot run (the budget, the step limit or a fault is near, a
+            // barrier release, a schedule other than round-robin), single steps: up to where
+            // windows may run again, or a stretch.
+            if self.now == from {
+                let singles = if self.window_recording {
+                    self.windows_from.saturating_sub(from).clamp(1, stretch)
+                } else {
+                    stretch
+                };
+                while self.now < from + singles && self.forward().is_some() {}
+                if self.now == from {
+                    return self.end_reason();
+                }
+            }
+            stretch = (stretch * 2).min(1 << 20);
+            // The machine is at the end of what was recorded: the search seeks back into it.
+            self.recorder.seek(&mut self.machine, self.now, from);
+            self.now = from;
+        }
+    }
+
+    /// True (to stop) when the interrupt flag is set or the progress callback asks to, looked at
+    /// each time `count` passes a multiple of [`INTERRUPT_CHECK`] (then reset below it).
+    fn interrupted_after(&mut self, count: &mut u64) -> bool {
+        if *count < INTERRUPT_CHECK {
+            return false;
+        }
+        *count %= INTERRUPT_CHECK;
+        self.poll_interrupt()
+    }
+
+    /// The first stop of a `continue` among the recorded steps `[from, to)`, the machine at
+    /// `from`: a breakpoint before a step (not the step at `start`, where the `continue`
+    /// began), or a write watchpoint after one. Without one, moves to `to`.
+    fn first_stop(&mut self, from: u64, to: u64, start: u64) -> Option<StopReason> {
+        // Candidates as (step, 0 for a breakpoint before it or 1 for a watchpoint after it),
+        // in the order they would be met.
+        let mut candidates: Vec<(u64, u8)> = Vec::new();
+        let pcs: std::collections::HashSet<u32> =
+            self.breakpoints.iter().filter(|b| b.enabled).flat_map(|b| b.pcs.iter().map(|p| p.0)).collect();
+        if !pcs.is_empty() {
+            let trace = &self.recorder.trace;
+            let first = from.max(start + 1);
+            // Steps recorded in a window with the probe on are candidates only where the probe
+            // found a breakpoint's condition to hold; the others, where their pc is one.
+            let hits = &self.probe_hits;
+            let lo = hits.partition_point(|&h| h < first);
+            candidates.extend(hits[lo..].iter().take_while(|&&h| h < to).map(|&h| (h, 0)));
+            let mut at = first;
+            let gaps = self.probed.iter().copied().chain(std::iter::once((to, to)));
+            for (a, b) in gaps {
+                if b <= at {
+                    continue;
+                }
+                candidates
+                    .extend((at..a.clamp(at, to)).filter(|&s| pcs.contains(&trace.at(s).pc)).map(|s| (s, 0)));
+                at = b.max(at);
+                if at >= to {
+                    break;
+                }
+            }
+        }
+        for w in self.watchpoints.iter().filter(|w| w.enabled) {
+            let trace = &self.recorder.trace;
+            let steps = match &w.target {
+                WatchTarget::Memory { space, addr, len } => {
+                    trace.mem_write_steps(*space, *addr, *len, from, to)
+                }
+                WatchTarget::Register { thread, ranges, .. } => ranges
+                    .iter()
+                    .flat_map(|&(lo, hi)| trace.grf_write_steps(*thread, lo, hi - lo, from, to))
+                    .collect(),
+            };
+            candidates.extend(steps.into_iter().map(|s| (s, 1)));
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for (step, kind) in candidates {
+            let at = step + u64::from(kind);
+            self.recorder.seek(&mut self.machine, self.now, at);
+            self.now = at;
+            if kind == 0 {
+                let rec = self.recorder.trace.at(step);
+                if let Some(id) = self.breakpoint_at(rec.thread, rec.pc) {
+                    self.focus_breakpoint(rec.thread);
+                    return Some(StopReason::Breakpoint { id });
+                }
+            } else if let Some(hit) = self.watch_hit(step, true) {
+                self.focus_hit(hit.thread, &hit.lanes);
+                return Some(StopReason::Watchpoint(hit));
+            }
+        }
+        self.recorder.seek(&mut self.machine, self.now, to);
+        self.now = to;
+        None
+    }
+
+    /// `continue` one step at a time, each checked as it is made: for read and access
+    /// watchpoints (the recording keeps reads in its log but indexes only writes), and the
+    /// reference the tests hold [`Session::continue_forward`] to.
+    pub fn continue_stepwise(&mut self) -> StopReason {
         let mut first = true;
         let mut count = 0u64;
         loop {
-            if let Some(stop) = self.record_windows(&mut count) {
-                return stop;
-            }
             let Some(rec) = self.forward() else { return self.end_reason() };
             let step = self.now - 1;
             if !first && !self.breakpoints.is_empty() {

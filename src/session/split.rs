@@ -285,7 +285,7 @@ impl SecondCore<'_> {
             if !size.fits {
                 return None;
             }
-            match record_window(interp, &mut machine, &mut sched, size.rounds, batch) {
+            match record_window(interp, &mut machine, &mut sched, size.rounds, batch, None) {
                 Window::Recorded(n) => {
                     window_steps += n;
                     trace.append_batch(batch);

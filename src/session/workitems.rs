@@ -9,7 +9,8 @@ use super::handlers::Reply;
 use super::Session;
 use crate::launch::workitems::parse_global_id;
 use crate::launch::{NdGeometry, WorkItem};
-use crate::machine::ThreadId;
+use crate::machine::{Machine, ThreadId};
+use crate::program::Program;
 
 impl Session {
     /// The work-item lane `lane` of `thread` holds (OpenCL launches).
@@ -137,16 +138,29 @@ impl Session {
     /// Whether `cond` holds for `thread` before it executes `pc`: None if not; else the lane
     /// a work-item condition names (the stop focuses it), or None inside for a comparison.
     pub(super) fn condition_lane(&self, cond: &Condition, thread: u32, pc: u32) -> Option<Option<u32>> {
-        let state = self.machine.threads.get(thread as usize)?;
-        match cond {
-            Condition::Compare(c) => {
-                let unit = self.program.insts.get(pc as usize)?.unit;
-                c.eval(&self.program, unit, state, self.lane).unwrap_or(false).then_some(None)
-            }
-            Condition::WorkItem(id) => {
-                let (t, lane) = self.geometry.as_ref()?.locate(*id).ok()?;
-                (t == thread && state.control.em >> lane & 1 != 0).then_some(Some(lane))
-            }
+        condition_lane(&self.program, self.geometry.as_ref(), self.lane, &self.machine, cond, thread, pc)
+    }
+}
+
+/// [`Session::condition_lane`] on any machine: `lane` is the focused lane a comparison reads.
+pub(super) fn condition_lane(
+    program: &Program,
+    geometry: Option<&NdGeometry>,
+    lane: u32,
+    machine: &Machine,
+    cond: &Condition,
+    thread: u32,
+    pc: u32,
+) -> Option<Option<u32>> {
+    let state = machine.threads.get(thread as usize)?;
+    match cond {
+        Condition::Compare(c) => {
+            let unit = program.insts.get(pc as usize)?.unit;
+            c.eval(program, unit, state, lane).unwrap_or(false).then_some(None)
+        }
+        Condition::WorkItem(id) => {
+            let (t, lane) = geometry?.locate(*id).ok()?;
+            (t == thread && state.control.em >> lane & 1 != 0).then_some(Some(lane))
         }
     }
 }

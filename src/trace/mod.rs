@@ -15,7 +15,7 @@ pub use index::{WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
 pub use recorder::{Checkpoint, Checkpoints, Rebase, RecordedBytes, Recorder, Trace, WriteHit};
 pub use steps::{StepRecord, Steps};
-pub use window::{record_step, record_window, Batch, Single, Stage, Window};
+pub use window::{record_step, record_window, Batch, Probe, Single, Stage, Window};
 
 /// A global step index (one step = one instruction of one thread).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -788,6 +788,27 @@ impl Trace {
         )
     }
 
+    /// Steps in `[from, to)` that wrote memory `[addr, addr+len)` or a byte of its 64-byte
+    /// lines, oldest first (from the memory index: a superset that the caller checks step by
+    /// step).
+    pub fn mem_write_steps(&self, space: MemSpace, addr: u64, len: u64, from: u64, to: u64) -> Vec<u64> {
+        let mut steps: Vec<u64> =
+            self.index.mem_steps(space, addr, len, to).into_iter().take_while(|&s| s >= from).collect();
+        steps.reverse();
+        steps
+    }
+
+    /// Steps of `thread` in `[from, to)` that may have written its GRF bytes
+    /// `[offset, offset+len)`, oldest first (every step of the thread in a 1024-step segment
+    /// the register index marks: a superset that the caller checks step by step).
+    pub fn grf_write_steps(&self, thread: u32, offset: u32, len: u32, from: u64, to: u64) -> Vec<u64> {
+        let segments = self.index.grf_segments(thread, offset, len, to);
+        let mut steps: Vec<u64> =
+            self.steps_in(thread, segments, to).map(|s| s.step).take_while(|&s| s >= from).collect();
+        steps.reverse();
+        steps
+    }
+
     /// Writes to memory `[addr, addr+len)` before `now`, newest first.
     pub fn mem_writes(
         &self,

@@ -19,8 +19,10 @@
 use super::index::{pred_bit, set_bits, UNIT_SHIFT};
 use super::log;
 use super::recorder::{pc_only, Checkpoints};
-use crate::exec::{in_key_order, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepHooks};
-use crate::isa::PredId;
+use crate::exec::{
+    in_key_order, Fault, FaultKind, Interpreter, Observer, PcSet, Pick, Scheduler, StepHooks, NO_STOPS,
+};
+use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 
 /// One staged step: its instruction, channel enables, whether it changed its own control
@@ -304,6 +306,19 @@ pub enum Window {
     Failed,
 }
 
+/// What a recording tests as it goes: before each step at one of `pcs` (the bursts stop
+/// there, so that the thread's state is the state of that step), `test` is asked about the
+/// thread; the steps it holds for are noted in `hits` (numbered from the window's first
+/// step, in the order of the steps).
+pub struct Probe<'a> {
+    pub pcs: PcSet,
+    pub test: Box<ProbeTest<'a>>,
+    pub hits: Vec<u64>,
+}
+
+/// A probe's test: whether the thread about to execute the instruction holds for it.
+pub type ProbeTest<'a> = dyn FnMut(&Machine, ThreadId, InstIdx) -> bool + 'a;
+
 /// Stages up to `rounds` round-robin rounds of the current group's phase: `machine` and
 /// `sched` move on exactly as that many single steps would move them, and appending the
 /// batch records what those steps would record. The caller takes the checkpoint due before
@@ -314,6 +329,7 @@ pub fn record_window(
     sched: &mut Scheduler,
     rounds: u64,
     batch: &mut Batch,
+    probe: Option<&mut Probe>,
 ) -> Window {
     let Some(range) = sched.groups.get(sched.current_group).cloned() else { return Window::Boundary };
     if !range.clone().any(|t| machine.threads[t as usize].is_runnable()) {
@@ -323,16 +339,37 @@ pub fn record_window(
     let first = (sched.cursor_in(&range) - range.start) as usize;
     batch.reset(range.start, k, first);
     let Batch { stages, counts, .. } = batch;
-    if run_window(interp, machine, &mut stages[..k], counts, first, rounds).is_none() {
+    // Hits as (thread's position in the group, its step in the window).
+    let mut hits = Vec::new();
+    let (stops, test, out): (&PcSet, Option<Test>, _) = match probe {
+        Some(Probe { pcs, test, hits }) => (pcs, Some(&mut **test), Some(hits)),
+        None => (&NO_STOPS, None, None),
+    };
+    if run_window(interp, machine, &mut stages[..k], counts, first, rounds, stops, test, &mut hits).is_none()
+    {
         return Window::Failed;
+    }
+    if let Some(out) = out {
+        // A step's place among the window's: the steps of every thread before it in the
+        // order (round, position in the rotation that starts at `first`).
+        let pos = |i: usize| (i + k - first) % k;
+        out.extend(
+            hits.iter()
+                .map(|&(i, c)| (0..k).map(|j| counts[j].min(c + u64::from(pos(j) < pos(i)))).sum::<u64>()),
+        );
     }
     sched.cursor_after(&range, first as u32, counts);
     let total = batch.steps();
     sched.steps += total;
     Window::Recorded(total)
 }
+
+/// The probe's test, as [`run_window`] calls it.
+type Test<'t, 'a> = &'t mut ProbeTest<'a>;
+
 /// Runs the window's steps into the stages, in the order the burst runs use
 /// ([`in_key_order`]). None when a thread faulted.
+#[allow(clippy::too_many_arguments)]
 fn run_window(
     interp: &Interpreter,
     machine: &mut Machine,
@@ -340,16 +377,26 @@ fn run_window(
     counts: &mut [u64],
     first: usize,
     rounds: u64,
+    stops: &PcSet,
+    mut test: Option<Test>,
+    hits: &mut Vec<(usize, u64)>,
 ) -> Option<()> {
     in_key_order(first, counts, |i, visible, count| {
         let stage = &mut stages[i];
+        let tid = ThreadId(stage.thread);
         if visible {
+            if let Some(test) = test.as_mut() {
+                let pc = machine.threads[tid.0 as usize].control.pc;
+                if stops.contains(pc.0) && test(machine, tid, pc) {
+                    hits.push((i, *count));
+                }
+            }
             stage.begin_step();
-            let info = interp.step(machine, ThreadId(stage.thread), stage).ok()?;
+            let info = interp.step(machine, tid, stage).ok()?;
             stage.end_step(info.pc.0, info.chen);
             *count += 1;
         }
-        burst(interp, machine, stage, count, rounds)
+        burst(interp, machine, stage, count, rounds, stops)
     })
 }
 
@@ -361,8 +408,9 @@ fn burst(
     stage: &mut Stage,
     count: &mut u64,
     rounds: u64,
+    stops: &PcSet,
 ) -> Option<bool> {
     let tid = ThreadId(stage.thread);
-    *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stage).ok()?.0;
+    *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stops, stage).ok()?.0;
     Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
 }

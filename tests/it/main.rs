@@ -18,6 +18,7 @@ mod regions;
 mod schedules;
 mod source_level;
 mod stepping;
+mod stops;
 mod threads;
 mod timetravel;
 mod typed;

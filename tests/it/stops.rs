@@ -1,0 +1,87 @@
+//! `continue` records ahead in burst windows and finds its stops in the recording (the
+//! breakpoints' conditions tested as the windows run, watched writes from the indexes). It
+//! stops where checking every step as it is made stops: on sample launches with SLM,
+//! barriers, atomics, divergence and several work-groups, for breakpoints with and without
+//! conditions (`workitem ==`, comparisons), `tbreak`, `ignore`, and memory and register
+//! watchpoints with and without value conditions, continued from the start, from a stop and
+//! from a point in the recorded past.
+
+use std::path::Path;
+
+use vdb::session::Session;
+
+use crate::harness::{cmd, session};
+
+fn lcg(state: &mut u64) -> u64 {
+    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *state >> 33
+}
+
+/// Where a session stands after a movement: the stop, the time, the focused thread and lane.
+fn place(s: &Session, stop: &vdb::session::StopReason) -> String {
+    format!("{stop:?} at {} focus {} lane {}", s.now, s.focus.0, s.lane)
+}
+
+#[test]
+fn continue_stops_where_checking_each_step_stops() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl");
+    let mut seed = 0x5709_u64;
+    let mut stops = 0;
+    for name in ["collatz", "slm_reduce", "atomics", "divergence", "local_scan", "nested_loops"] {
+        let path = root.join(name).join("skl.launch.json");
+        let probe = session(&path);
+        let program = probe.program.clone();
+        let lines: Vec<u32> = program.insts.iter().map(|i| i.span.line).filter(|&l| l > 0).collect();
+        // A variable the kernel writes, to watch and to test in conditions.
+        let written: Vec<String> = program
+            .insts
+            .iter()
+            .filter_map(|i| match i.operands.first() {
+                Some(vdb::isa::Operand::Direct(d)) if i.op.family() == vdb::isa::Family::Alu => {
+                    Some(program.var(d.var).name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        for case in 0..6 {
+            let line = lines[(lcg(&mut seed) % lines.len() as u64) as usize];
+            let var = &written[(lcg(&mut seed) % written.len() as u64) as usize];
+            let wi = lcg(&mut seed) % 64;
+            let setup: Vec<String> = match case {
+                0 => vec![format!("break {line}")],
+                1 => vec![format!("break {line} if workitem == {wi}")],
+                2 => vec![format!("break {line} if any({var} > 3)"), "ignore 1 2".into()],
+                3 => vec![format!("tbreak {line}"), format!("break {line} if {var} == 0")],
+                4 => vec![format!("watch arg1+{} 4", 4 * (lcg(&mut seed) % 4))],
+                _ => vec![
+                    format!("watch {var}(0,0)<1;1,0> lane 0 if == 1"),
+                    format!("break {line} if all({var} != 5)"),
+                ],
+            };
+            let (mut fast, mut each) = (session(&path), session(&path));
+            for s in [&mut fast, &mut each] {
+                for line in &setup {
+                    cmd(s, line);
+                }
+            }
+            for round in 0..6 {
+                if round == 4 {
+                    // From the recorded past: back to a third of the way.
+                    let back = fast.now / 3;
+                    fast.goto(back);
+                    each.goto(back);
+                }
+                let (a, b) = (fast.continue_forward(), each.continue_stepwise());
+                assert_eq!(place(&fast, &a), place(&each, &b), "{name}: {setup:?}, continue {round}");
+                assert_eq!(fast.machine.state_hash(), each.machine.state_hash(), "{name}: {setup:?}");
+                if matches!(
+                    a,
+                    vdb::session::StopReason::Breakpoint { .. } | vdb::session::StopReason::Watchpoint(_)
+                ) {
+                    stops += 1;
+                }
+            }
+        }
+    }
+    assert!(stops > 60, "only {stops} stops compared");
+}
