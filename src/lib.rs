@@ -16,5 +16,6 @@ pub mod launch;
 pub mod lines;
 pub mod machine;
 pub mod program;
+pub mod races;
 pub mod session;
 pub mod trace;

@@ -14,6 +14,7 @@ mod igc2_ops;
 mod memory;
 mod opencl;
 mod parse;
+mod races;
 mod regions;
 mod schedules;
 mod source_level;

@@ -373,6 +373,49 @@ fn outputs_under(
 
 /// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
 /// 1..=N; each seed that differs is named with what differs. Exit 1 if any differs.
+pub fn check_races(input: &LaunchInput, stats: bool) -> u8 {
+    let started = Instant::now();
+    let mut launch = match input.load(None) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_LAUNCH;
+        }
+    };
+    let interp = Interpreter::new(launch.program.clone());
+    let run = vdb::races::check_races(&interp, &mut launch.machine, &mut launch.scheduler);
+    let geometry = launch.geometry.as_ref();
+    for race in &run.races {
+        say!("{}", race.render(&launch.program, geometry));
+    }
+    let pairs: u64 = run.races.iter().map(|r| r.count).sum();
+    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    say!(
+        "{} race report(s) ({pairs} racing pairs of accesses) in {} instructions, checked in {wall_ms:.1} ms",
+        run.races.len(),
+        run.steps
+    );
+    if stats {
+        let line = serde_json::json!({
+            "steps": run.steps,
+            "races": run.races.len(),
+            "racing_pairs": pairs,
+            "wall_ms": wall_ms,
+        });
+        say!("{line}");
+    }
+    if let Some(fault) = &run.fault {
+        eprintln!("{}", fault.render_in(&launch.program, geometry));
+        eprintln!("  (the check covers the {} instructions before it)", run.steps);
+        return EXIT_FAULT;
+    }
+    if run.races.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_DIAGNOSTICS
+    }
+}
+
 pub fn compare_schedules(input: &LaunchInput, seeds: u64) -> u8 {
     let reference = match outputs_under(input, vdb::exec::Schedule::RoundRobin) {
         Ok(o) => o,

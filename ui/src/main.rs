@@ -133,6 +133,11 @@ enum Command {
         /// report which seeds give different outputs, and how (exit 1 if any does).
         #[arg(long, value_name = "N")]
         schedules: Option<u64>,
+        /// Check the run instead of writing its outputs: `races` lists the data races of SLM
+        /// and global memory (grouped by pair of instructions, each with the steps of its
+        /// first pair; exit 1 if there are any).
+        #[arg(long, value_name = "WHAT", value_parser = ["races"])]
+        check: Option<String>,
     },
     /// Run debugger commands from a script against a recorded run.
     Batch {
@@ -251,11 +256,12 @@ fn main() -> ExitCode {
         Command::Check { files, separately, grf_size, platform } => {
             commands::check(&files, separately, grf_size, platform.as_deref())
         }
-        Command::Run { launch, source, out, stats, record, jobs, schedules } => {
+        Command::Run { launch, source, out, stats, record, jobs, schedules, check } => {
             let jobs = jobs
                 .or(std::num::NonZeroUsize::new(commands::cores()))
                 .unwrap_or(std::num::NonZeroUsize::MIN);
             match (commands::resolve_input(&launch, &source), schedules) {
+                (Ok(input), _) if check.is_some() => commands::check_races(&input, stats),
                 (Ok(input), Some(n)) => commands::compare_schedules(&input, n),
                 (Ok(input), None) => {
                     commands::run(&input, out.as_deref(), stats, record, jobs, cli.record_limit)

@@ -22,6 +22,7 @@ const COMPILER_TESTS: &[&str] = &[
     "vdb_new_writes_a_skeleton_naming_every_argument_that_runs",
     "builds_are_cached_by_source_options_and_device",
     "the_debugger_opens_a_cl_file",
+    "race_checks_report_each_kind_of_race_and_none_past_a_barrier",
 ];
 
 fn root() -> PathBuf {
@@ -472,6 +473,61 @@ fn the_debugger_opens_a_cl_file() {
     let args = one_line_args();
     let screen = tui_screen(&args.iter().map(String::as_str).collect::<Vec<_>>(), "typed_mix");
     assert!(screen.contains("typed_mix"), "{screen}");
+}
+
+/// `vdb run --check races` on kernels of the project's own (`tests/data/races/`): a
+/// write-write race between work-groups, two lanes of one scatter writing one element, SLM
+/// reads racing with other threads' writes without a barrier, and none with it. Each report
+/// names both accesses (steps, lanes, work-items, source lines), exit 1; `--stats` counts the
+/// reports.
+#[test]
+fn race_checks_report_each_kind_of_race_and_none_past_a_barrier() {
+    if !have_ocloc() {
+        return;
+    }
+    let races = root().join("tests/data/races");
+    let kernel = |name: &str| text(&races.join(name));
+    let stats = |r: &Run| -> serde_json::Value {
+        serde_json::from_str(r.out.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {}", r.out))
+    };
+    let input: String = (1..=128).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let check = |k: &str, extra: &[&str]| {
+        let mut args = vec!["run", k, "--check", "races", "--stats"];
+        args.extend_from_slice(extra);
+        vdb(&args)
+    };
+
+    // Work-groups 0..3 each write out[0]: every later group's write races with the first's.
+    let r = check(&kernel("two_groups.cl"), &["--global", "256", "--local", "64", "--arg", "out=zeros:4"]);
+    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+    assert!(r.out.contains("write-write race on global"), "{}", r.out);
+    assert!(r.out.contains("work-item 0: writes") && r.out.contains("work-item 64: writes"), "{}", r.out);
+    assert!(r.out.contains("two_groups.cl:4"), "{}", r.out);
+    assert_eq!(stats(&r)["races"], 1, "{}", r.out);
+    assert_eq!(stats(&r)["racing_pairs"], 3, "{}", r.out);
+
+    // Work-items 2k and 2k+1 write out[k] in one store: both accesses are one step.
+    let r = check(&kernel("scatter_collide.cl"), &["--global", "64", "--arg", "out=zeros:32"]);
+    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+    let steps: Vec<&str> = r.out.lines().filter_map(|l| l.trim().strip_prefix("step ")).collect();
+    assert!(steps.len() >= 2, "{}", r.out);
+    let step_of = |l: &str| l.split_whitespace().next().map(str::to_string);
+    assert_eq!(step_of(steps[0]), step_of(steps[1]), "{}", r.out);
+    assert!(steps[0].contains("lane 0,") && steps[1].contains("lane 1,"), "{}", r.out);
+    assert_eq!(stats(&r)["racing_pairs"], 32, "{}", r.out);
+
+    // Without the barrier, each read of local memory races with another thread's write.
+    let (i, o) = (format!("in={input}"), "out=zeros".to_string());
+    let geometry = ["--global", "128", "--local", "64", "--arg", &i, "--arg", &o];
+    let r = check(&kernel("local_shift.cl"), &geometry);
+    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+    assert!(r.out.contains("write then read race on SLM of work-group 0"), "{}", r.out);
+    assert!(r.out.contains("local_shift.cl:11") && r.out.contains("local_shift.cl:7"), "{}", r.out);
+    let mut with_barrier = geometry.to_vec();
+    with_barrier.push("--build-options=-DSHIFT_BARRIER");
+    let r = check(&kernel("local_shift.cl"), &with_barrier);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    assert_eq!(stats(&r)["races"], 0, "{}", r.out);
 }
 
 /// Runs the debugger in a pseudo-terminal until `needle` shows, then quits; the screen.

@@ -1,0 +1,321 @@
+//! Data races: a run of the launch under its schedule, step by step, with an observer of every
+//! memory access and the lane that made it. Two accesses to one byte race when they are made
+//! by different work-items, at least one writes, they are not both atomic, and nothing orders
+//! them: in SLM, a barrier of the work-group between them; in global memory, the same within a
+//! work-group (work-groups are never ordered); within one hardware thread, the order of its
+//! instructions. Lanes of one instruction are work-items too, so two lanes of a scatter
+//! writing one address race.
+//!
+//! Each byte keeps its last write and up to two reads since (by different work-items), with
+//! the step, thread, channel, instruction and the work-group's barrier count (its epoch) at
+//! the access. Reports are grouped by the pair of instructions and the kind of race, each
+//! with a count and its first pair of accesses, whose steps are the recording's (the same
+//! schedule): the debugger can go to either.
+
+use std::collections::HashMap;
+
+use crate::exec::{Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepEvent};
+use crate::isa::{InstIdx, PredId};
+use crate::launch::NdGeometry;
+use crate::machine::{Control, Machine, MemSpace, ThreadId};
+use crate::program::Program;
+
+/// One side of a race.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Access {
+    pub step: u64,
+    pub thread: u32,
+    /// The thread's channel (an instruction's lane plus its mask offset); None for a block
+    /// message's access, which belongs to the sub-group as a whole.
+    pub channel: Option<u32>,
+    pub pc: u32,
+    pub write: bool,
+    pub atomic: bool,
+    /// The byte written (writes only).
+    pub value: Option<u8>,
+    /// The work-group's barriers passed before the access.
+    #[serde(skip)]
+    epoch: u32,
+    #[serde(skip)]
+    group: u32,
+}
+
+impl Access {
+    /// Whether `self` and `later` are made by one work-item.
+    fn same_work_item(&self, later: &Access) -> bool {
+        self.thread == later.thread
+            && (self.channel == later.channel || self.channel.is_none() || later.channel.is_none())
+    }
+
+    /// Whether `self` (earlier) and `later` race on a byte of `space`.
+    fn races_with(&self, later: &Access, space: MemSpace) -> bool {
+        if self.same_work_item(later) || (self.atomic && later.atomic) || !(self.write || later.write) {
+            return false;
+        }
+        // A thread's instructions run in order for all its lanes, and IGC relies on it (it
+        // drops barriers between steps of a reduction that one thread finishes alone): its
+        // lanes race only within one instruction.
+        if self.thread == later.thread {
+            return self.step == later.step;
+        }
+        // A barrier of the group orders its accesses (SLM is the group's own); other groups
+        // are never ordered with it.
+        match space {
+            MemSpace::Slm(_) => self.epoch == later.epoch,
+            MemSpace::Svm => self.group != later.group || self.epoch == later.epoch,
+        }
+    }
+}
+
+/// What two racing accesses did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceKind {
+    WriteWrite,
+    WriteRead,
+    ReadWrite,
+}
+
+/// Races between one pair of instructions, of one kind, in one kind of memory.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Race {
+    pub kind: RaceKind,
+    /// `slm` or `global`.
+    pub memory: &'static str,
+    /// The first pair found: the earlier access, then the later.
+    pub first: Access,
+    pub second: Access,
+    /// The byte of that pair (for SLM, its offset in the group's SLM).
+    pub addr: u64,
+    /// The SLM's work-group (SLM races only).
+    pub slm_group: Option<u32>,
+    /// Racing pairs of accesses between these instructions (a pair counted once however
+    /// many of its bytes race).
+    pub count: u64,
+}
+
+impl Race {
+    /// One paragraph for people: the kind, the count, and both accesses with their source
+    /// lines and work-items.
+    pub fn render(&self, program: &Program, geometry: Option<&NdGeometry>) -> String {
+        let kind = match self.kind {
+            RaceKind::WriteWrite => "write-write",
+            RaceKind::WriteRead => "write then read",
+            RaceKind::ReadWrite => "read then write",
+        };
+        let place = match self.slm_group {
+            Some(g) => format!("SLM of work-group {g} + {:#x}", self.addr),
+            None => format!("global {:#x}", self.addr),
+        };
+        let side = |a: &Access| {
+            let inst = program.inst(InstIdx(a.pc));
+            let who = match (a.channel, geometry) {
+                (Some(c), Some(g)) => match g.work_item(a.thread, c) {
+                    Some(w) => format!("lane {c}, work-item {}", w.text(g.shown_dims())),
+                    None => format!("lane {c}"),
+                },
+                (Some(c), None) => format!("lane {c}"),
+                (None, _) => "block message".to_string(),
+            };
+            let what = match (a.write, a.value) {
+                (true, Some(v)) => format!("writes {v:#04x}"),
+                (true, None) => "writes".to_string(),
+                (false, _) => "reads".to_string(),
+            };
+            let atomic = if a.atomic { " (atomic)" } else { "" };
+            let source = program
+                .lines
+                .at(InstIdx(a.pc))
+                .map_or(String::new(), |p| format!("{} ", program.lines.name(p)));
+            format!(
+                "    step {} thread {} {who}: {what}{atomic} at {source}(line {}) `{}`",
+                a.step,
+                a.thread,
+                inst.span.line,
+                program.inst_text(InstIdx(a.pc)).trim()
+            )
+        };
+        format!(
+            "{kind} race on {place} ({} {}):\n{}\n{}",
+            self.count,
+            if self.count == 1 { "pair" } else { "pairs" },
+            side(&self.first),
+            side(&self.second)
+        )
+    }
+}
+
+/// A byte's accesses so far.
+#[derive(Clone, Debug, Default)]
+struct Byte {
+    write: Option<Access>,
+    reads: [Option<Access>; 2],
+}
+
+/// The observer of a race-checking run.
+struct Checker<'p> {
+    program: &'p Program,
+    /// The step being run, and its thread, instruction, exec offset and work-group state.
+    now: Access,
+    offset: u32,
+    lane: Option<u32>,
+    bytes: HashMap<(MemSpace, u64), Byte>,
+    races: Vec<Race>,
+    by_pair: HashMap<(u32, u32, RaceKind, bool), usize>,
+    /// The last pair counted (its bytes are one pair).
+    last_pair: Option<(u64, Option<u32>, u64, Option<u32>)>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, earlier: Access, later: Access, space: MemSpace, addr: u64) {
+        let pair = (earlier.step, earlier.channel, later.step, later.channel);
+        if self.last_pair == Some(pair) {
+            return;
+        }
+        self.last_pair = Some(pair);
+        let kind = match (earlier.write, later.write) {
+            (true, true) => RaceKind::WriteWrite,
+            (true, false) => RaceKind::WriteRead,
+            _ => RaceKind::ReadWrite,
+        };
+        let slm = matches!(space, MemSpace::Slm(_));
+        let key = (earlier.pc, later.pc, kind, slm);
+        match self.by_pair.get(&key) {
+            Some(&i) => self.races[i].count += 1,
+            None => {
+                self.by_pair.insert(key, self.races.len());
+                self.races.push(Race {
+                    kind,
+                    memory: if slm { "slm" } else { "global" },
+                    first: earlier,
+                    second: later,
+                    addr,
+                    slm_group: match space {
+                        MemSpace::Slm(g) => Some(g),
+                        MemSpace::Svm => None,
+                    },
+                    count: 1,
+                });
+            }
+        }
+    }
+
+    fn access(&mut self, space: MemSpace, addr: u64, new: Option<&[u8]>, len: u64) {
+        let channel = self.lane.take().map(|l| l + self.offset);
+        let write = new.is_some();
+        for i in 0..len {
+            let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
+            let at = addr + i;
+            let byte = self.bytes.entry((space, at)).or_default().clone();
+            let mut found = Vec::new();
+            if let Some(w) = byte.write.filter(|w| w.races_with(&access, space)) {
+                found.push(w);
+            }
+            if write {
+                found.extend(byte.reads.iter().flatten().filter(|r| r.races_with(&access, space)));
+            }
+            for earlier in found {
+                self.report(earlier, access, space, at);
+            }
+            let slot = self.bytes.entry((space, at)).or_default();
+            if write {
+                *slot = Byte { write: Some(access), reads: [None, None] };
+            } else if slot.reads[0].is_none_or(|r| r.same_work_item(&access)) {
+                slot.reads[0] = Some(access);
+            } else {
+                // A reader other than the first: the latest such is kept.
+                slot.reads[1] = Some(access);
+            }
+        }
+    }
+}
+
+impl Observer for Checker<'_> {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
+    fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {}
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
+    fn mem(&mut self, _: ThreadId, space: MemSpace, addr: u64, _: &[u8], new: &[u8]) {
+        self.access(space, addr, Some(new), new.len() as u64);
+    }
+    fn mem_read(&mut self, _: ThreadId, space: MemSpace, addr: u64, len: u64) {
+        self.access(space, addr, None, len);
+    }
+    fn access_lane(&mut self, lane: Option<u32>) {
+        self.lane = lane;
+    }
+}
+
+/// The outcome of a race-checking run.
+#[derive(Debug)]
+pub struct RaceRun {
+    /// Grouped reports, in the order their first pair was found.
+    pub races: Vec<Race>,
+    pub steps: u64,
+    /// The fault that ended the run early, if one did.
+    pub fault: Option<Fault>,
+}
+
+/// Runs `machine` to the end under `sched`, step by step, checking every memory access.
+pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
+    let program = &interp.program;
+    let blank = Access {
+        step: 0,
+        thread: 0,
+        channel: None,
+        pc: 0,
+        write: false,
+        atomic: false,
+        value: None,
+        epoch: 0,
+        group: 0,
+    };
+    let mut checker = Checker {
+        program,
+        now: blank,
+        offset: 0,
+        lane: None,
+        bytes: HashMap::new(),
+        races: Vec::new(),
+        by_pair: HashMap::new(),
+        last_pair: None,
+    };
+    // Barriers each thread has passed (its group's epoch as it sees it).
+    let mut epochs: HashMap<u32, u32> = HashMap::new();
+    let fault = loop {
+        let tid = match sched.pick(machine, &mut checker) {
+            Ok(Pick::Finished) => break None,
+            Ok(Pick::Step(tid)) => tid,
+            Err(f) => break Some(f),
+        };
+        if sched.step_limit != 0 && sched.steps >= sched.step_limit {
+            let pc = machine.thread(tid).control.pc;
+            break Some(Fault { kind: FaultKind::StepLimit(sched.step_limit), thread: tid, pc });
+        }
+        let (pc, group) = {
+            let t = machine.thread(tid);
+            (t.control.pc, t.group)
+        };
+        let inst = checker.program.insts.get(pc.0 as usize);
+        checker.offset = inst.map_or(0, |i| i.exec.offset);
+        let epoch = epochs.get(&tid.0).copied().unwrap_or(0);
+        checker.now = Access {
+            step: sched.steps,
+            thread: tid.0,
+            pc: pc.0,
+            atomic: inst.is_some_and(|i| i.op.is_atomic()),
+            epoch,
+            group,
+            ..blank
+        };
+        let info = interp.step(machine, tid, &mut checker);
+        sched.steps += 1;
+        match info {
+            Ok(info) if info.event == StepEvent::Barrier => *epochs.entry(tid.0).or_default() += 1,
+            Ok(_) => {}
+            Err(f) => break Some(f),
+        }
+    };
+    RaceRun { races: checker.races, steps: sched.steps, fault }
+}

@@ -1,0 +1,68 @@
+//! The race checker (`vdb::races`): the race-free sample kernels (reductions and scans with
+//! barriers, histograms and counters with atomics, transposes, sub-group shuffles) report
+//! nothing on every target; the local max-reduction with its barriers left out reports its
+//! SLM races, each with two accesses by different work-items of one work-group, one of them a
+//! write, in one barrier interval, at steps the recording reaches with the same instructions.
+
+use vdb::exec::Interpreter;
+use vdb::races::{check_races, RaceKind};
+
+use crate::harness::session;
+
+fn check(path: &std::path::Path) -> vdb::races::RaceRun {
+    let mut launch = vdb::launch::raw::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let interp = Interpreter::new(launch.program.clone());
+    check_races(&interp, &mut launch.machine, &mut launch.scheduler)
+}
+
+#[test]
+fn race_free_samples_report_nothing() {
+    let mut checked = 0;
+    for path in crate::opencl::launches("opencl").into_iter().chain(crate::opencl::launches("shared")) {
+        let name = path.display().to_string();
+        // `atomics` reads counters[4] plainly before its compare-exchange loop updates it
+        // atomically: a real race (a benign one), reported as such.
+        if name.contains("/atomics/") {
+            let run = check(&path);
+            assert!(
+                run.races.iter().all(|r| r.first.atomic != r.second.atomic && r.memory == "global"),
+                "{name}: {:?}",
+                run.races
+            );
+            assert!(!run.races.is_empty(), "{name}: the plain read of counters[4]");
+            continue;
+        }
+        let run = check(&path);
+        assert!(run.fault.is_none(), "{name}: {:?}", run.fault);
+        assert!(run.races.is_empty(), "{name}: {:#?}", run.races);
+        checked += 1;
+    }
+    assert!(checked > 60, "only {checked} launches checked");
+}
+
+#[test]
+fn a_reduction_without_barriers_reports_its_slm_races_at_recorded_steps() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-kernels/races/max_reduce/skl.launch.json");
+    let run = check(&path);
+    assert!(!run.races.is_empty());
+    let mut s = session(&path);
+    for race in &run.races {
+        assert_eq!(race.memory, "slm");
+        assert!(race.first.write || race.second.write);
+        assert!(race.first.step <= race.second.step);
+        let (a, b) = (race.first, race.second);
+        assert!((a.thread, a.channel) != (b.thread, b.channel), "one work-item: {race:?}");
+        // A thread's lanes race only within one instruction.
+        assert!(a.thread != b.thread || a.step == b.step, "{race:?}");
+        assert!(race.count >= 1);
+        // The recording has the same steps: each access's step runs its instruction in its thread.
+        for access in [a, b] {
+            s.goto(access.step);
+            let rec = s.recorder.trace.at(access.step);
+            assert_eq!((rec.thread, rec.pc), (access.thread, access.pc), "{race:?}");
+        }
+    }
+    // Every halving step reads what another work-item wrote without a barrier.
+    assert!(run.races.iter().any(|r| r.kind == RaceKind::WriteRead));
+}
