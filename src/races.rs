@@ -14,8 +14,8 @@
 
 use std::collections::HashMap;
 
-use crate::exec::{Fault, FaultKind, Interpreter, Observer, Pick, Scheduler, StepEvent};
-use crate::isa::{InstIdx, PredId};
+use crate::exec::{run_bursts_observed, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler};
+use crate::isa::{InstIdx, Opcode, PredId};
 use crate::launch::NdGeometry;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 use crate::program::Program;
@@ -159,6 +159,8 @@ struct Checker<'p> {
     now: Access,
     offset: u32,
     lane: Option<u32>,
+    /// Barriers each thread has passed.
+    epochs: HashMap<u32, u32>,
     bytes: HashMap<(MemSpace, u64), Byte>,
     races: Vec<Race>,
     by_pair: HashMap<(u32, u32, RaceKind, bool), usize>,
@@ -166,7 +168,58 @@ struct Checker<'p> {
     last_pair: Option<(u64, Option<u32>, u64, Option<u32>)>,
 }
 
-impl Checker<'_> {
+impl<'p> Checker<'p> {
+    fn new(program: &'p Program) -> Checker<'p> {
+        let blank = Access {
+            step: 0,
+            thread: 0,
+            channel: None,
+            pc: 0,
+            write: false,
+            atomic: false,
+            value: None,
+            epoch: 0,
+            group: 0,
+        };
+        Checker {
+            program,
+            now: blank,
+            offset: 0,
+            lane: None,
+            epochs: HashMap::new(),
+            bytes: HashMap::new(),
+            races: Vec::new(),
+            by_pair: HashMap::new(),
+            last_pair: None,
+        }
+    }
+
+    /// Thread `tid` of `machine` is about to run step `step`.
+    fn begin(&mut self, machine: &Machine, tid: ThreadId, step: u64) {
+        let t = machine.thread(tid);
+        let (pc, group) = (t.control.pc, t.group);
+        let inst = self.program.insts.get(pc.0 as usize);
+        self.offset = inst.map_or(0, |i| i.exec.offset);
+        let epoch = self.epochs.entry(tid.0).or_default();
+        self.now = Access {
+            step,
+            thread: tid.0,
+            channel: None,
+            pc: pc.0,
+            write: false,
+            atomic: inst.is_some_and(|i| i.op.is_atomic()),
+            value: None,
+            epoch: *epoch,
+            group,
+        };
+        // A barrier makes no access: the thread is past it for whatever it does next.
+        if inst.is_some_and(|i| i.op == Opcode::Barrier) {
+            *epoch += 1;
+        }
+        self.lane = None;
+        self.last_pair = None;
+    }
+
     fn report(&mut self, earlier: Access, later: Access, space: MemSpace, addr: u64) {
         let pair = (earlier.step, earlier.channel, later.step, later.channel);
         if self.last_pair == Some(pair) {
@@ -257,32 +310,26 @@ pub struct RaceRun {
     pub fault: Option<Fault>,
 }
 
-/// Runs `machine` to the end under `sched`, step by step, checking every memory access.
+/// Runs `machine` to the end under `sched`, checking every memory access: in bursts where
+/// the schedule allows them (threads run their private instructions ahead, and the accesses
+/// are checked in the order and with the step numbers of the round-robin run), else, or
+/// after a fault or the step limit (to report it exactly), step by step.
 pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let program = &interp.program;
-    let blank = Access {
-        step: 0,
-        thread: 0,
-        channel: None,
-        pc: 0,
-        write: false,
-        atomic: false,
-        value: None,
-        epoch: 0,
-        group: 0,
-    };
-    let mut checker = Checker {
-        program,
-        now: blank,
-        offset: 0,
-        lane: None,
-        bytes: HashMap::new(),
-        races: Vec::new(),
-        by_pair: HashMap::new(),
-        last_pair: None,
-    };
-    // Barriers each thread has passed (its group's epoch as it sees it).
-    let mut epochs: HashMap<u32, u32> = HashMap::new();
+    let mut checker = Checker::new(&interp.program);
+    if sched.bursts_allowed() {
+        let (start, start_sched) = (machine.clone(), sched.clone());
+        let visible = |c: &mut Checker, m: &Machine, tid: ThreadId, step: u64| c.begin(m, tid, step);
+        if run_bursts_observed(interp, machine, sched, &mut checker, visible).is_some() {
+            return RaceRun { races: checker.races, steps: sched.steps, fault: None };
+        }
+        (*machine, *sched) = (start, start_sched);
+    }
+    check_races_stepwise(interp, machine, sched)
+}
+
+/// [`check_races`] one step at a time (the reference its bursts are tested against).
+pub fn check_races_stepwise(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
+    let mut checker = Checker::new(&interp.program);
     let fault = loop {
         let tid = match sched.pick(machine, &mut checker) {
             Ok(Pick::Finished) => break None,
@@ -293,28 +340,11 @@ pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Sche
             let pc = machine.thread(tid).control.pc;
             break Some(Fault { kind: FaultKind::StepLimit(sched.step_limit), thread: tid, pc });
         }
-        let (pc, group) = {
-            let t = machine.thread(tid);
-            (t.control.pc, t.group)
-        };
-        let inst = checker.program.insts.get(pc.0 as usize);
-        checker.offset = inst.map_or(0, |i| i.exec.offset);
-        let epoch = epochs.get(&tid.0).copied().unwrap_or(0);
-        checker.now = Access {
-            step: sched.steps,
-            thread: tid.0,
-            pc: pc.0,
-            atomic: inst.is_some_and(|i| i.op.is_atomic()),
-            epoch,
-            group,
-            ..blank
-        };
+        checker.begin(machine, tid, sched.steps);
         let info = interp.step(machine, tid, &mut checker);
         sched.steps += 1;
-        match info {
-            Ok(info) if info.event == StepEvent::Barrier => *epochs.entry(tid.0).or_default() += 1,
-            Ok(_) => {}
-            Err(f) => break Some(f),
+        if let Err(f) = info {
+            break Some(f);
         }
     };
     RaceRun { races: checker.races, steps: sched.steps, fault }

@@ -29,8 +29,10 @@ pub use fault::{Fault, FaultKind};
 pub use nbarrier::NBAR_BYTES;
 pub use observer::{lane_runs, LaneRuns, NullObserver, Observer, StepHooks};
 pub use operand::{indirect_lane, load_le, operand_type, store_le};
-pub(crate) use schedule::in_key_order;
-pub use schedule::{run_bursts, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Schedule, Scheduler};
+pub(crate) use schedule::{in_key_order, place_in_phase};
+pub use schedule::{
+    run_bursts, run_bursts_observed, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Schedule, Scheduler,
+};
 pub use split::{run_split, run_split_chunks};
 pub use step::{
     channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, PcSet, StepEvent, StepInfo, Tier,

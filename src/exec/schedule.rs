@@ -369,29 +369,48 @@ pub fn run_to_end_unrecorded(
 /// limit, and then `machine` and `sched` are mid-run and must be rebuilt from the launch
 /// and run with [`run_to_end`] to report the fault exactly.
 pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> Option<RunSummary> {
+    run_bursts_observed(interp, machine, sched, &mut NullObserver, |_, _, _, _| {})
+}
+
+/// [`run_bursts`] with `obs` hearing the steps that other threads can observe (memory
+/// messages, atomics, barriers; private instructions run unobserved), each announced first
+/// to `visible(obs, machine, thread, step)` with the step number it has in the round-robin
+/// run (a recording's).
+pub fn run_bursts_observed<O: Observer>(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    obs: &mut O,
+    mut visible: impl FnMut(&mut O, &Machine, ThreadId, u64),
+) -> Option<RunSummary> {
     let mut summary = RunSummary::default();
     let limit = if sched.step_limit == 0 { u64::MAX } else { sched.step_limit };
     while let Some(range) = sched.groups.get(sched.current_group).cloned() {
         let k = range.len();
         loop {
             let first = sched.cursor_in(&range) - range.start;
+            let base = sched.steps;
             // Steps each thread ran in this phase.
             let mut counts = vec![0u64; k];
-            in_key_order(first as usize, &mut counts, |i, visible, count| {
+            in_key_order(first as usize, &mut counts, |i, is_visible, counts| {
                 let tid = range.start + i as u32;
-                if visible {
+                if is_visible {
                     if sched.steps >= limit {
                         return None;
                     }
-                    let info = interp.step(machine, ThreadId(tid), &mut NullObserver).ok()?;
+                    if O::ACTIVE {
+                        let step = base + place_in_phase(counts, first as usize, i, counts[i]);
+                        visible(obs, machine, ThreadId(tid), step);
+                    }
+                    let info = interp.step(machine, ThreadId(tid), obs).ok()?;
                     sched.steps += 1;
-                    *count += 1;
+                    counts[i] += 1;
                     summary.lane_ops += info.chen.count_ones() as u64;
                 }
-                burst(interp, machine, sched, &mut summary, count, tid, limit)
+                burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit)
             })?;
             sched.cursor_after(&range, first, &counts);
-            if !sched.release_barrier(machine, range.clone(), &mut NullObserver).ok()? {
+            if !sched.release_barrier(machine, range.clone(), obs).ok()? {
                 break;
             }
         }
@@ -408,23 +427,35 @@ pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Sched
 /// scheduler that started it at position `first`, each thread's private instructions run
 /// ahead (see [`run_bursts`] for why that order is exact). `advance(i, visible, count)` runs
 /// thread `i` of the group: its waiting visible instruction first when `visible`, then its
-/// private ones, adding its steps to `count`; it returns whether the thread then waits at a
-/// visible instruction it may run, or None to give up (a fault, a limit).
+/// private ones, adding its steps to `counts[i]` (the others' counts are there to read:
+/// [`place_in_phase`]); it returns whether the thread then waits at a visible instruction it
+/// may run, or None to give up (a fault, a limit).
 pub(crate) fn in_key_order(
     first: usize,
     counts: &mut [u64],
-    mut advance: impl FnMut(usize, bool, &mut u64) -> Option<bool>,
+    mut advance: impl FnMut(usize, bool, &mut [u64]) -> Option<bool>,
 ) -> Option<()> {
     let k = counts.len();
     let mut ready = vec![false; k];
-    for i in 0..k {
-        ready[i] = advance(i, false, &mut counts[i])?;
+    for (i, r) in ready.iter_mut().enumerate() {
+        *r = advance(i, false, counts)?;
     }
     // Visible instructions by key (round, position in the rotation that starts at `first`).
     while let Some(i) = (0..k).filter(|&i| ready[i]).min_by_key(|&i| (counts[i], (i + k - first) % k)) {
-        ready[i] = advance(i, true, &mut counts[i])?;
+        ready[i] = advance(i, true, counts)?;
     }
     Some(())
+}
+
+/// Where step `c` of thread `i` falls among the steps of a phase that started at position
+/// `first` (see [`in_key_order`]): the number of steps of every thread before it in the
+/// order (round, position). Exact once `counts` are final, and for the step a visible
+/// instruction takes when [`in_key_order`] runs it (every other thread then waits at a
+/// later key or has stopped).
+pub(crate) fn place_in_phase(counts: &[u64], first: usize, i: usize, c: u64) -> u64 {
+    let k = counts.len();
+    let pos = |j: usize| (j + k - first) % k;
+    (0..k).map(|j| counts[j].min(c + u64::from(pos(j) < pos(i)))).sum()
 }
 
 /// Runs thread `tid`'s private instructions; true when it then waits at a visible one, None

@@ -20,7 +20,8 @@ use super::index::{pred_bit, set_bits, UNIT_SHIFT};
 use super::log;
 use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{
-    in_key_order, Fault, FaultKind, Interpreter, Observer, PcSet, Pick, Scheduler, StepHooks, NO_STOPS,
+    in_key_order, place_in_phase, Fault, FaultKind, Interpreter, Observer, PcSet, Pick, Scheduler, StepHooks,
+    NO_STOPS,
 };
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
@@ -350,13 +351,7 @@ pub fn record_window(
         return Window::Failed;
     }
     if let Some(out) = out {
-        // A step's place among the window's: the steps of every thread before it in the
-        // order (round, position in the rotation that starts at `first`).
-        let pos = |i: usize| (i + k - first) % k;
-        out.extend(
-            hits.iter()
-                .map(|&(i, c)| (0..k).map(|j| counts[j].min(c + u64::from(pos(j) < pos(i)))).sum::<u64>()),
-        );
+        out.extend(hits.iter().map(|&(i, c)| place_in_phase(counts, first, i, c)));
     }
     sched.cursor_after(&range, first as u32, counts);
     let total = batch.steps();
@@ -381,7 +376,8 @@ fn run_window(
     mut test: Option<Test>,
     hits: &mut Vec<(usize, u64)>,
 ) -> Option<()> {
-    in_key_order(first, counts, |i, visible, count| {
+    in_key_order(first, counts, |i, visible, counts| {
+        let count = &mut counts[i];
         let stage = &mut stages[i];
         let tid = ThreadId(stage.thread);
         if visible {

@@ -5,7 +5,7 @@
 //! write, in one barrier interval, at steps the recording reaches with the same instructions.
 
 use vdb::exec::Interpreter;
-use vdb::races::{check_races, RaceKind};
+use vdb::races::{check_races, check_races_stepwise, RaceKind};
 
 use crate::harness::session;
 
@@ -65,4 +65,30 @@ fn a_reduction_without_barriers_reports_its_slm_races_at_recorded_steps() {
     }
     // Every halving step reads what another work-item wrote without a barrier.
     assert!(run.races.iter().any(|r| r.kind == RaceKind::WriteRead));
+}
+
+/// Checking in bursts (the private instructions run ahead) finds the races, steps and
+/// counts that checking step by step finds.
+#[test]
+fn bursts_find_what_single_steps_find() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels");
+    let mut reported = 0;
+    for path in [
+        root.join("races/max_reduce/skl.launch.json"),
+        root.join("opencl/atomics/skl.launch.json"),
+        root.join("opencl/atomics/acm-g10.launch.json"),
+        root.join("opencl/local_scan/tgllp.launch.json"),
+        root.join("shared/k14_local_reduce/acm-g10.launch.json"),
+    ] {
+        let load = || vdb::launch::raw::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let (mut a, mut b) = (load(), load());
+        let interp = Interpreter::new(a.program.clone());
+        let bursts = check_races(&interp, &mut a.machine, &mut a.scheduler);
+        let steps = check_races_stepwise(&interp, &mut b.machine, &mut b.scheduler);
+        assert_eq!(bursts.races, steps.races, "{}", path.display());
+        assert_eq!(bursts.steps, steps.steps, "{}", path.display());
+        assert_eq!(a.machine.state_hash(), b.machine.state_hash(), "{}", path.display());
+        reported += bursts.races.len();
+    }
+    assert!(reported >= 4, "only {reported} reports compared");
 }
