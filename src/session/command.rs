@@ -114,6 +114,8 @@ pub enum InfoWhat {
     Lanes,
     /// The kernel's arguments (OpenCL) or the launch's memory regions (raw).
     Args,
+    /// The data races of the run (`vdb::races`), each with its two accesses.
+    Races,
 }
 
 /// The threads `thread apply` runs a command in.
@@ -301,6 +303,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "info registers|predicates|masks|threads|breakpoints|marks|frame|display|record|lanes|args",
         "state summaries",
+    ),
+    (
+        "races (info races)",
+        "the run's data races, grouped by pair of instructions, each with both accesses' steps",
     ),
     ("backtrace (bt, where)", "the focused thread's call stack, innermost first"),
     ("last-write LOC [LEN] (lw)", "who last wrote a register element or memory range"),
@@ -575,6 +581,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "finish" | "fin" => no_args(Command::Finish)?,
         "rfinish" | "reverse-finish" => no_args(Command::ReverseFinish)?,
         "continue" | "c" => no_args(Command::Continue)?,
+        "races" => no_args(Command::Info(InfoWhat::Races))?,
         "rcontinue" | "rc" | "reverse-continue" => no_args(Command::ReverseContinue)?,
         "goto" => {
             let a = one_arg("a step index, +N, -N or a mark name")?;
@@ -672,6 +679,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             "record" | "rec" => InfoWhat::Record,
             "lanes" | "workitems" => InfoWhat::Lanes,
             "args" | "arguments" | "buffers" => InfoWhat::Args,
+            "races" => InfoWhat::Races,
             other => return err(format!("unknown info subject `{other}`")),
         }),
         "last-write" | "lw" | "history" if rest.is_empty() => {
@@ -773,6 +781,8 @@ mod tests {
             ("workitem", Command::WorkItem(None)),
             ("info lanes", Command::Info(InfoWhat::Lanes)),
             ("info args", Command::Info(InfoWhat::Args)),
+            ("info races", Command::Info(InfoWhat::Races)),
+            ("races", Command::Info(InfoWhat::Races)),
             ("lane-history", Command::LaneHistory(None)),
             ("source my setup.vdb", Command::Source("my setup.vdb".into())),
             ("why out+4", Command::Why { loc: "out+4".into(), len: None, lane: None, depth: None }),

@@ -1145,6 +1145,7 @@ impl Session {
             }
             InfoWhat::Lanes => self.info_lanes(),
             InfoWhat::Args => Ok(self.info_args()),
+            InfoWhat::Races => Ok(self.races_reply()),
             InfoWhat::Record => {
                 let parts = self.recorder.recorded_bytes_by_part();
                 let (steps, bytes) = (self.total_steps(), parts.total());
@@ -1270,6 +1271,48 @@ impl Session {
         // A fault ends the step where the recording ended it; the accesses before count.
         let _ = self.interp.step(&mut copy, thread, &mut seen);
         seen.accesses
+    }
+}
+
+impl Session {
+    /// The data races of the run, checked once from step 0 under the session's schedule
+    /// (`vdb::races`; the steps are the recording's).
+    pub fn races(&mut self) -> &[crate::races::Race] {
+        if self.races.is_none() {
+            let (mut machine, mut sched) = (*self.start).clone();
+            let run = crate::races::check_races(&self.interp, &mut machine, &mut sched);
+            self.races = Some(run.races);
+        }
+        self.races.as_deref().unwrap_or_default()
+    }
+
+    /// `races` / `info races`: the data races of the run, checked once from step 0 under the
+    /// session's schedule (`vdb::races`), each with both accesses (`goto` takes either step).
+    fn races_reply(&mut self) -> Reply {
+        let races = self.races().to_vec();
+        let access = |a: &crate::races::Access| {
+            let inst = self.program.inst(InstIdx(a.pc));
+            let workitem =
+                a.channel.and_then(|c| self.work_item(a.thread, c)).map(|w| self.work_item_text(&w));
+            json!({"step": a.step, "thread": a.thread, "lane": a.channel, "workitem": workitem,
+                   "access": if a.write { "write" } else { "read" }, "atomic": a.atomic, "value": a.value,
+                   "line": inst.span.line, "source": self.source_of(InstIdx(a.pc)),
+                   "instruction": self.program.inst_text(InstIdx(a.pc)).trim()})
+        };
+        let rows: Vec<Value> = races
+            .iter()
+            .map(|r| {
+                json!({"kind": r.kind, "memory": r.memory, "addr": r.addr, "slm_group": r.slm_group,
+                       "count": r.count, "accesses": [access(&r.first), access(&r.second)]})
+            })
+            .collect();
+        let mut text: Vec<String> =
+            races.iter().map(|r| r.render(&self.program, self.geometry.as_ref())).collect();
+        text.push(match races.len() {
+            0 => "no data races".to_string(),
+            n => format!("{n} race report(s); `goto STEP` goes to either access"),
+        });
+        Reply::text(text.join("\n")).with("races", json!(rows))
     }
 }
 

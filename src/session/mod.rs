@@ -223,6 +223,10 @@ pub struct Session {
     probe: Option<crate::trace::Probe<'static>>,
     probed: Vec<(u64, u64)>,
     probe_hits: Vec<u64>,
+    /// The machine and scheduler at step 0 (the race check runs the launch again from them).
+    start: Box<(Machine, Scheduler)>,
+    /// The race check's reports, once made (the run is deterministic).
+    races: Option<Vec<crate::races::Race>>,
     /// Steps recorded in burst windows (the rest were recorded one at a time).
     pub window_steps: u64,
     /// `source` files being run, innermost last (their nesting is bounded).
@@ -242,6 +246,7 @@ impl Session {
         let recorder = Recorder::new(&machine, program.grf_size);
         // Burst windows (and the second core) reproduce the round-robin order only.
         let window_recording = scheduler.bursts_allowed();
+        let start = Box::new((machine.clone(), scheduler.clone()));
         Session {
             interp: Interpreter::new(program.clone()),
             program,
@@ -277,6 +282,8 @@ impl Session {
             probe: None,
             probed: Vec::new(),
             probe_hits: Vec::new(),
+            start,
+            races: None,
             window_steps: 0,
             sourcing: 0,
             layout: CodeLayout::default(),

@@ -92,3 +92,33 @@ fn bursts_find_what_single_steps_find() {
     }
     assert!(reported >= 4, "only {reported} reports compared");
 }
+
+/// `races` in the debugger (and `vdb batch --json`): the reports of the check with both
+/// accesses whole (step, thread, lane, work-item, instruction, read or write), and `goto`
+/// takes the session to either access's step, where that thread runs that instruction next.
+#[test]
+fn the_debugger_lists_races_and_goes_to_either_access() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-kernels/races/max_reduce/skl.launch.json");
+    let mut s = session(&path);
+    let reply = crate::harness::cmd(&mut s, "info races");
+    let races = reply.fields["races"].as_array().expect("races").clone();
+    assert!(!races.is_empty(), "{}", reply.text);
+    assert!(reply.text.contains("race on SLM of work-group 0"), "{}", reply.text);
+    for race in &races {
+        assert_eq!(race["memory"], "slm");
+        let accesses = race["accesses"].as_array().expect("accesses");
+        assert_eq!(accesses.len(), 2);
+        assert!(accesses.iter().any(|a| a["access"] == "write"), "{race}");
+        for a in accesses {
+            assert!(a["workitem"].is_string(), "{a}");
+            let step = a["step"].as_u64().expect("step");
+            crate::harness::cmd(&mut s, &format!("goto {step}"));
+            let thread = a["thread"].as_u64().expect("thread") as usize;
+            let pc = s.machine.threads[thread].control.pc;
+            assert_eq!(s.program.inst_text(pc).trim(), a["instruction"].as_str().expect("text"), "{a}");
+        }
+    }
+    // Asked again, the same reports (checked once).
+    assert_eq!(crate::harness::cmd(&mut s, "races").fields["races"].as_array().expect("races"), &races);
+}

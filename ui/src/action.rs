@@ -32,6 +32,8 @@ pub enum Action {
     Select,
     CycleFormat,
     Why,
+    /// The data races of the run, in an overlay: Enter goes to either access of a report.
+    Races,
     /// Cycle what the source pane shows: OpenCL source with the current line's vISA, the
     /// source alone, the vISA alone (gdb's `layout next`).
     Layout,
@@ -72,6 +74,7 @@ impl Action {
         ),
         (Action::CycleFormat, "cycle value format: natural, hex, signed, float"),
         (Action::Why, "why: where the selected operand (source pane, focused lane), register cell or memory byte's value came from"),
+        (Action::Races, "races: the run's data races, each with both accesses (Enter goes to one)"),
         (Action::Layout, "source pane: OpenCL source and vISA, source only, vISA only (layout next)"),
         (Action::Help, "this help"),
         (Action::Quit, "quit"),

@@ -66,16 +66,18 @@ pub struct Prompt {
 /// Lines of command output the log keeps (`info threads` on a large launch is thousands).
 pub const MAX_LOG_LINES: usize = 5000;
 
-/// The `why` overlay: a provenance tree, one row per value, and a cursor.
-pub struct WhyView {
+/// An overlay of rows, some of which name a step to go to, and a cursor: `why`'s provenance
+/// tree (one row per value), the race reports (two accesses each).
+pub struct JumpList {
     pub title: String,
-    pub rows: Vec<WhyRow>,
+    pub rows: Vec<JumpRow>,
     pub cursor: usize,
 }
 
-pub struct WhyRow {
+pub struct JumpRow {
     pub text: String,
-    /// The write the value came from: step, thread, lane.
+    /// Where Enter goes: a step, and the thread (and lane) about to make the write or access
+    /// the row shows.
     pub writer: Option<(u64, u32, u32)>,
 }
 
@@ -113,7 +115,7 @@ pub struct App {
     /// how far it is scrolled.
     pub help_text: Vec<String>,
     pub help_scroll: usize,
-    pub why: Option<WhyView>,
+    pub jumps: Option<JumpList>,
     pub status: String,
     /// GRF bytes of the focused thread before the last movement (to mark changed cells).
     pub before: Vec<u8>,
@@ -150,7 +152,7 @@ impl App {
             help: false,
             help_text: Vec::new(),
             help_scroll: 0,
-            why: None,
+            jumps: None,
             status: "start".into(),
             before,
             before_thread: ThreadId(0),
@@ -319,6 +321,7 @@ impl App {
                 self.help_scroll = (self.help_scroll as i64 + delta).max(0) as usize;
             }
             Action::Why => self.open_why(),
+            Action::Races => self.open_races(),
             Action::Quit => self.quit = true,
             Action::CycleFormat => {
                 self.format = match self.format {
@@ -544,27 +547,53 @@ impl App {
             .text
             .lines()
             .zip(writers)
-            .map(|(text, writer)| WhyRow { text: text.to_string(), writer })
+            .map(|(text, writer)| JumpRow { text: text.to_string(), writer })
             .collect();
-        self.why = Some(WhyView { title: format!("why {loc}"), rows, cursor: 0 });
+        self.jumps =
+            Some(JumpList { title: format!("why {loc} — Enter: go to the write"), rows, cursor: 0 });
     }
 
-    /// A key while the `why` overlay is open: move, go to the write of the row, or close.
-    pub fn why_key(&mut self, code: crossterm::event::KeyCode) {
+    /// The race reports as an overlay: a heading row per report, then its two accesses, each
+    /// a row that Enter goes to (the step where its thread is about to make it).
+    fn open_races(&mut self) {
+        self.push_log("(vdb) races");
+        let races = self.session.races().to_vec();
+        let (program, geometry) = (self.session.program.clone(), self.session.geometry.clone());
+        let mut rows = Vec::new();
+        for race in &races {
+            let mut lines =
+                race.render(&program, geometry.as_ref()).lines().map(str::to_string).collect::<Vec<_>>();
+            let second = lines.pop().unwrap_or_default();
+            let first = lines.pop().unwrap_or_default();
+            rows.push(JumpRow { text: lines.join(" "), writer: None });
+            for (text, a) in [(first, race.first), (second, race.second)] {
+                rows.push(JumpRow { text, writer: Some((a.step, a.thread, a.channel.unwrap_or(0))) });
+            }
+        }
+        if rows.is_empty() {
+            rows.push(JumpRow { text: "no data races in this run".to_string(), writer: None });
+        }
+        let title = format!("races: {} report(s) — Enter: go to the access", races.len());
+        // The cursor starts on the first access.
+        self.jumps = Some(JumpList { title, cursor: usize::from(rows.len() > 1), rows });
+    }
+
+    /// A key while an overlay of rows is open: move, go to the row's step, or close.
+    pub fn jump_key(&mut self, code: crossterm::event::KeyCode) {
         use crossterm::event::KeyCode;
-        let Some(view) = self.why.as_mut() else { return };
+        let Some(view) = self.jumps.as_mut() else { return };
         let last = view.rows.len().saturating_sub(1);
         match code {
             KeyCode::Up | KeyCode::Char('k') => view.cursor = view.cursor.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') => view.cursor = (view.cursor + 1).min(last),
             KeyCode::Enter => {
                 let writer = view.rows.get(view.cursor).and_then(|r| r.writer);
-                self.why = None;
+                self.jumps = None;
                 if let Some((step, thread, lane)) = writer {
                     self.go_to_write(step, thread, Some(lane));
                 }
             }
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('y') => self.why = None,
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('y') | KeyCode::Char('R') => self.jumps = None,
             _ => {}
         }
     }

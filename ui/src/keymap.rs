@@ -138,6 +138,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("enter", Action::Select),
     ("f", Action::CycleFormat),
     ("y", Action::Why),
+    ("R", Action::Races),
     ("a", Action::Layout),
     ("?", Action::Help),
     ("q", Action::Quit),

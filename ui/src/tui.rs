@@ -53,8 +53,8 @@ pub fn handle_key(app: &mut App, key: event::KeyEvent) {
         app.prompt_key(key);
         return;
     }
-    if app.why.is_some() {
-        app.why_key(key.code);
+    if app.jumps.is_some() {
+        app.jump_key(key.code);
         return;
     }
     if app.help && matches!(key.code, KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q')) {

@@ -46,7 +46,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .render(r, buf);
 }
 
-pub fn render_why(app: &App, view: &crate::app::WhyView, area: Rect, buf: &mut Buffer) {
+pub fn render_jumps(app: &App, view: &crate::app::JumpList, area: Rect, buf: &mut Buffer) {
     let theme = super::Theme { no_color: app.no_color };
     let w = area
         .width
@@ -69,6 +69,6 @@ pub fn render_why(app: &App, view: &crate::app::WhyView, area: Rect, buf: &mut B
         })
         .collect();
     Clear.render(r, buf);
-    let title = format!(" {} — Enter: go to the write, Esc closes ", view.title);
+    let title = format!(" {}, Esc closes ", view.title);
     Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)).render(r, buf);
 }

@@ -142,8 +142,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if app.help {
         help::render(app, area, buf);
     }
-    if let Some(view) = &app.why {
-        help::render_why(app, view, area, buf);
+    if let Some(view) = &app.jumps {
+        help::render_jumps(app, view, area, buf);
     }
 }
 

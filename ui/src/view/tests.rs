@@ -423,7 +423,7 @@ fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
         let cmd = vdb::session::parse("why out+0xb0 4").expect("p").expect("c");
         app.session.execute(&cmd).expect("why")
     };
-    let view = app.why.as_ref().expect("the overlay is open");
+    let view = app.jumps.as_ref().expect("the overlay is open");
     let texts: Vec<&str> = view.rows.iter().map(|r| r.text.as_str()).collect();
     assert_eq!(texts, expected.text.lines().collect::<Vec<_>>());
     assert!(view.rows.len() > 2, "{texts:?}");
@@ -431,15 +431,15 @@ fn why_overlay_lists_the_values_and_enter_goes_to_a_write() {
     assert!(text.contains("why out+0xb0 4 — Enter: go to the write"), "{text}");
     // Keys go to the overlay: down to the stored register, Enter goes to its write.
     key(&mut app, KeyCode::Down);
-    let (step, thread, lane) = app.why.as_ref().expect("open").rows[1].writer.expect("a write");
+    let (step, thread, lane) = app.jumps.as_ref().expect("open").rows[1].writer.expect("a write");
     key(&mut app, KeyCode::Enter);
-    assert!(app.why.is_none());
+    assert!(app.jumps.is_none());
     assert_eq!((app.session.now, app.session.focus.0, app.session.lane), (step, thread, lane));
     // Esc closes without moving.
     key(&mut app, KeyCode::Char('y'));
-    assert!(app.why.is_some(), "{:?}", app.log);
+    assert!(app.jumps.is_some(), "{:?}", app.log);
     key(&mut app, KeyCode::Esc);
-    assert!(app.why.is_none());
+    assert!(app.jumps.is_none());
     assert_eq!(app.session.now, step);
 }
 
@@ -475,18 +475,18 @@ fn y_in_the_source_pane_explains_the_selected_operand_for_the_focused_lane() {
     app.follow = true;
     app.operand = 1; // `mov (M1, 16) V0132(0,0)<1> V0119(0,0)<1;1,0>`: src0
     app.update(Action::Why);
-    let view = app.why.as_ref().unwrap_or_else(|| panic!("no overlay: {:?}", app.log));
-    assert_eq!(view.title, "why V0119(0,3) 4");
+    let view = app.jumps.as_ref().unwrap_or_else(|| panic!("no overlay: {:?}", app.log));
+    assert_eq!(view.title, "why V0119(0,3) 4 — Enter: go to the write");
     assert!(view.rows[0].text.starts_with("V0119(0,3) = "), "{}", view.rows[0].text);
     let (step, thread, lane) = view.rows[0].writer.expect("written before");
     assert!(step < app.session.now);
     assert_eq!((thread, lane), (app.session.focus.0, 3));
     // A selection that is no register operand (here, past the operands): the log says what to
     // select.
-    app.why = None;
+    app.jumps = None;
     app.operand = 5;
     app.update(Action::Why);
-    assert!(app.why.is_none());
+    assert!(app.jumps.is_none());
     assert!(app.log.last().is_some_and(|l| l.starts_with("y: select a register operand")), "{:?}", app.log);
 }
 
@@ -649,4 +649,30 @@ fn keys_break_on_source_lines_and_step_by_line_or_instruction() {
     app.update(Action::ReverseStepInstruction);
     assert_eq!(app.session.now, now);
     assert_eq!(app.source_cursor, 19, "the cursor follows the current source line");
+}
+
+/// `R` opens the race reports: a heading per report and its two accesses; Enter on an access
+/// goes to its step, focused on the thread and lane about to make it.
+#[test]
+fn races_overlay_goes_to_either_access() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key =
+        |app: &mut App, code: KeyCode| crate::tui::handle_key(app, KeyEvent::new(code, KeyModifiers::NONE));
+    let mut app = app_at("races/max_reduce/skl.launch.json");
+    key(&mut app, KeyCode::Char('R'));
+    let view = app.jumps.as_ref().unwrap_or_else(|| panic!("no overlay: {:?}", app.log));
+    assert!(view.rows[0].text.contains("race on SLM of work-group 0"), "{}", view.rows[0].text);
+    assert!(view.rows[0].writer.is_none());
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("— Enter: go to the access"), "{text}");
+    // The cursor starts on the first access; down to the second, Enter goes there.
+    key(&mut app, KeyCode::Down);
+    let (step, thread, lane) = app.jumps.as_ref().expect("open").rows[2].writer.expect("an access");
+    let expected = app.session.races()[0].second;
+    assert_eq!((step, thread, Some(lane)), (expected.step, expected.thread, expected.channel));
+    key(&mut app, KeyCode::Enter);
+    assert!(app.jumps.is_none());
+    assert_eq!((app.session.now, app.session.focus.0, app.session.lane), (step, thread, lane));
+    let pc = app.session.machine.thread(app.session.focus).control.pc;
+    assert_eq!(pc.0, expected.pc);
 }
