@@ -107,40 +107,40 @@ impl Race {
             Some(g) => format!("SLM of work-group {g} + {:#x}", self.addr),
             None => format!("global {:#x}", self.addr),
         };
-        let side = |a: &Access| {
-            let inst = program.inst(InstIdx(a.pc));
-            let who = match (a.channel, geometry) {
-                (Some(c), Some(g)) => match g.work_item(a.thread, c) {
-                    Some(w) => format!("lane {c}, work-item {}", w.text(g.shown_dims())),
-                    None => format!("lane {c}"),
-                },
-                (Some(c), None) => format!("lane {c}"),
-                (None, _) => "block message".to_string(),
-            };
-            let what = match (a.write, a.value) {
-                (true, Some(v)) => format!("writes {v:#04x}"),
-                (true, None) => "writes".to_string(),
-                (false, _) => "reads".to_string(),
-            };
-            let atomic = if a.atomic { " (atomic)" } else { "" };
-            let source = program
-                .lines
-                .at(InstIdx(a.pc))
-                .map_or(String::new(), |p| format!("{} ", program.lines.name(p)));
-            format!(
-                "    step {} thread {} {who}: {what}{atomic} at {source}(line {}) `{}`",
-                a.step,
-                a.thread,
-                inst.span.line,
-                program.inst_text(InstIdx(a.pc)).trim()
-            )
-        };
+        let side = |a: &Access| describe(a, program, geometry);
         format!(
             "{kind} race on {place} ({} {}):\n{}\n{}",
             self.count,
             if self.count == 1 { "pair" } else { "pairs" },
             side(&self.first),
             side(&self.second)
+        )
+    }
+}
+
+/// Reads of SLM that no access of the run wrote before (SLM starts undefined on the
+/// hardware: vdb's zeros are luck), grouped by instruction.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct UninitRead {
+    /// The first such read.
+    pub read: Access,
+    pub slm_group: u32,
+    /// Its first unwritten byte, an offset in the group's SLM.
+    pub addr: u64,
+    /// Reads by this instruction of unwritten bytes (a lane's read counted once).
+    pub count: u64,
+}
+
+impl UninitRead {
+    /// One paragraph for people, as [`Race::render`].
+    pub fn render(&self, program: &Program, geometry: Option<&NdGeometry>) -> String {
+        format!(
+            "read of uninitialised SLM of work-group {} + {:#x} ({} {}):\n{}",
+            self.slm_group,
+            self.addr,
+            self.count,
+            if self.count == 1 { "read" } else { "reads" },
+            describe(&self.read, program, geometry)
         )
     }
 }
@@ -166,6 +166,10 @@ struct Checker<'p> {
     by_pair: HashMap<(u32, u32, RaceKind, bool), usize>,
     /// The last pair counted (its bytes are one pair).
     last_pair: Option<(u64, Option<u32>, u64, Option<u32>)>,
+    uninit: Vec<UninitRead>,
+    uninit_by_pc: HashMap<u32, usize>,
+    /// The last read of unwritten SLM counted (step, channel: its bytes are one read).
+    last_uninit: Option<(u64, Option<u32>)>,
 }
 
 impl<'p> Checker<'p> {
@@ -191,6 +195,9 @@ impl<'p> Checker<'p> {
             races: Vec::new(),
             by_pair: HashMap::new(),
             last_pair: None,
+            uninit: Vec::new(),
+            uninit_by_pc: HashMap::new(),
+            last_uninit: None,
         }
     }
 
@@ -218,6 +225,7 @@ impl<'p> Checker<'p> {
         }
         self.lane = None;
         self.last_pair = None;
+        self.last_uninit = None;
     }
 
     fn report(&mut self, earlier: Access, later: Access, space: MemSpace, addr: u64) {
@@ -253,6 +261,22 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// A read of a byte of group `group`'s SLM that nothing wrote before.
+    fn uninitialised(&mut self, read: Access, group: u32, addr: u64) {
+        let who = (read.step, read.channel);
+        if self.last_uninit == Some(who) {
+            return;
+        }
+        self.last_uninit = Some(who);
+        match self.uninit_by_pc.get(&read.pc) {
+            Some(&i) => self.uninit[i].count += 1,
+            None => {
+                self.uninit_by_pc.insert(read.pc, self.uninit.len());
+                self.uninit.push(UninitRead { read, slm_group: group, addr, count: 1 });
+            }
+        }
+    }
+
     fn access(&mut self, space: MemSpace, addr: u64, new: Option<&[u8]>, len: u64) {
         let channel = self.lane.take().map(|l| l + self.offset);
         let write = new.is_some();
@@ -260,6 +284,9 @@ impl<'p> Checker<'p> {
             let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
             let at = addr + i;
             let byte = self.bytes.entry((space, at)).or_default().clone();
+            if let (false, None, MemSpace::Slm(group)) = (write, byte.write, space) {
+                self.uninitialised(access, group, at);
+            }
             let mut found = Vec::new();
             if let Some(w) = byte.write.filter(|w| w.races_with(&access, space)) {
                 found.push(w);
@@ -305,6 +332,8 @@ impl Observer for Checker<'_> {
 pub struct RaceRun {
     /// Grouped reports, in the order their first pair was found.
     pub races: Vec<Race>,
+    /// Reads of SLM bytes nothing wrote before in the run, one report per instruction.
+    pub uninit: Vec<UninitRead>,
     pub steps: u64,
     /// The fault that ended the run early, if one did.
     pub fault: Option<Fault>,
@@ -320,7 +349,7 @@ pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Sche
         let (start, start_sched) = (machine.clone(), sched.clone());
         let visible = |c: &mut Checker, m: &Machine, tid: ThreadId, step: u64| c.begin(m, tid, step);
         if run_bursts_observed(interp, machine, sched, &mut checker, visible).is_some() {
-            return RaceRun { races: checker.races, steps: sched.steps, fault: None };
+            return RaceRun { races: checker.races, uninit: checker.uninit, steps: sched.steps, fault: None };
         }
         (*machine, *sched) = (start, start_sched);
     }
@@ -347,5 +376,33 @@ pub fn check_races_stepwise(interp: &Interpreter, machine: &mut Machine, sched: 
             break Some(f);
         }
     };
-    RaceRun { races: checker.races, steps: sched.steps, fault }
+    RaceRun { races: checker.races, uninit: checker.uninit, steps: sched.steps, fault }
+}
+
+/// One access for people: step, thread, lane and work-item, what it did, where.
+fn describe(a: &Access, program: &Program, geometry: Option<&NdGeometry>) -> String {
+    let inst = program.inst(InstIdx(a.pc));
+    let who = match (a.channel, geometry) {
+        (Some(c), Some(g)) => match g.work_item(a.thread, c) {
+            Some(w) => format!("lane {c}, work-item {}", w.text(g.shown_dims())),
+            None => format!("lane {c}"),
+        },
+        (Some(c), None) => format!("lane {c}"),
+        (None, _) => "block message".to_string(),
+    };
+    let what = match (a.write, a.value) {
+        (true, Some(v)) => format!("writes {v:#04x}"),
+        (true, None) => "writes".to_string(),
+        (false, _) => "reads".to_string(),
+    };
+    let atomic = if a.atomic { " (atomic)" } else { "" };
+    let source =
+        program.lines.at(InstIdx(a.pc)).map_or(String::new(), |p| format!("{} ", program.lines.name(p)));
+    format!(
+        "    step {} thread {} {who}: {what}{atomic} at {source}(line {}) `{}`",
+        a.step,
+        a.thread,
+        inst.span.line,
+        program.inst_text(InstIdx(a.pc)).trim()
+    )
 }

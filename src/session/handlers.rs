@@ -1278,18 +1278,29 @@ impl Session {
     /// The data races of the run, checked once from step 0 under the session's schedule
     /// (`vdb::races`; the steps are the recording's).
     pub fn races(&mut self) -> &[crate::races::Race] {
-        if self.races.is_none() {
-            let (mut machine, mut sched) = (*self.start).clone();
-            let run = crate::races::check_races(&self.interp, &mut machine, &mut sched);
-            self.races = Some(run.races);
-        }
-        self.races.as_deref().unwrap_or_default()
+        &self.checked().0
+    }
+
+    /// The reads of SLM nothing wrote before in the run (from the same check as
+    /// [`Session::races`]).
+    pub fn uninit_reads(&mut self) -> &[crate::races::UninitRead] {
+        &self.checked().1
+    }
+
+    fn checked(&mut self) -> &(Vec<crate::races::Race>, Vec<crate::races::UninitRead>) {
+        let (interp, start) = (&self.interp, &self.start);
+        self.checked.get_or_insert_with(|| {
+            let (mut machine, mut sched) = (**start).clone();
+            let run = crate::races::check_races(interp, &mut machine, &mut sched);
+            (run.races, run.uninit)
+        })
     }
 
     /// `races` / `info races`: the data races of the run, checked once from step 0 under the
     /// session's schedule (`vdb::races`), each with both accesses (`goto` takes either step).
     fn races_reply(&mut self) -> Reply {
         let races = self.races().to_vec();
+        let uninit = self.uninit_reads().to_vec();
         let access = |a: &crate::races::Access| {
             let inst = self.program.inst(InstIdx(a.pc));
             let workitem =
@@ -1306,13 +1317,20 @@ impl Session {
                        "count": r.count, "accesses": [access(&r.first), access(&r.second)]})
             })
             .collect();
-        let mut text: Vec<String> =
-            races.iter().map(|r| r.render(&self.program, self.geometry.as_ref())).collect();
-        text.push(match races.len() {
-            0 => "no data races".to_string(),
-            n => format!("{n} race report(s); `goto STEP` goes to either access"),
+        let uninit_rows: Vec<Value> = uninit
+            .iter()
+            .map(|u| json!({"slm_group": u.slm_group, "addr": u.addr, "count": u.count, "read": access(&u.read)}))
+            .collect();
+        let geometry = self.geometry.as_ref();
+        let mut text: Vec<String> = races.iter().map(|r| r.render(&self.program, geometry)).collect();
+        text.extend(uninit.iter().map(|u| u.render(&self.program, geometry)));
+        text.push(match (races.len(), uninit.len()) {
+            (0, 0) => "no data races and no reads of uninitialised SLM".to_string(),
+            (r, u) => {
+                format!("{r} race report(s), {u} uninitialised-read report(s); `goto STEP` goes to an access")
+            }
         });
-        Reply::text(text.join("\n")).with("races", json!(rows))
+        Reply::text(text.join("\n")).with("races", json!(rows)).with("uninit_reads", json!(uninit_rows))
     }
 }
 

@@ -225,8 +225,9 @@ pub struct Session {
     probe_hits: Vec<u64>,
     /// The machine and scheduler at step 0 (the race check runs the launch again from them).
     start: Box<(Machine, Scheduler)>,
-    /// The race check's reports, once made (the run is deterministic).
-    races: Option<Vec<crate::races::Race>>,
+    /// The race check's reports (races, reads of unwritten SLM), once made (the run is
+    /// deterministic).
+    checked: Option<(Vec<crate::races::Race>, Vec<crate::races::UninitRead>)>,
     /// Steps recorded in burst windows (the rest were recorded one at a time).
     pub window_steps: u64,
     /// `source` files being run, innermost last (their nesting is bounded).
@@ -283,7 +284,7 @@ impl Session {
             probed: Vec::new(),
             probe_hits: Vec::new(),
             start,
-            races: None,
+            checked: None,
             window_steps: 0,
             sourcing: 0,
             layout: CodeLayout::default(),

@@ -1,6 +1,6 @@
 //! The race checker (`vdb::races`): the race-free sample kernels (reductions and scans with
 //! barriers, histograms and counters with atomics, transposes, sub-group shuffles) report
-//! nothing on every target; the local max-reduction with its barriers left out reports its
+//! no race and no read of uninitialised SLM on every target; the local max-reduction with its barriers left out reports its
 //! SLM races, each with two accesses by different work-items of one work-group, one of them a
 //! write, in one barrier interval, at steps the recording reaches with the same instructions.
 
@@ -35,6 +35,7 @@ fn race_free_samples_report_nothing() {
         let run = check(&path);
         assert!(run.fault.is_none(), "{name}: {:?}", run.fault);
         assert!(run.races.is_empty(), "{name}: {:#?}", run.races);
+        assert!(run.uninit.is_empty(), "{name}: {:#?}", run.uninit);
         checked += 1;
     }
     assert!(checked > 60, "only {checked} launches checked");

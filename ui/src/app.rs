@@ -554,7 +554,8 @@ impl App {
     }
 
     /// The race reports as an overlay: a heading row per report, then its two accesses, each
-    /// a row that Enter goes to (the step where its thread is about to make it).
+    /// a row that Enter goes to (the step where its thread is about to make it); then the
+    /// reads of uninitialised SLM, each with its first read.
     fn open_races(&mut self) {
         self.push_log("(vdb) races");
         let races = self.session.races().to_vec();
@@ -570,8 +571,21 @@ impl App {
                 rows.push(JumpRow { text, writer: Some((a.step, a.thread, a.channel.unwrap_or(0))) });
             }
         }
+        for read in self.session.uninit_reads().to_vec() {
+            let text = read.render(&program, geometry.as_ref());
+            let (heading, access) = text.split_once('\n').unwrap_or((&text, ""));
+            rows.push(JumpRow { text: heading.to_string(), writer: None });
+            let a = read.read;
+            rows.push(JumpRow {
+                text: access.to_string(),
+                writer: Some((a.step, a.thread, a.channel.unwrap_or(0))),
+            });
+        }
         if rows.is_empty() {
-            rows.push(JumpRow { text: "no data races in this run".to_string(), writer: None });
+            rows.push(JumpRow {
+                text: "no data races and no reads of uninitialised SLM".to_string(),
+                writer: None,
+            });
         }
         let title = format!("races: {} report(s) — Enter: go to the access", races.len());
         // The cursor starts on the first access.

@@ -373,7 +373,13 @@ fn outputs_under(
 
 /// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
 /// 1..=N; each seed that differs is named with what differs. Exit 1 if any differs.
-pub fn check_races(input: &LaunchInput, stats: bool) -> u8 {
+/// `vdb run --check races|uninit|all`.
+pub fn check_run(input: &LaunchInput, stats: bool, what: Option<&str>) -> u8 {
+    let (races, uninit) = match what {
+        Some("races") => (true, false),
+        Some("uninit") => (false, true),
+        _ => (true, true),
+    };
     let started = Instant::now();
     let mut launch = match input.load(None) {
         Ok(l) => l,
@@ -385,23 +391,33 @@ pub fn check_races(input: &LaunchInput, stats: bool) -> u8 {
     let interp = Interpreter::new(launch.program.clone());
     let run = vdb::races::check_races(&interp, &mut launch.machine, &mut launch.scheduler);
     let geometry = launch.geometry.as_ref();
-    for race in &run.races {
+    let (found_races, found_uninit) =
+        (if races { &run.races[..] } else { &[] }, if uninit { &run.uninit[..] } else { &[] });
+    for race in found_races {
         say!("{}", race.render(&launch.program, geometry));
     }
-    let pairs: u64 = run.races.iter().map(|r| r.count).sum();
+    for read in found_uninit {
+        say!("{}", read.render(&launch.program, geometry));
+    }
+    let pairs: u64 = found_races.iter().map(|r| r.count).sum();
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-    say!(
-        "{} race report(s) ({pairs} racing pairs of accesses) in {} instructions, checked in {wall_ms:.1} ms",
-        run.races.len(),
-        run.steps
-    );
+    let mut summary = Vec::new();
+    if races {
+        summary.push(format!("{} race report(s) ({pairs} racing pairs of accesses)", found_races.len()));
+    }
+    if uninit {
+        summary.push(format!("{} uninitialised-read report(s)", found_uninit.len()));
+    }
+    say!("{} in {} instructions, checked in {wall_ms:.1} ms", summary.join(", "), run.steps);
     if stats {
-        let line = serde_json::json!({
-            "steps": run.steps,
-            "races": run.races.len(),
-            "racing_pairs": pairs,
-            "wall_ms": wall_ms,
-        });
+        let mut line = serde_json::json!({ "steps": run.steps, "wall_ms": wall_ms });
+        if races {
+            line["races"] = found_races.len().into();
+            line["racing_pairs"] = pairs.into();
+        }
+        if uninit {
+            line["uninit_reads"] = found_uninit.len().into();
+        }
         say!("{line}");
     }
     if let Some(fault) = &run.fault {
@@ -409,7 +425,7 @@ pub fn check_races(input: &LaunchInput, stats: bool) -> u8 {
         eprintln!("  (the check covers the {} instructions before it)", run.steps);
         return EXIT_FAULT;
     }
-    if run.races.is_empty() {
+    if found_races.is_empty() && found_uninit.is_empty() {
         EXIT_OK
     } else {
         EXIT_DIAGNOSTICS

@@ -135,8 +135,9 @@ enum Command {
         schedules: Option<u64>,
         /// Check the run instead of writing its outputs: `races` lists the data races of SLM
         /// and global memory (grouped by pair of instructions, each with the steps of its
-        /// first pair; exit 1 if there are any).
-        #[arg(long, value_name = "WHAT", value_parser = ["races"])]
+        /// first pair), `uninit` the reads of SLM nothing wrote before, `all` both (exit 1 if
+        /// there are any).
+        #[arg(long, value_name = "WHAT", value_parser = ["races", "uninit", "all"])]
         check: Option<String>,
     },
     /// Run debugger commands from a script against a recorded run.
@@ -261,7 +262,7 @@ fn main() -> ExitCode {
                 .or(std::num::NonZeroUsize::new(commands::cores()))
                 .unwrap_or(std::num::NonZeroUsize::MIN);
             match (commands::resolve_input(&launch, &source), schedules) {
-                (Ok(input), _) if check.is_some() => commands::check_races(&input, stats),
+                (Ok(input), _) if check.is_some() => commands::check_run(&input, stats, check.as_deref()),
                 (Ok(input), Some(n)) => commands::compare_schedules(&input, n),
                 (Ok(input), None) => {
                     commands::run(&input, out.as_deref(), stats, record, jobs, cli.record_limit)

@@ -475,9 +475,10 @@ fn the_debugger_opens_a_cl_file() {
     assert!(screen.contains("typed_mix"), "{screen}");
 }
 
-/// `vdb run --check races` on kernels of the project's own (`tests/data/races/`): a
+/// `vdb run --check races|uninit|all` on kernels of the project's own (`tests/data/races/`): a
 /// write-write race between work-groups, two lanes of one scatter writing one element, SLM
-/// reads racing with other threads' writes without a barrier, and none with it. Each report
+/// reads racing with other threads' writes without a barrier, and none with it; reads of
+/// SLM nothing wrote. Each report
 /// names both accesses (steps, lanes, work-items, source lines), exit 1; `--stats` counts the
 /// reports.
 #[test]
@@ -528,6 +529,24 @@ fn race_checks_report_each_kind_of_race_and_none_past_a_barrier() {
     let r = check(&kernel("local_shift.cl"), &with_barrier);
     assert_eq!(r.code, 0, "{}{}", r.out, r.err);
     assert_eq!(stats(&r)["races"], 0, "{}", r.out);
+
+    // The second half of each group reads local memory only the first half wrote: no race
+    // (a barrier between), but reads of uninitialised SLM, one report per gather, each lane
+    // of both groups counted.
+    let mut args = vec!["run", "tests/data/races/uninit_slm.cl", "--check", "all", "--stats"];
+    args.extend_from_slice(&geometry);
+    let r = vdb(&args);
+    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+    assert_eq!(
+        (stats(&r)["races"].as_u64(), stats(&r)["uninit_reads"].as_u64()),
+        (Some(0), Some(2)),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("read of uninitialised SLM of work-group 0 + 0x80 (32 reads)"), "{}", r.out);
+    assert!(r.out.contains("work-item 32: reads at uninit_slm.cl:8"), "{}", r.out);
+    args[3] = "races";
+    assert_eq!(vdb(&args).code, 0);
 }
 
 /// Runs the debugger in a pseudo-terminal until `needle` shows, then quits; the screen.
