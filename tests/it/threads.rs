@@ -459,3 +459,33 @@ END:";
         fault.render(&program)
     );
 }
+
+/// A barrier that only some lanes of a thread reach stops a debugging session with the fault
+/// at the barrier; the recording stays: stepping back leaves the fault and undoes the steps
+/// before it, and stepping forward reaches the same fault again.
+#[test]
+fn a_divergent_barrier_stops_the_session_and_time_travel_goes_on() {
+    let decls = ".decl L v_type=G type=d num_elts=16 align=hword\n.decl R v_type=G type=d num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
+    let body = "    mov (M1, 16) L(0,0)<1> 0x9:d
+    mov (M1, 8) L(0,0)<1> 0x0:d
+    cmp.lt (M1, 16) P1 L(0,0)<1;1,0> 0x8:d
+    (P1) goto (M1, 16) SKIP
+    barrier
+SKIP:
+    mov (M1, 16) R(0,0)<1> 0x1:d";
+    let mut s = session_on_text("divergent_barrier", &kernel_text(decls, body, 16));
+    let stop = s.continue_forward();
+    let vdb::session::StopReason::Fault { message } = &stop else { panic!("{stop:?}") };
+    assert!(message.contains("barrier divergence"), "{message}");
+    let (at_fault, hash) = (s.now, s.machine.state_hash());
+    let pc = s.machine.threads[0].control.pc;
+    assert_eq!(s.program.inst_text(pc).trim(), "barrier");
+    crate::harness::cmd(&mut s, "rstep");
+    assert!(s.now < at_fault);
+    assert_ne!(s.machine.state_hash(), hash);
+    crate::harness::cmd(&mut s, "goto 0");
+    assert_eq!(s.now, 0);
+    let again = s.continue_forward();
+    assert_eq!(again, stop);
+    assert_eq!((s.now, s.machine.state_hash()), (at_fault, hash));
+}
