@@ -3,10 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
-use super::frontier::INTERRUPT_CHECK;
-use std::collections::HashMap;
-
 use super::expr::{Condition, RegionRef};
+use super::frontier::INTERRUPT_CHECK;
 use super::workitems::condition_lane;
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::exec::PcSet;
@@ -522,7 +520,8 @@ impl Session {
         let (program, geometry, lane) = (self.program.clone(), self.geometry.clone(), self.lane);
         // Comparisons resolved once per breakpoint, unit and SIMD width (by name, they are
         // a search of the unit's variables).
-        let mut resolved: HashMap<(usize, UnitId, u32), Option<(RegionRef, f64)>> = HashMap::new();
+        // (A few entries: a list searched in order costs less than hashing at every test.)
+        let mut resolved: Vec<(ResolvedKey, Option<(RegionRef, f64)>)> = Vec::new();
         let test = move |machine: &Machine, thread: ThreadId, pc: InstIdx| {
             let Some(state) = machine.threads.get(thread.0 as usize) else { return false };
             let unit = program.inst(pc).unit;
@@ -530,11 +529,17 @@ impl Session {
                 pcs.contains(&pc)
                     && match cond {
                         None => true,
-                        Some(Condition::Compare(c)) => resolved
-                            .entry((i, unit, state.simd))
-                            .or_insert_with(|| c.resolve(&program, unit, state.simd).ok())
-                            .as_ref()
-                            .is_some_and(|(r, rhs)| c.holds(r, *rhs, state, lane)),
+                        Some(Condition::Compare(c)) => {
+                            let key = (i, unit, state.simd);
+                            let at = match resolved.iter().position(|(k, _)| *k == key) {
+                                Some(at) => at,
+                                None => {
+                                    resolved.push((key, c.resolve(&program, unit, state.simd).ok()));
+                                    resolved.len() - 1
+                                }
+                            };
+                            resolved[at].1.as_ref().is_some_and(|(r, rhs)| c.holds(r, *rhs, state, lane))
+                        }
                         Some(c) => {
                             condition_lane(&program, geometry.as_ref(), lane, machine, c, thread.0, pc.0)
                                 .is_some()
@@ -589,9 +594,16 @@ impl Session {
                 }
             }
             stretch = (stretch * 2).min(1 << 20);
-            // The machine is at the end of what was recorded: the search seeks back into it.
-            self.recorder.seek(&mut self.machine, self.now, from);
-            self.now = from;
+            // The machine is at the end of what was recorded: the search below seeks back
+            // into it only to a step it has to check.
+            let recorded = self.recorder.len();
+            if let Some(stop) = self.first_stop(from, recorded, start) {
+                return stop;
+            }
+            count += recorded - from;
+            if self.interrupted_after(&mut count) {
+                return StopReason::Interrupted;
+            }
         }
     }
 
@@ -606,7 +618,7 @@ impl Session {
     }
 
     /// The first stop of a `continue` among the recorded steps `[from, to)`, the machine at
-    /// `from`: a breakpoint before a step (not the step at `start`, where the `continue`
+    /// any time: a breakpoint before a step (not the step at `start`, where the `continue`
     /// began), or a write watchpoint after one. Without one, moves to `to`.
     fn first_stop(&mut self, from: u64, to: u64, start: u64) -> Option<StopReason> {
         // Candidates as (step, 0 for a breakpoint before it or 1 for a watchpoint after it),
@@ -765,3 +777,6 @@ impl Session {
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// A breakpoint's comparison resolved for: the breakpoint's index, the unit, the SIMD width.
+type ResolvedKey = (usize, UnitId, u32);
