@@ -7,7 +7,8 @@ use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
 use crate::isa::{
-    CondMod, DataType, DirectOperand, ExecMask, Opcode, Operand, PredId, Predicate, Region, SrcMod, SubOp,
+    CondMod, DataType, DirectOperand, ExecMask, IndirectOperand, Opcode, Operand, PredId, Predicate, Region,
+    SrcMod, SubOp,
 };
 use crate::program::Inst;
 
@@ -22,6 +23,9 @@ pub enum FastSrc {
         ty: DataType,
         modifier: SrcMod,
     },
+    /// Through an address register: each lane's address checked as the general path checks
+    /// it (`Ctx::indirect_address`).
+    Indirect(Box<IndirectOperand>),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -88,6 +92,7 @@ fn fast_src(op: &Operand) -> Option<FastSrc> {
         Operand::Direct(DirectOperand { base, region, ty, modifier, is_null: false, .. }) if int_ty(*ty) => {
             Some(FastSrc::Reg { base: *base, region: *region, ty: *ty, modifier: *modifier })
         }
+        Operand::Indirect(ind) if int_ty(ind.ty) => Some(FastSrc::Indirect(Box::new(ind.clone()))),
         _ => None,
     }
 }
@@ -95,6 +100,7 @@ fn fast_src(op: &Operand) -> Option<FastSrc> {
 fn src_ty(s: &FastSrc) -> DataType {
     match s {
         FastSrc::Imm(_, ty) | FastSrc::Reg { ty, .. } => *ty,
+        FastSrc::Indirect(ind) => ind.ty,
     }
 }
 
@@ -133,6 +139,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     let dst_ty = match (&ops[0], kind) {
         (Operand::Pred(_), FastKind::Cmp(_)) => DataType::Bool,
         (Operand::Direct(d), _) if int_ty(d.ty) => d.ty,
+        (Operand::Indirect(i), _) if int_ty(i.ty) => i.ty,
         _ => return None,
     };
     let a = fast_src(&ops[1])?;
@@ -182,9 +189,18 @@ fn compare(n: usize, a: &[i64; 32], b: &[i64; 32], f: impl Fn(i64, i64) -> bool)
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    fn fast_read(&self, src: &FastSrc, n: u32, out: &mut [i64; 32]) -> Result<(), FaultKind> {
+    /// Lanes `0..n` of source `src`, operand `index` of the instruction.
+    fn fast_read(&self, src: &FastSrc, index: usize, n: u32, out: &mut [i64; 32]) -> Result<(), FaultKind> {
         match src {
             FastSrc::Imm(v, _) => out[..n as usize].fill(*v),
+            FastSrc::Indirect(ind) => {
+                let size = ind.ty.size();
+                for (lane, o) in out.iter_mut().enumerate().take(n as usize) {
+                    let at = self.indirect_address(ind, index, lane as u32)?;
+                    let v = sign_extend(ind.ty, super::operand::load_le(self.grf(at, size)?, size));
+                    *o = apply_mod(ind.ty, ind.modifier, v);
+                }
+            }
             FastSrc::Reg { base, region, ty, modifier } => {
                 let size = ty.size();
                 let last = region.element(n.saturating_sub(1)) * size;
@@ -239,11 +255,11 @@ impl<O: Observer> Ctx<'_, O> {
         let n = inst.exec.size;
         let mut a = [0i64; 32];
         let mut b = [0i64; 32];
-        self.fast_read(&f.srcs[0], n, &mut a)?;
-        self.fast_read(&f.srcs[1], n, &mut b)?;
+        self.fast_read(&f.srcs[0], 1, n, &mut a)?;
+        self.fast_read(&f.srcs[1], 2, n, &mut b)?;
         let mut c = [0i64; 32];
         if f.kind == FastKind::Mad {
-            self.fast_read(&f.srcs[2], n, &mut c)?;
+            self.fast_read(&f.srcs[2], 3, n, &mut c)?;
         }
         let src_bits = f.src0_ty.bits();
         let width_mask = if src_bits >= 64 { u64::MAX } else { (1u64 << src_bits) - 1 };

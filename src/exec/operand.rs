@@ -77,7 +77,12 @@ pub fn indirect_lane(ind: &IndirectOperand, lane: u32) -> (u32, u32) {
 impl<O: Observer> Ctx<'_, O> {
     /// GRF byte address of lane `lane` of an indirect operand, checked against the variable
     /// the address points into and the type alignment.
-    fn indirect_address(&self, ind: &IndirectOperand, index: usize, lane: u32) -> Result<u32, FaultKind> {
+    pub(super) fn indirect_address(
+        &self,
+        ind: &IndirectOperand,
+        index: usize,
+        lane: u32,
+    ) -> Result<u32, FaultKind> {
         let (row_elem, element) = indirect_lane(ind, lane);
         let var = self.program.addr(ind.addr);
         let elem = ind.addr_elem + row_elem;

@@ -116,6 +116,14 @@ fn run_filled(
     let program = Arc::new(parse(text));
     let mut thread = ThreadState::new(&program, 32, mask);
     let mut s = seed;
+    if let Some(id) = program.var_id(UnitId(0), "O") {
+        // Byte offsets for address registers: multiples of 8 below 384, so that most
+        // indirect reads land inside A and a few run past it (both paths must fault alike).
+        let v = program.var(id);
+        for o in thread.grf[v.offset as usize..(v.offset + v.size) as usize].chunks_exact_mut(2) {
+            o.copy_from_slice(&(((lcg(&mut s) % 48) * 8) as u16).to_le_bytes());
+        }
+    }
     for name in ["A", "B", "R"] {
         let v = program.var(program.var_id(UnitId(0), name).expect("var"));
         let bytes = &mut thread.grf[v.offset as usize..(v.offset + v.size) as usize];
@@ -385,4 +393,48 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
     }
     // Nearly every case must take the f32 tier, or the test compares the general ALU with itself.
     assert!(float_tier * 10 > cases * 9, "{float_tier} of {cases} cases took the f32 tier");
+}
+
+/// Sources through address registers (one address per lane, `<1,0>`, or one address and a
+/// region, `<1;1,0>`) in every integer fast op, every integer type, with modifiers: the fast
+/// tier and the general ALU read the same elements and fault alike on addresses past the
+/// variable.
+#[test]
+fn generated_indirect_sources_agree_on_fast_and_general_paths() {
+    const OPS: [&str; 10] = ["mov", "add", "mul", "and", "xor", "shl", "min", "max", "cmp.lt", "sel"];
+    let mut s = 0x1d1_u64;
+    let (mut fast_tier, mut faults) = (0, 0);
+    for case in 0..1500u32 {
+        let op = OPS[case as usize % OPS.len()];
+        let [ta, tb, td] = [0, 0, 0].map(|_| TYPES[(lcg(&mut s) % TYPES.len() as u64) as usize]);
+        let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
+        let region = if lcg(&mut s).is_multiple_of(2) { "<1,0>" } else { "<1;1,0>" };
+        let modifier = match (lcg(&mut s) % 4, op) {
+            (0, "mov" | "add" | "mul" | "min" | "max" | "cmp.lt" | "sel") => "(-)",
+            (1, "and" | "xor") => "(~)",
+            _ => "",
+        };
+        let src0 = format!("{modifier}r[A0(0),{}]{region}:{ta}", 8 * (lcg(&mut s) % 3));
+        let srcs = if op == "mov" { src0 } else { format!("{src0} B(0,0)<1;1,0>") };
+        let dst = if op.starts_with("cmp") { "P1" } else { "R(0,0)<1>" };
+        let pred = if op == "sel" { "(P0) " } else { "" };
+        let body = format!(
+            "    addr_add (M1, {size}) A0(0)<1> &A O(0,0)<1;1,0>\n    {pred}{op} (M1, {size}) {dst} {srcs}"
+        );
+        let decls = format!(
+            ".decl A v_type=G type={ta} num_elts=128 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
+        let seed = lcg(&mut s);
+        let (fast, tier) = run_filled(&text, seed, u32::MAX, true, Fill::Integers, 1);
+        let (general, _) = run_filled(&text, seed, u32::MAX, false, Fill::Integers, 1);
+        assert_eq!(
+            fast, general,
+            "fast ({tier:?}) and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td})"
+        );
+        fast_tier += usize::from(tier == vdb::exec::Tier::Fast);
+        faults += usize::from(fast.is_err());
+    }
+    assert!(fast_tier > 1200, "only {fast_tier} cases took the fast tier");
+    assert!(faults > 20 && faults < 700, "{faults} cases faulted");
 }
