@@ -607,6 +607,11 @@ impl Session {
         }
     }
 
+    /// The instructions of the enabled breakpoints.
+    fn breakpoint_pcs(&self) -> PcSet {
+        PcSet::new(self.breakpoints.iter().filter(|b| b.enabled).flat_map(|b| b.pcs.iter().map(|p| p.0)))
+    }
+
     /// True (to stop) when the interrupt flag is set or the progress callback asks to, looked at
     /// each time `count` passes a multiple of [`INTERRUPT_CHECK`] (then reset below it).
     fn interrupted_after(&mut self, count: &mut u64) -> bool {
@@ -624,8 +629,7 @@ impl Session {
         // Candidates as (step, 0 for a breakpoint before it or 1 for a watchpoint after it),
         // in the order they would be met.
         let mut candidates: Vec<(u64, u8)> = Vec::new();
-        let pcs: std::collections::HashSet<u32> =
-            self.breakpoints.iter().filter(|b| b.enabled).flat_map(|b| b.pcs.iter().map(|p| p.0)).collect();
+        let pcs = self.breakpoint_pcs();
         if !pcs.is_empty() {
             let trace = &self.recorder.trace;
             let first = from.max(start + 1);
@@ -640,8 +644,7 @@ impl Session {
                 if b <= at {
                     continue;
                 }
-                candidates
-                    .extend((at..a.clamp(at, to)).filter(|&s| pcs.contains(&trace.at(s).pc)).map(|s| (s, 0)));
+                candidates.extend(trace.steps_at(&pcs, at, a.clamp(at, to)).into_iter().map(|s| (s, 0)));
                 at = b.max(at);
                 if at >= to {
                     break;
@@ -750,8 +753,60 @@ impl Session {
         hit
     }
 
-    /// Reverse continue to the previous breakpoint or watchpoint hit.
+    /// Reverse continue to the previous breakpoint or watchpoint hit: the recording is
+    /// searched backwards as `continue` searches it forwards (breakpoint candidates by their
+    /// instructions, watched writes from the indexes), each candidate checked at its time,
+    /// the latest first. Read and access watchpoints are checked step by step.
     pub fn continue_backward(&mut self) -> StopReason {
+        if self.watchpoints.iter().any(|w| w.enabled && w.kind != WatchKind::Write) {
+            return self.continue_backward_stepwise();
+        }
+        let to = self.now;
+        // (step, 0 for a watchpoint, 1 for a breakpoint): going back, a step's write is met
+        // before the breakpoint at its instruction (the old loop's order).
+        let mut candidates: Vec<(u64, u8)> = Vec::new();
+        for w in self.watchpoints.iter().filter(|w| w.enabled) {
+            let trace = &self.recorder.trace;
+            let steps = match &w.target {
+                WatchTarget::Memory { space, addr, len } => trace.mem_write_steps(*space, *addr, *len, 0, to),
+                WatchTarget::Register { thread, ranges, .. } => ranges
+                    .iter()
+                    .flat_map(|&(lo, hi)| trace.grf_write_steps(*thread, lo, hi - lo, 0, to))
+                    .collect(),
+            };
+            candidates.extend(steps.into_iter().map(|s| (s, 0)));
+        }
+        let pcs = self.breakpoint_pcs();
+        if !pcs.is_empty() {
+            candidates.extend(self.recorder.trace.steps_at(&pcs, 0, to).into_iter().map(|s| (s, 1)));
+        }
+        // Latest step first; at one step, the watchpoint first.
+        candidates.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        candidates.dedup();
+        for (step, kind) in candidates {
+            self.recorder.seek(&mut self.machine, self.now, step);
+            self.now = step;
+            if kind == 0 {
+                if let Some(hit) = self.watch_hit(step, false) {
+                    self.focus_hit(hit.thread, &hit.lanes);
+                    return StopReason::Watchpoint(hit);
+                }
+            } else {
+                let rec = self.recorder.trace.at(step);
+                if let Some(id) = self.breakpoint_at(rec.thread, rec.pc) {
+                    self.focus_breakpoint(rec.thread);
+                    return StopReason::Breakpoint { id };
+                }
+            }
+        }
+        self.recorder.seek(&mut self.machine, self.now, 0);
+        self.now = 0;
+        StopReason::Start
+    }
+
+    /// Reverse continue one step at a time, each checked as it is undone: for read and access
+    /// watchpoints, and the reference the tests hold [`Session::continue_backward`] to.
+    pub fn continue_backward_stepwise(&mut self) -> StopReason {
         let mut count = 0u64;
         loop {
             let Some(rec) = self.backward() else { return StopReason::Start };

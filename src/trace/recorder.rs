@@ -788,6 +788,24 @@ impl Trace {
         )
     }
 
+    /// Steps in `[from, to)` whose instruction is one of `pcs`, in step order: the pc column
+    /// read slot by slot (a lookup of each step's slot would cost more than the scan).
+    pub fn steps_at(&self, pcs: &crate::exec::PcSet, from: u64, to: u64) -> Vec<u64> {
+        let mut steps = Vec::new();
+        for part in self.parts.iter().filter(|p| p.start < to && from < p.end()) {
+            let (a, b) = (from.max(part.start) - part.start, to.min(part.end()) - part.start);
+            for slots in part.layout.ranges(a, b) {
+                for slot in slots {
+                    if pcs.contains(part.steps.pc_at(slot)) {
+                        steps.push(part.start + part.layout.step(slot));
+                    }
+                }
+            }
+        }
+        steps.sort_unstable();
+        steps
+    }
+
     /// Steps in `[from, to)` that wrote memory `[addr, addr+len)` or a byte of its 64-byte
     /// lines, oldest first (from the memory index: a superset that the caller checks step by
     /// step).

@@ -130,6 +130,12 @@ impl Steps {
         StepRecord { thread, pc: self.pc.get(i), chen: self.chen.get(i), log: self.log_len(i as u64) | flag }
     }
 
+    /// The instruction of the step in slot `i`.
+    #[inline]
+    pub fn pc_at(&self, i: u64) -> u32 {
+        self.pc.get(i as usize)
+    }
+
     /// The thread of the `k`-th step appended by [`Steps::push`].
     #[inline]
     pub fn pushed_thread(&self, k: u64) -> u32 {

@@ -4,7 +4,8 @@
 //! barriers, atomics, divergence and several work-groups, for breakpoints with and without
 //! conditions (`workitem ==`, comparisons), `tbreak`, `ignore`, and memory and register
 //! watchpoints with and without value conditions, continued from the start, from a stop and
-//! from a point in the recorded past.
+//! from a point in the recorded past; and reverse continue stops where undoing one step at a
+//! time and checking each stops.
 
 use std::path::Path;
 
@@ -81,7 +82,19 @@ fn continue_stops_where_checking_each_step_stops() {
                     stops += 1;
                 }
             }
+            // And backwards: reverse continue searches the recording the same way.
+            for round in 0..5 {
+                let (a, b) = (fast.continue_backward(), each.continue_backward_stepwise());
+                assert_eq!(place(&fast, &a), place(&each, &b), "{name}: {setup:?}, rcontinue {round}");
+                assert_eq!(fast.machine.state_hash(), each.machine.state_hash(), "{name}: {setup:?}");
+                if matches!(
+                    a,
+                    vdb::session::StopReason::Breakpoint { .. } | vdb::session::StopReason::Watchpoint(_)
+                ) {
+                    stops += 1;
+                }
+            }
         }
     }
-    assert!(stops > 60, "only {stops} stops compared");
+    assert!(stops > 90, "only {stops} stops compared");
 }
