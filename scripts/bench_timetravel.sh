@@ -9,18 +9,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 N=65536
-python3 - "$TMP/in.bin" "$N" <<'PY'
-import random, struct, sys
-rng = random.Random(65536)
-n = int(sys.argv[2])
-open(sys.argv[1], "wb").write(struct.pack("<%dI" % n, *[rng.randint(1, 100000) for _ in range(n)]))
-PY
-mkdir -p "$TMP/skl" && cp "$ROOT/sample-kernels/opencl/collatz/skl/"* "$TMP/skl/"
-cat > "$TMP/launch.json" <<JSON
-{ "kernel": "skl/collatz.simd16.visaasm", "zebin": "skl/collatz.zebin",
-  "global_size": [$N, 1, 1], "local_size": [64, 1, 1],
-  "args": [ { "index": 0, "buffer": "in.bin" }, { "index": 1, "size": $((N * 4)), "output": "out/steps.bin" } ] }
-JSON
+. "$ROOT/scripts/lib/collatz_launch.sh"
+make_collatz_launch "$TMP" "$N"
 (cd "$ROOT" && cargo build --release -q -p vdb-ui)
 echo "== recording, goto, reverse step, last-write"
 "$ROOT/target/release/vdb" bench-record "$TMP/launch.json"

@@ -74,7 +74,8 @@ fn int_ty(ty: DataType) -> bool {
     )
 }
 
-fn sign_extend(ty: DataType, bits: u64) -> i64 {
+/// Raw `bits` of an integer type extended to i64 by the type (q and uq as they are).
+pub(super) fn sign_extend(ty: DataType, bits: u64) -> i64 {
     match ty {
         DataType::B => bits as u8 as i8 as i64,
         DataType::Ub => bits as u8 as i64,

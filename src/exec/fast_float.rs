@@ -121,19 +121,6 @@ fn result(v: f32, sat: bool, keep: bool) -> u32 {
     }
 }
 
-/// A 32-bit-or-narrower integer element of `ty` extended to i64.
-#[inline(always)]
-fn int_value(ty: DataType, raw: u32) -> i64 {
-    match ty {
-        DataType::B => raw as u8 as i8 as i64,
-        DataType::Ub => raw as u8 as i64,
-        DataType::W => raw as u16 as i16 as i64,
-        DataType::Uw => raw as u16 as i64,
-        DataType::D => raw as i32 as i64,
-        _ => raw as i64,
-    }
-}
-
 fn small_int(ty: DataType) -> bool {
     matches!(ty, DataType::B | DataType::Ub | DataType::W | DataType::Uw | DataType::D | DataType::Ud)
 }
@@ -408,7 +395,7 @@ impl<O: Observer> Ctx<'_, O> {
         match op.kind {
             K::FromInt(ty) => {
                 for (o, &x) in r.iter_mut().zip(&raw[0]).take(n) {
-                    let v = int_value(ty, x);
+                    let v = super::fast::sign_extend(ty, x as u64);
                     let v = match mods[0] {
                         SrcMod::Neg => -v,
                         SrcMod::Abs => v.abs(),
