@@ -607,6 +607,26 @@ impl Session {
         }
     }
 
+    /// The recorded steps in `[from, to)` that may write what an enabled write watchpoint
+    /// watches, from the memory and register indexes (a superset: each is checked at its time).
+    fn watched_writes(&self, from: u64, to: u64) -> Vec<u64> {
+        let trace = &self.recorder.trace;
+        let mut steps = Vec::new();
+        for w in self.watchpoints.iter().filter(|w| w.enabled) {
+            match &w.target {
+                WatchTarget::Memory { space, addr, len } => {
+                    steps.extend(trace.mem_write_steps(*space, *addr, *len, from, to))
+                }
+                WatchTarget::Register { thread, ranges, .. } => {
+                    for &(lo, hi) in ranges {
+                        steps.extend(trace.grf_write_steps(*thread, lo, hi - lo, from, to));
+                    }
+                }
+            }
+        }
+        steps
+    }
+
     /// The instructions of the enabled breakpoints.
     fn breakpoint_pcs(&self) -> PcSet {
         PcSet::new(self.breakpoints.iter().filter(|b| b.enabled).flat_map(|b| b.pcs.iter().map(|p| p.0)))
@@ -651,22 +671,13 @@ impl Session {
                 }
             }
         }
-        for w in self.watchpoints.iter().filter(|w| w.enabled) {
-            let trace = &self.recorder.trace;
-            let steps = match &w.target {
-                WatchTarget::Memory { space, addr, len } => {
-                    trace.mem_write_steps(*space, *addr, *len, from, to)
-                }
-                WatchTarget::Register { thread, ranges, .. } => ranges
-                    .iter()
-                    .flat_map(|&(lo, hi)| trace.grf_write_steps(*thread, lo, hi - lo, from, to))
-                    .collect(),
-            };
-            candidates.extend(steps.into_iter().map(|s| (s, 1)));
-        }
+        candidates.extend(self.watched_writes(from, to).into_iter().map(|s| (s, 1)));
         candidates.sort_unstable();
         candidates.dedup();
-        for (step, kind) in candidates {
+        for (i, (step, kind)) in candidates.into_iter().enumerate() {
+            if i % 4096 == 4095 && self.poll_interrupt() {
+                return Some(StopReason::Interrupted);
+            }
             let at = step + u64::from(kind);
             self.recorder.seek(&mut self.machine, self.now, at);
             self.now = at;
@@ -765,17 +776,7 @@ impl Session {
         // (step, 0 for a watchpoint, 1 for a breakpoint): going back, a step's write is met
         // before the breakpoint at its instruction (the old loop's order).
         let mut candidates: Vec<(u64, u8)> = Vec::new();
-        for w in self.watchpoints.iter().filter(|w| w.enabled) {
-            let trace = &self.recorder.trace;
-            let steps = match &w.target {
-                WatchTarget::Memory { space, addr, len } => trace.mem_write_steps(*space, *addr, *len, 0, to),
-                WatchTarget::Register { thread, ranges, .. } => ranges
-                    .iter()
-                    .flat_map(|&(lo, hi)| trace.grf_write_steps(*thread, lo, hi - lo, 0, to))
-                    .collect(),
-            };
-            candidates.extend(steps.into_iter().map(|s| (s, 0)));
-        }
+        candidates.extend(self.watched_writes(0, to).into_iter().map(|s| (s, 0)));
         let pcs = self.breakpoint_pcs();
         if !pcs.is_empty() {
             candidates.extend(self.recorder.trace.steps_at(&pcs, 0, to).into_iter().map(|s| (s, 1)));
@@ -783,7 +784,10 @@ impl Session {
         // Latest step first; at one step, the watchpoint first.
         candidates.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         candidates.dedup();
-        for (step, kind) in candidates {
+        for (i, (step, kind)) in candidates.into_iter().enumerate() {
+            if i % 4096 == 4095 && self.poll_interrupt() {
+                return StopReason::Interrupted;
+            }
             self.recorder.seek(&mut self.machine, self.now, step);
             self.now = step;
             if kind == 0 {
