@@ -60,6 +60,9 @@ fn continue_stops_where_checking_each_step_stops() {
                 ],
             };
             let (mut fast, mut each) = (session(&path), session(&path));
+            // Every other case records ahead step by step, as under a schedule other than
+            // round-robin (no windows, so no probe either).
+            fast.window_recording = case % 2 == 0;
             for s in [&mut fast, &mut each] {
                 for line in &setup {
                     cmd(s, line);
@@ -97,4 +100,26 @@ fn continue_stops_where_checking_each_step_stops() {
         }
     }
     assert!(stops > 90, "only {stops} stops compared");
+}
+
+/// `goto` past the recorded end records in burst windows (up to a window past the target)
+/// and lands on the state recording step by step reaches, and the same steps after it.
+#[test]
+fn goto_past_the_end_lands_where_single_steps_do() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl");
+    for name in ["collatz", "slm_reduce", "local_scan"] {
+        let path = root.join(name).join("skl.launch.json");
+        let (mut windows, mut single) = (session(&path), session(&path));
+        single.window_recording = false;
+        for target in [1u64, 700, 5000, 2500, 9000] {
+            let (a, b) = (windows.goto(target), single.goto(target));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}: goto {target}");
+            assert_eq!(
+                (windows.now, windows.machine.state_hash()),
+                (single.now, single.machine.state_hash()),
+                "{name}: goto {target}"
+            );
+        }
+        assert!(windows.window_steps > 0, "{name}: no window ran");
+    }
 }
