@@ -25,8 +25,8 @@ use crate::program::Program;
 pub struct Access {
     pub step: u64,
     pub thread: u32,
-    /// The thread's channel (an instruction's lane plus its mask offset); None for a block
-    /// message's access, which belongs to the sub-group as a whole.
+    /// The thread's channel (an instruction's lane plus its mask offset; for a block
+    /// message, the lane its dword belongs to).
     pub channel: Option<u32>,
     pub pc: u32,
     pub write: bool,
@@ -159,6 +159,8 @@ struct Checker<'p> {
     now: Access,
     offset: u32,
     lane: Option<u32>,
+    /// The SIMD width of the thread being run.
+    simd: u32,
     /// Barriers each thread has passed.
     epochs: HashMap<u32, u32>,
     bytes: HashMap<(MemSpace, u64), Byte>,
@@ -190,6 +192,7 @@ impl<'p> Checker<'p> {
             now: blank,
             offset: 0,
             lane: None,
+            simd: 1,
             epochs: HashMap::new(),
             bytes: HashMap::new(),
             races: Vec::new(),
@@ -205,6 +208,7 @@ impl<'p> Checker<'p> {
     fn begin(&mut self, machine: &Machine, tid: ThreadId, step: u64) {
         let t = machine.thread(tid);
         let (pc, group) = (t.control.pc, t.group);
+        self.simd = t.simd;
         let inst = self.program.insts.get(pc.0 as usize);
         self.offset = inst.map_or(0, |i| i.exec.offset);
         let epoch = self.epochs.entry(tid.0).or_default();
@@ -281,6 +285,9 @@ impl<'p> Checker<'p> {
         let channel = self.lane.take().map(|l| l + self.offset);
         let write = new.is_some();
         for i in 0..len {
+            // A block message names no lane: as the sub-group block reads and writes define
+            // it, its dword k is lane k's (modulo the SIMD width).
+            let channel = channel.or(Some((i / 4) as u32 % self.simd.max(1)));
             let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
             let at = addr + i;
             let byte = self.bytes.entry((space, at)).or_default().clone();

@@ -123,3 +123,55 @@ fn the_debugger_lists_races_and_goes_to_either_access() {
     // Asked again, the same reports (checked once).
     assert_eq!(crate::harness::cmd(&mut s, "races").fields["races"].as_array().expect("races"), &races);
 }
+
+/// A block message names no lane: its dword k is lane k's (sub-group block writes). Two
+/// threads of one work-group storing one block to the same address race dword by dword,
+/// each access named with its lane; the same stores a barrier apart do not race.
+#[test]
+fn block_writes_race_per_lane() {
+    use vdb::machine::{Machine, Shared, ThreadId, ThreadState};
+    let decls = ".decl B v_type=G type=uq num_elts=1 align=qword\n.decl S v_type=G type=ud num_elts=16 align=GRF\n.decl X v_type=G type=ud num_elts=8 align=GRF\n.decl P1 v_type=P num_elts=8";
+    let run = |body: &str| {
+        let program =
+            std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(decls, body, 8)));
+        let mut machine = Machine::default();
+        machine.svm.map(0x1_0000_0000, 256, "buf");
+        for i in 0..2u32 {
+            let mut t = ThreadState::new(&program, 8, 0xff);
+            t.index_in_group = i;
+            let b = program.var(program.var_id(vdb::isa::UnitId(0), "B").expect("B"));
+            t.grf[b.offset as usize..b.offset as usize + 8].copy_from_slice(&0x1_0000_0000u64.to_le_bytes());
+            // X: the thread's index, for code that differs by thread.
+            let x = program.var(program.var_id(vdb::isa::UnitId(0), "X").expect("X"));
+            t.grf[x.offset as usize..x.offset as usize + 4].copy_from_slice(&i.to_le_bytes());
+            machine.threads.push(Shared::new(t));
+        }
+        machine.slms = vec![Shared::new(vdb::machine::Slm::new(64))].into();
+        let interp = Interpreter::new(program.clone());
+        let mut sched = vdb::exec::Scheduler::single_group(2);
+        let run = check_races(&interp, &mut machine, &mut sched);
+        assert!(run.fault.is_none(), "{:?}", run.fault);
+        assert_eq!(machine.thread(ThreadId(1)).control.status, vdb::machine::ThreadStatus::Done);
+        run
+    };
+    let racing = run("    svm_block_st (1) B(0,0)<0;1,0> S.0");
+    assert_eq!(racing.races.len(), 1, "{:?}", racing.races);
+    let race = &racing.races[0];
+    assert_eq!((race.kind, race.memory, race.count), (RaceKind::WriteWrite, "global", 4));
+    assert_eq!((race.first.thread, race.second.thread), (0, 1));
+    assert_eq!((race.first.channel, race.second.channel), (Some(0), Some(0)));
+    // Thread 0 stores before the barrier, thread 1 after it: ordered; without the barrier,
+    // a race again.
+    let body = "    cmp.eq (M1, 8) P1 X(0,0)<0;1,0> 0x0:ud
+    (!P1) goto (M1, 1) AFTER
+    svm_block_st (1) B(0,0)<0;1,0> S.0
+AFTER:
+    barrier
+    (P1) goto (M1, 1) END
+    svm_block_st (1) B(0,0)<0;1,0> S.0
+END:";
+    let apart = run(body);
+    assert!(apart.races.is_empty(), "{:?}", apart.races);
+    let unordered = run(&body.replace("    barrier\n", ""));
+    assert_eq!(unordered.races.len(), 1, "{:?}", unordered.races);
+}
