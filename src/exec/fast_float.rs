@@ -14,7 +14,7 @@
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, PredId, SrcMod, SubOp};
+use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, PredId, Region, SrcMod, SubOp};
 use crate::program::Inst;
 
 /// What a float op computes.
@@ -78,6 +78,10 @@ pub struct FloatOp {
     sat: bool,
     /// The GRF bytes the sources reach (each source lies below this offset).
     need: u32,
+    /// For add, mul and mad without saturation into a packed f32 register of 8, 16 or 32
+    /// lanes from packed, scalar or immediate f32 sources: the destination's GRF offset
+    /// (the in-place form, [`Ctx::run_float_packed`]).
+    packed: Option<u32>,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -228,7 +232,20 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     if srcs.iter().any(|s| modifier(s) == SrcMod::Not) {
         return None;
     }
-    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need })
+    let packed = match &inst.operands[0] {
+        Operand::Direct(d)
+            if matches!(kind, FloatKind::Add | FloatKind::Mul | FloatKind::Mad)
+                && !inst.sat
+                && d.region == Region::dst(1)
+                && matches!(n, 8 | 16 | 32)
+                && srcs.iter().all(|s| !matches!(s, FSrc::Gather(..))) =>
+        {
+            need = need.max(d.base + 4 * n);
+            Some(d.base)
+        }
+        _ => None,
+    };
+    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed })
 }
 
 /// One element of `size` bytes at `at`, zero-extended (the caller checked the bounds).
@@ -376,6 +393,14 @@ impl<O: Observer> Ctx<'_, O> {
         }
         let keep = cr0 & (1 << 7) != 0;
         let n = inst.exec.size.min(32) as usize;
+        if let Some(dst) = op.packed {
+            match n {
+                8 => self.run_float_packed::<8>(op, dst, keep, chen),
+                16 => self.run_float_packed::<16>(op, dst, keep, chen),
+                _ => self.run_float_packed::<32>(op, dst, keep, chen),
+            }
+            return Ok(true);
+        }
         let grf = &self.thread.grf;
         let size_of = |i: usize| match (op.kind, i) {
             (FloatKind::FromInt(ty), 0) => ty.size(),
@@ -495,6 +520,71 @@ impl<O: Observer> Ctx<'_, O> {
         self.write_dst(&inst.operands[0], 0, n as u32, enabled, &values)?;
         Ok(true)
     }
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// The in-place form of add, mul and mad ([`FloatOp::packed`]): `L` lanes read straight
+    /// from the GRF, computed, and blended into the destination under `chen`, the write
+    /// reported as the general path reports it. The caller checked the bounds (`need`).
+    fn run_float_packed<const L: usize>(&mut self, op: &FloatOp, dst: u32, keep: bool, chen: u32) {
+        let grf = &self.thread.grf;
+        let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
+        let b = packed_lanes::<L>(grf, &op.srcs[1], keep);
+        let mut r = [0u32; L];
+        match op.kind {
+            FloatKind::Add => {
+                for i in 0..L {
+                    r[i] = result(a[i] + b[i], false, keep);
+                }
+            }
+            FloatKind::Mul => {
+                for i in 0..L {
+                    r[i] = result(a[i] * b[i], false, keep);
+                }
+            }
+            _ => {
+                let c = packed_lanes::<L>(grf, &op.srcs[2], keep);
+                for i in 0..L {
+                    r[i] = result(a[i].mul_add(b[i], c[i]), false, keep);
+                }
+            }
+        }
+        let enabled = chen & super::control::size_mask(L as u32);
+        let at = dst as usize;
+        if O::ACTIVE {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&self.thread.grf[at..at + 4 * L]);
+        }
+        let (slots, _) = self.thread.grf[at..at + 4 * L].as_chunks_mut::<4>();
+        for (lane, (slot, v)) in slots.iter_mut().zip(r).enumerate() {
+            if enabled >> lane & 1 != 0 {
+                *slot = v.to_le_bytes();
+            }
+        }
+        if O::ACTIVE && enabled != 0 {
+            self.report_lane_runs(dst, Region::dst(1), 4, L as u32, enabled);
+        }
+    }
+}
+
+/// `L` lanes of a packed, scalar or immediate f32 source: flushed, modifier applied.
+#[inline(always)]
+fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
+    let m = modifier(s);
+    let mut out = [0f32; L];
+    match s {
+        FSrc::Imm(bits) => out = [value(*bits, m, keep); L],
+        FSrc::Scalar(at, _) => out = [value(element(grf, *at as usize, 4), m, keep); L],
+        FSrc::Packed(at, _) => {
+            let at = *at as usize;
+            let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
+            for (o, w) in out.iter_mut().zip(words) {
+                *o = value(u32::from_le_bytes(*w), m, keep);
+            }
+        }
+        FSrc::Gather(..) => {}
+    }
+    out
 }
 
 /// The range of a 32-bit-or-narrower integer type.
