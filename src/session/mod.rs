@@ -196,8 +196,9 @@ pub struct Session {
     /// Called every few thousand steps of a long movement with (step, recorded steps); a
     /// front end shows progress here and returns true to interrupt (Ctrl-C in the TUI).
     pub progress: Option<Box<dyn FnMut(u64, u64) -> bool>>,
-    /// Whether `continue` at the frontier records in burst windows ([`crate::trace::record_window`])
-    /// when nothing can stop it; tests turn it off to compare with recording step by step.
+    /// Whether `continue` and `goto` at the frontier record in burst windows
+    /// ([`crate::trace::record_window`]); tests turn it off to compare with recording step by
+    /// step (and schedules other than round-robin run without them).
     pub window_recording: bool,
     /// Whether burst windows are appended to the trace on a second core while the next one
     /// runs. Off by default: front ends turn it on where the machine has two cores (the
