@@ -11,8 +11,6 @@ use crate::ffi::*;
 use crate::handles::{self, new_handle, Obj};
 use crate::objects::{Mem, Store};
 
-type Handle = *mut c_void;
-
 pub fn is_mem(o: &Obj) -> bool {
     matches!(o, Obj::Mem(_))
 }
@@ -119,13 +117,7 @@ pub extern "C" fn create_sub_buffer(
     })
 }
 
-pub extern "C" fn retain_mem(m: Handle) -> i32 {
-    guard(|| handles::retain(m, is_mem, CL_INVALID_MEM_OBJECT))
-}
-
-pub extern "C" fn release_mem(m: Handle) -> i32 {
-    guard(|| handles::release(m, is_mem, CL_INVALID_MEM_OBJECT))
-}
+retain_release!(retain_mem, release_mem, is_mem, CL_INVALID_MEM_OBJECT);
 
 pub extern "C" fn get_mem_object_info(
     m: Handle,
@@ -134,7 +126,7 @@ pub extern "C" fn get_mem_object_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let mem = handles::mem(m)?;
         let parent_offset = if mem.parent != 0 { mem.offset } else { 0 };
         let bytes = match param {
@@ -150,7 +142,7 @@ pub extern "C" fn get_mem_object_info(
             0x1109 => boolb(false),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 

@@ -8,8 +8,6 @@ use crate::ffi::*;
 use crate::handles::{self, new_handle, Obj};
 use crate::objects::{lock, Context, Queue};
 
-type Handle = *mut c_void;
-
 pub extern "C" fn get_platform_ids(num_entries: u32, platforms: *mut Handle, num_platforms: *mut u32) -> i32 {
     guard(|| {
         if (num_entries == 0 && !platforms.is_null()) || (platforms.is_null() && num_platforms.is_null()) {
@@ -28,9 +26,9 @@ pub extern "C" fn get_platform_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         handles::check_platform(platform)?;
-        info(&device::platform_info(param).ok_or(CL_INVALID_VALUE)?, size, value, size_ret)
+        device::platform_info(param).ok_or(CL_INVALID_VALUE)
     })
 }
 
@@ -68,9 +66,9 @@ pub extern "C" fn get_device_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         handles::check_device(dev)?;
-        info(&device::device_info(param).ok_or(CL_INVALID_VALUE)?, size, value, size_ret)
+        device::device_info(param).ok_or(CL_INVALID_VALUE)
     })
 }
 
@@ -146,13 +144,7 @@ pub fn is_queue(o: &Obj) -> bool {
     matches!(o, Obj::Queue(_))
 }
 
-pub extern "C" fn retain_context(c: Handle) -> i32 {
-    guard(|| handles::retain(c, is_context, CL_INVALID_CONTEXT))
-}
-
-pub extern "C" fn release_context(c: Handle) -> i32 {
-    guard(|| handles::release(c, is_context, CL_INVALID_CONTEXT))
-}
+retain_release!(retain_context, release_context, is_context, CL_INVALID_CONTEXT);
 
 pub extern "C" fn get_context_info(
     c: Handle,
@@ -161,7 +153,7 @@ pub extern "C" fn get_context_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let ctx = handles::context(c)?;
         let bytes = match param {
             0x1080 => u32b(handles::ref_count(c as usize)),
@@ -170,7 +162,7 @@ pub extern "C" fn get_context_info(
             0x1083 => u32b(1),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 
@@ -214,13 +206,7 @@ pub extern "C" fn create_command_queue_with_properties(
     })
 }
 
-pub extern "C" fn retain_command_queue(q: Handle) -> i32 {
-    guard(|| handles::retain(q, is_queue, CL_INVALID_COMMAND_QUEUE))
-}
-
-pub extern "C" fn release_command_queue(q: Handle) -> i32 {
-    guard(|| handles::release(q, is_queue, CL_INVALID_COMMAND_QUEUE))
-}
+retain_release!(retain_command_queue, release_command_queue, is_queue, CL_INVALID_COMMAND_QUEUE);
 
 pub extern "C" fn get_command_queue_info(
     q: Handle,
@@ -229,7 +215,7 @@ pub extern "C" fn get_command_queue_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let queue = handles::queue(q)?;
         let bytes = match param {
             0x1090 => usizeb(queue.context),
@@ -238,7 +224,7 @@ pub extern "C" fn get_command_queue_info(
             0x1093 => u64b(queue.properties),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 

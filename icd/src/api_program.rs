@@ -13,8 +13,6 @@ use crate::ffi::*;
 use crate::handles::{self, new_handle, Obj};
 use crate::objects::{lock, ArgValue, Kernel, Program, ProgramState};
 
-type Handle = *mut c_void;
-
 /// The start of a vdb program binary: then the build options, a NUL, the source.
 const BINARY_MAGIC: &[u8] = b"VDB-OPENCL-PROGRAM-1\0";
 
@@ -96,13 +94,7 @@ pub extern "C" fn create_program_with_binary(
     })
 }
 
-pub extern "C" fn retain_program(p: Handle) -> i32 {
-    guard(|| handles::retain(p, is_program, CL_INVALID_PROGRAM))
-}
-
-pub extern "C" fn release_program(p: Handle) -> i32 {
-    guard(|| handles::release(p, is_program, CL_INVALID_PROGRAM))
-}
+retain_release!(retain_program, release_program, is_program, CL_INVALID_PROGRAM);
 
 /// Where a program's source is written to be compiled: vdb's cache, named by its hash (the
 /// path is part of the ocloc cache key, so the same source builds once).
@@ -201,6 +193,7 @@ pub extern "C" fn get_program_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
+    // The binaries are written through the pointers the caller passes, not copied out.
     guard(|| {
         let program = handles::program(p)?;
         let bytes = match param {
@@ -238,7 +231,7 @@ pub extern "C" fn get_program_build_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let program = handles::program(p)?;
         handles::check_device(dev)?;
         let st = lock(&program.state);
@@ -250,7 +243,7 @@ pub extern "C" fn get_program_build_info(
             0x1185 => usizeb(0),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 
@@ -309,13 +302,7 @@ pub extern "C" fn create_kernels_in_program(
     })
 }
 
-pub extern "C" fn retain_kernel(k: Handle) -> i32 {
-    guard(|| handles::retain(k, is_kernel, CL_INVALID_KERNEL))
-}
-
-pub extern "C" fn release_kernel(k: Handle) -> i32 {
-    guard(|| handles::release(k, is_kernel, CL_INVALID_KERNEL))
-}
+retain_release!(retain_kernel, release_kernel, is_kernel, CL_INVALID_KERNEL);
 
 pub extern "C" fn set_kernel_arg(k: Handle, index: u32, size: usize, value: *const c_void) -> i32 {
     guard(|| {
@@ -370,7 +357,7 @@ pub extern "C" fn get_kernel_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let kernel = handles::kernel(k)?;
         let bytes = match param {
             0x1190 => strb(&kernel.compiled.name),
@@ -381,7 +368,7 @@ pub extern "C" fn get_kernel_info(
             0x1195 => strb(""),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 
@@ -416,7 +403,7 @@ pub extern "C" fn get_kernel_arg_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let kernel = handles::kernel(k)?;
         let a = kernel.args_info.get(index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
         let bytes = match param {
@@ -427,7 +414,7 @@ pub extern "C" fn get_kernel_arg_info(
             0x119A => strb(&a.name),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 
@@ -439,7 +426,7 @@ pub extern "C" fn get_kernel_work_group_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let kernel = handles::kernel(k)?;
         if !dev.is_null() {
             handles::check_device(dev)?;
@@ -453,6 +440,6 @@ pub extern "C" fn get_kernel_work_group_info(
             0x11B4 => u64b(0),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }

@@ -9,8 +9,6 @@ use crate::ffi::*;
 use crate::handles::{self, new_handle, Obj};
 use crate::objects::{now_ns, Event};
 
-type Handle = *mut c_void;
-
 pub fn is_event(o: &Obj) -> bool {
     matches!(o, Obj::Event(_))
 }
@@ -67,7 +65,7 @@ pub extern "C" fn get_event_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let ev = handles::event(e)?;
         let bytes = match param {
             0x11D0 => usizeb(ev.queue),
@@ -77,7 +75,7 @@ pub extern "C" fn get_event_info(
             0x11D4 => usizeb(ev.context),
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&bytes, size, value, size_ret)
+        Ok(bytes)
     })
 }
 
@@ -88,7 +86,7 @@ pub extern "C" fn get_event_profiling_info(
     value: *mut c_void,
     size_ret: *mut usize,
 ) -> i32 {
-    guard(|| {
+    answer(size, value, size_ret, || {
         let ev = handles::event(e)?;
         let profiled = handles::queue(ev.queue as Handle).is_ok_and(|q| q.properties & 2 != 0);
         if !profiled || ev.queue == 0 {
@@ -99,17 +97,11 @@ pub extern "C" fn get_event_profiling_info(
             0x1284 => ev.times[3],
             _ => return Err(CL_INVALID_VALUE),
         };
-        info(&u64b(t), size, value, size_ret)
+        Ok(u64b(t))
     })
 }
 
-pub extern "C" fn retain_event(e: Handle) -> i32 {
-    guard(|| handles::retain(e, is_event, CL_INVALID_EVENT))
-}
-
-pub extern "C" fn release_event(e: Handle) -> i32 {
-    guard(|| handles::release(e, is_event, CL_INVALID_EVENT))
-}
+retain_release!(retain_event, release_event, is_event, CL_INVALID_EVENT);
 
 /// The event is already complete (or failed): the callback runs now, as the specification
 /// allows for an event past the status asked for.

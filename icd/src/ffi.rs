@@ -47,6 +47,33 @@ pub const CL_MEM_USE_HOST_PTR: u64 = 8;
 pub const CL_MEM_ALLOC_HOST_PTR: u64 = 16;
 pub const CL_MEM_COPY_HOST_PTR: u64 = 32;
 
+/// An OpenCL object handle as the host holds it.
+pub type Handle = *mut c_void;
+
+/// `clRetainX` and `clReleaseX` for the objects `is` tells apart; any other handle is `err`.
+macro_rules! retain_release {
+    ($retain:ident, $release:ident, $is:path, $err:expr) => {
+        pub extern "C" fn $retain(h: $crate::ffi::Handle) -> i32 {
+            $crate::ffi::guard(|| $crate::handles::retain(h, $is, $err))
+        }
+
+        pub extern "C" fn $release(h: $crate::ffi::Handle) -> i32 {
+            $crate::ffi::guard(|| $crate::handles::release(h, $is, $err))
+        }
+    };
+}
+pub(crate) use retain_release;
+
+/// The body of a `clGetXInfo` entry point: the bytes `f` gives, copied out by [`info`].
+pub fn answer(
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+    f: impl FnOnce() -> Result<Vec<u8>, i32>,
+) -> i32 {
+    guard(|| info(&f()?, size, value, size_ret))
+}
+
 /// Runs an entry point's body; a panic is reported and becomes `CL_OUT_OF_HOST_MEMORY`.
 pub fn guard(f: impl FnOnce() -> Result<(), i32>) -> i32 {
     match catch_unwind(AssertUnwindSafe(f)) {

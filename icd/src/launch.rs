@@ -6,7 +6,6 @@
 //! launch must give). `VDB_RECORD_DIR` names the folder (default `./vdb-record`);
 //! `VDB_RECORD_ONLY` saves only that kernel's launches (the others run all the same).
 
-use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -19,8 +18,6 @@ use crate::events::{complete, wait_list};
 use crate::ffi::*;
 use crate::handles;
 use crate::objects::{lock, now_ns, ArgValue, Kernel, Mem};
-
-type Handle = *mut c_void;
 
 /// Launches so far in this process (the number of the next).
 static LAUNCHES: AtomicU32 = AtomicU32::new(0);
