@@ -34,6 +34,21 @@ _main_0:
 }
 
 /// Element `e` of `bits` bits from a little-endian byte stream.
+/// Runs `op` at exec size `n` with C, B and A holding the given bytes; the DST bytes (a fault panics,
+/// naming the instruction).
+fn run_dpas(op: &str, n: u32, xe2: bool, [c, b, a]: [&[u8]; 3]) -> Vec<u8> {
+    let set = |p: &Program, m: &mut Machine| {
+        set_var(p, m, "C", c);
+        set_var(p, m, "B", b);
+        set_var(p, m, "A", a);
+    };
+    let r = run_text(&kernel(op, n, xe2), n, u32::MAX >> (32 - n), set);
+    if let Err(f) = &r.result {
+        panic!("{op}: {}", f.render(&r.program));
+    }
+    r.bytes("DST")
+}
+
 fn elem(bytes: &[u8], e: usize, bits: usize, signed: bool) -> i64 {
     let at = e * bits;
     let word = u32::from_le_bytes(bytes[at / 8 / 4 * 4..at / 8 / 4 * 4 + 4].try_into().expect("4"));
@@ -71,16 +86,7 @@ fn integer_dpas_is_c_plus_a_times_b() {
                 let k = 8 * ops;
                 let (cb, bb, ab) =
                     (random_bytes(&mut s, 1024), random_bytes(&mut s, 1024), random_bytes(&mut s, 1024));
-                let set = |p: &Program, m: &mut Machine| {
-                    set_var(p, m, "C", &cb);
-                    set_var(p, m, "B", &bb);
-                    set_var(p, m, "A", &ab);
-                };
-                let r = run_text(&kernel(&op, n, xe2), n, u32::MAX >> (32 - n), set);
-                if let Err(f) = &r.result {
-                    panic!("{op}: {}", f.render(&r.program));
-                }
-                let d = r.bytes("DST");
+                let d = run_dpas(&op, n, xe2, [&cb, &bb, &ab]);
                 let per_dw = 32 / wbits;
                 for row in 0..rc as usize {
                     for i in 0..n as usize {
@@ -135,16 +141,7 @@ fn bf_and_hf_dpas_round_each_dot2_then_the_sum_to_f32() {
             let (bb, ab) = (small(&mut s), small(&mut s));
             let cb: Vec<u8> =
                 (0..256).flat_map(|_| ((lcg(&mut s) % 200) as f32 - 100.0).to_le_bytes()).collect();
-            let set = |pr: &Program, m: &mut Machine| {
-                set_var(pr, m, "C", &cb);
-                set_var(pr, m, "B", &bb);
-                set_var(pr, m, "A", &ab);
-            };
-            let r = run_text(&kernel(&op, n, xe2), n, u32::MAX >> (32 - n), set);
-            if let Err(f) = &r.result {
-                panic!("{op}: {}", f.render(&r.program));
-            }
-            let d = r.bytes("DST");
+            let d = run_dpas(&op, n, xe2, [&cb, &bb, &ab]);
             let half = |bytes: &[u8], e: usize| u16::from_le_bytes([bytes[2 * e], bytes[2 * e + 1]]);
             for row in 0..rc {
                 for i in 0..n as usize {
@@ -182,16 +179,7 @@ fn tf32_dpas_uses_each_f32_containers_top_19_bits() {
             (0..256).flat_map(|_| (((lcg(s) % 2000) as f32 - 1000.0) / 37.0).to_le_bytes()).collect()
         };
         let (bb, ab, cb) = (floats(&mut s), floats(&mut s), floats(&mut s));
-        let set = |pr: &Program, m: &mut Machine| {
-            set_var(pr, m, "C", &cb);
-            set_var(pr, m, "B", &bb);
-            set_var(pr, m, "A", &ab);
-        };
-        let r = run_text(&kernel(&op, n, xe2), n, u32::MAX >> (32 - n), set);
-        if let Err(f) = &r.result {
-            panic!("{op}: {}", f.render(&r.program));
-        }
-        let d = r.bytes("DST");
+        let d = run_dpas(&op, n, xe2, [&cb, &bb, &ab]);
         let f = |bytes: &[u8], at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().expect("4"));
         // TF32 keeps 10 mantissa bits: the container's low 13 bits are not read.
         let tf32 = |v: f32| f64::from(f32::from_bits(v.to_bits() & !0x1fff));
