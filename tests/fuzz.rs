@@ -231,6 +231,17 @@ enum Outcome<R> {
     TimedOut,
 }
 
+impl<R> Outcome<R> {
+    /// The case's result, or what went wrong in words (`panicked: …`, `took over …`).
+    fn failure(self, limit: Duration) -> Result<R, String> {
+        match self {
+            Outcome::Done(r) => Ok(r),
+            Outcome::Panicked(m) => Err(format!("panicked: {m}")),
+            Outcome::TimedOut => Err(format!("took over {limit:?} (a hang?)")),
+        }
+    }
+}
+
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
@@ -757,10 +768,9 @@ fn parser() {
             for grf_size in [32, 64] {
                 let input = ParserInput { files: files.clone(), grf_size };
                 let name = format!("fuzz-case parser repro (input: {path})");
-                match run_case(&name, cfg.timeout, move || parser_case(input)) {
-                    Outcome::Done(_) => {}
-                    Outcome::Panicked(m) => panic!("{path} (grf_size {grf_size}) panics: {m}"),
-                    Outcome::TimedOut => panic!("{path} (grf_size {grf_size}) takes over {:?}", cfg.timeout),
+                if let Err(f) = run_case(&name, cfg.timeout, move || parser_case(input)).failure(cfg.timeout)
+                {
+                    panic!("{path} (grf_size {grf_size}): {f}");
                 }
             }
         }
@@ -779,13 +789,12 @@ fn parser() {
         let name = format!("fuzz-case parser #{case} (input: {})", cur.display());
         let t = Instant::now();
         let copy = input.clone();
-        let failure = match run_case(&name, cfg.timeout, move || parser_case(copy)) {
-            Outcome::Done(n) => {
+        let failure = match run_case(&name, cfg.timeout, move || parser_case(copy)).failure(cfg.timeout) {
+            Ok(n) => {
                 parsed += n;
                 None
             }
-            Outcome::Panicked(m) => Some(format!("panicked: {m}")),
-            Outcome::TimedOut => Some(format!("took over {:?} (a hang?)", cfg.timeout)),
+            Err(f) => Some(f),
         };
         if t.elapsed() > slowest.0 {
             slowest = (t.elapsed(), case);
@@ -1304,10 +1313,8 @@ fn launch_loader() {
         if path.ends_with(".json") {
             let p = PathBuf::from(&path);
             let name = format!("fuzz-case launch repro (input: {path})");
-            match run_case(&name, cfg.timeout, move || launch_case(&p)) {
-                Outcome::Done(_) => {}
-                Outcome::Panicked(m) => panic!("{path} panics: {m}"),
-                Outcome::TimedOut => panic!("{path} takes over {:?}", cfg.timeout),
+            if let Err(f) = run_case(&name, cfg.timeout, move || launch_case(&p)).failure(cfg.timeout) {
+                panic!("{path}: {f}");
             }
         }
         return;
@@ -1330,13 +1337,12 @@ fn launch_loader() {
         let name = format!("fuzz-case launch #{case} (input: {})", path.display());
         let t = Instant::now();
         let p = path.clone();
-        let failure = match run_case(&name, cfg.timeout, move || launch_case(&p)) {
-            Outcome::Done(n) => {
+        let failure = match run_case(&name, cfg.timeout, move || launch_case(&p)).failure(cfg.timeout) {
+            Ok(n) => {
                 loaded += n;
                 None
             }
-            Outcome::Panicked(m) => Some(format!("panicked: {m}")),
-            Outcome::TimedOut => Some(format!("took over {:?} (a hang?)", cfg.timeout)),
+            Err(f) => Some(f),
         };
         if t.elapsed() > slowest.0 {
             slowest = (t.elapsed(), case);
