@@ -11,6 +11,7 @@ use vdb::launch::raw;
 use vdb::program::SourceFile;
 
 use crate::launchfile::{LaunchInput, SourceFlags};
+use vdb::exec::Schedule;
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_DIAGNOSTICS: u8 = 1;
@@ -31,16 +32,22 @@ pub fn cores() -> usize {
 /// Loads a launch file (or kernel, or source launch) into a new session with recording
 /// budget `budget` (half of memory when None; errors printed; the exit code returned).
 pub fn open_session(launch_path: &Path, budget: Option<u64>) -> Result<vdb::session::Session, u8> {
-    open_input(&resolve_input(launch_path, &SourceFlags::default())?, budget)
+    open_input(&resolve_input(launch_path, &SourceFlags::default(), Schedule::default())?, budget)
 }
 
-/// What `path` and the command-line launch flags open (a source launch compiled); errors
-/// printed, exit code 2 returned.
-pub fn resolve_input(path: &Path, flags: &SourceFlags) -> Result<LaunchInput, u8> {
-    crate::launchfile::resolve(path, flags).map_err(|e| {
-        eprintln!("error: {e}");
-        EXIT_BAD_LAUNCH
-    })
+/// What `path` and the command-line launch flags open (a source launch compiled), to run
+/// under `schedule`; errors printed, exit code 2 returned.
+pub fn resolve_input(path: &Path, flags: &SourceFlags, schedule: Schedule) -> Result<LaunchInput, u8> {
+    match crate::launchfile::resolve(path, flags) {
+        Ok(mut input) => {
+            input.schedule = schedule;
+            Ok(input)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(EXIT_BAD_LAUNCH)
+        }
+    }
 }
 
 /// [`open_session`] of a resolved launch.

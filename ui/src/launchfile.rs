@@ -54,8 +54,15 @@ impl SourceFlags {
     }
 }
 
-/// A launch ready to load (again: a plain run's other cores build their own start state).
-pub enum LaunchInput {
+/// A launch ready to load (again: a plain run's other cores build their own start state),
+/// and the schedule its work-groups run under (`--schedule`, `--seed`).
+pub struct LaunchInput {
+    target: Target,
+    pub schedule: vdb::exec::Schedule,
+}
+
+/// What a launch is loaded from.
+enum Target {
     /// A launch file, read by the engine.
     File(PathBuf),
     /// A kernel that needs no inputs.
@@ -67,23 +74,30 @@ pub enum LaunchInput {
 
 impl LaunchInput {
     pub fn load(&self, reuse: Option<&Arc<Program>>) -> Result<Launch, LaunchError> {
-        let mut launch = match self {
-            LaunchInput::File(p) => raw::load_reusing(p, reuse),
-            LaunchInput::Kernel(p) => raw::from_kernel(p),
-            LaunchInput::Spec { value, base, label, flags } => {
+        let mut launch = match &self.target {
+            Target::File(p) => raw::load_reusing(p, reuse),
+            Target::Kernel(p) => raw::from_kernel(p),
+            Target::Spec { value, base, label, flags } => {
                 raw::load_value(value, base, label, reuse).map_err(|e| name_flag(e, flags))
             }
         }?;
-        launch.scheduler.set_schedule(schedule());
+        launch.scheduler.set_schedule(self.schedule);
         Ok(launch)
     }
 
     /// The name errors give the launch.
     pub fn label(&self) -> String {
-        match self {
-            LaunchInput::File(p) | LaunchInput::Kernel(p) => p.display().to_string(),
-            LaunchInput::Spec { label, .. } => label.clone(),
+        match &self.target {
+            Target::File(p) | Target::Kernel(p) => p.display().to_string(),
+            Target::Spec { label, .. } => label.clone(),
         }
+    }
+}
+
+/// A target under the default (round-robin) schedule.
+impl From<Target> for LaunchInput {
+    fn from(target: Target) -> LaunchInput {
+        LaunchInput { target, schedule: vdb::exec::Schedule::default() }
     }
 }
 
@@ -114,7 +128,7 @@ pub fn resolve(path: &Path, flags: &SourceFlags) -> Result<LaunchInput, String> 
         ));
     }
     if ext == "visaasm" || ext == "isaasm" {
-        return Ok(LaunchInput::Kernel(path.to_path_buf()));
+        return Ok(Target::Kernel(path.to_path_buf()).into());
     }
     // Anything that does not read as a source launch goes to the engine, which says what is
     // wrong with it.
@@ -126,7 +140,7 @@ pub fn resolve(path: &Path, flags: &SourceFlags) -> Result<LaunchInput, String> 
             let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
             source_launch(v, base, path.display().to_string())
         }
-        _ => Ok(LaunchInput::File(path.to_path_buf())),
+        _ => Ok(Target::File(path.to_path_buf()).into()),
     }
 }
 
@@ -163,7 +177,7 @@ fn source_launch(value: Value, base: PathBuf, label: String) -> Result<LaunchInp
     obj.remove("source");
     obj.remove("build_options");
     compiled_fields(&mut obj, &build, &chosen, &device);
-    Ok(LaunchInput::Spec { value: Value::Object(obj), base, label, flags: Vec::new() })
+    Ok(Target::Spec { value: Value::Object(obj), base, label, flags: Vec::new() }.into())
 }
 
 /// Compiles `source` for `device`, printing the compiler's warnings; the error names the
@@ -224,12 +238,8 @@ fn command_line_launch(path: &Path, flags: &SourceFlags) -> Result<LaunchInput, 
         flags.args.iter().map(|a| line_arg(a, &info, items, &label)).collect();
     obj.insert("args".into(), Value::Array(args?));
     compiled_fields(&mut obj, &build, &kernel, &device);
-    Ok(LaunchInput::Spec {
-        value: Value::Object(obj),
-        base: PathBuf::from("."),
-        label,
-        flags: flags.args.clone(),
-    })
+    Ok(Target::Spec { value: Value::Object(obj), base: PathBuf::from("."), label, flags: flags.args.clone() }
+        .into())
 }
 
 /// `256`, `64,4` or `16x16x2`.
@@ -312,19 +322,6 @@ fn item(text: &str) -> Value {
         Ok(f) if f.is_finite() => json!(f),
         _ => json!(t),
     }
-}
-
-/// The schedule every launch of this process runs under (`--schedule`, `--seed`).
-static SCHEDULE: std::sync::OnceLock<vdb::exec::Schedule> = std::sync::OnceLock::new();
-
-/// Sets the schedule launches load with (once, from the command line).
-pub fn set_schedule(schedule: vdb::exec::Schedule) {
-    let _ = SCHEDULE.set(schedule);
-}
-
-/// The schedule launches load with: round-robin unless the command line chose another.
-pub fn schedule() -> vdb::exec::Schedule {
-    SCHEDULE.get().copied().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -231,13 +231,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match vdb::exec::Schedule::parse(&cli.schedule, cli.seed) {
-        Some(schedule) => launchfile::set_schedule(schedule),
-        None => {
-            eprintln!("error: --schedule {}: give rr, seq or chaos", cli.schedule);
-            return ExitCode::from(commands::EXIT_BAD_LAUNCH);
-        }
-    }
+    let Some(schedule) = vdb::exec::Schedule::parse(&cli.schedule, cli.seed) else {
+        eprintln!("error: --schedule {}: give rr, seq or chaos", cli.schedule);
+        return ExitCode::from(commands::EXIT_BAD_LAUNCH);
+    };
     let Some(command) = cli.command else {
         return match cli.target {
             Some(target) => ExitCode::from(interactive(
@@ -246,6 +243,7 @@ fn main() -> ExitCode {
                 cli.keymap.as_deref(),
                 &cli.commands,
                 cli.record_limit,
+                schedule,
             )),
             None => {
                 eprintln!("usage: vdb LAUNCH.json | KERNEL.visaasm | K.cl --global N --arg NAME=VALUE..., or vdb --help");
@@ -261,7 +259,7 @@ fn main() -> ExitCode {
             let jobs = jobs
                 .or(std::num::NonZeroUsize::new(commands::cores()))
                 .unwrap_or(std::num::NonZeroUsize::MIN);
-            match (commands::resolve_input(&launch, &source), schedules) {
+            match (commands::resolve_input(&launch, &source, schedule), schedules) {
                 (Ok(input), _) if check.is_some() => commands::check_run(&input, stats, check.as_deref()),
                 (Ok(input), Some(n)) => commands::compare_schedules(&input, n),
                 (Ok(input), None) => {
@@ -270,14 +268,18 @@ fn main() -> ExitCode {
                 (Err(code), _) => code,
             }
         }
-        Command::Batch { launch, source, script, json } => match commands::resolve_input(&launch, &source) {
-            Ok(input) => batch::batch(&input, &script, json, cli.record_limit),
-            Err(code) => code,
-        },
-        Command::Trace { launch, source, output } => match commands::resolve_input(&launch, &source) {
-            Ok(input) => batch::trace(&input, &output, cli.record_limit),
-            Err(code) => code,
-        },
+        Command::Batch { launch, source, script, json } => {
+            match commands::resolve_input(&launch, &source, schedule) {
+                Ok(input) => batch::batch(&input, &script, json, cli.record_limit),
+                Err(code) => code,
+            }
+        }
+        Command::Trace { launch, source, output } => {
+            match commands::resolve_input(&launch, &source, schedule) {
+                Ok(input) => batch::trace(&input, &output, cli.record_limit),
+                Err(code) => code,
+            }
+        }
         Command::New { source, kernel, device, build_options, output, force } => {
             newlaunch::new_launch(&newlaunch::NewLaunch {
                 source: &source,
@@ -300,13 +302,14 @@ fn main() -> ExitCode {
                 record::list(&dir)
             } else {
                 match record::choose(&dir, &record::Choice { number, kernel: kernel.as_deref(), nth }) {
-                    Ok(launch) if check => record::check(&launch),
+                    Ok(launch) if check => record::check(&launch, schedule),
                     Ok(launch) => interactive(
                         &launch,
                         &cli.source,
                         cli.keymap.as_deref(),
                         &cli.commands,
                         cli.record_limit,
+                        schedule,
                     ),
                     Err(e) => {
                         eprintln!("error: {e}");
@@ -343,6 +346,7 @@ fn interactive(
     keymap: Option<&std::path::Path>,
     scripts: &[PathBuf],
     budget: Option<u64>,
+    schedule: vdb::exec::Schedule,
 ) -> u8 {
     let keymap = match load_keymap(keymap) {
         Ok(k) => k,
@@ -351,7 +355,8 @@ fn interactive(
             return commands::EXIT_BAD_LAUNCH;
         }
     };
-    let opened = commands::resolve_input(target, source).and_then(|i| commands::open_input(&i, budget));
+    let opened =
+        commands::resolve_input(target, source, schedule).and_then(|i| commands::open_input(&i, budget));
     let session = match opened {
         Ok(s) => s,
         Err(code) => return code,

@@ -207,9 +207,9 @@ pub fn list(dir: &Path) -> u8 {
 
 /// `vdb replay DIR N --check`: runs the launch and compares every output with the bytes the
 /// program got (`recorded/`); 1 when one differs.
-pub fn check(launch: &Path) -> u8 {
+pub fn check(launch: &Path, schedule: vdb::exec::Schedule) -> u8 {
     let dir = launch.parent().unwrap_or(Path::new("."));
-    let input = match crate::commands::resolve_input(launch, &Default::default()) {
+    let input = match crate::commands::resolve_input(launch, &Default::default(), schedule) {
         Ok(i) => i,
         Err(code) => return code,
     };
