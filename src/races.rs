@@ -27,7 +27,7 @@ pub struct Access {
     pub thread: u32,
     /// The thread's channel (an instruction's lane plus its mask offset; for a block
     /// message, the lane its dword belongs to).
-    pub channel: Option<u32>,
+    pub channel: u32,
     pub pc: u32,
     pub write: bool,
     pub atomic: bool,
@@ -43,8 +43,7 @@ pub struct Access {
 impl Access {
     /// Whether `self` and `later` are made by one work-item.
     fn same_work_item(&self, later: &Access) -> bool {
-        self.thread == later.thread
-            && (self.channel == later.channel || self.channel.is_none() || later.channel.is_none())
+        (self.thread, self.channel) == (later.thread, later.channel)
     }
 
     /// Whether `self` (earlier) and `later` race on a byte of `space`.
@@ -167,11 +166,11 @@ struct Checker<'p> {
     races: Vec<Race>,
     by_pair: HashMap<(u32, u32, RaceKind, bool), usize>,
     /// The last pair counted (its bytes are one pair).
-    last_pair: Option<(u64, Option<u32>, u64, Option<u32>)>,
+    last_pair: Option<(u64, u32, u64, u32)>,
     uninit: Vec<UninitRead>,
     uninit_by_pc: HashMap<u32, usize>,
     /// The last read of unwritten SLM counted (step, channel: its bytes are one read).
-    last_uninit: Option<(u64, Option<u32>)>,
+    last_uninit: Option<(u64, u32)>,
 }
 
 impl<'p> Checker<'p> {
@@ -179,7 +178,7 @@ impl<'p> Checker<'p> {
         let blank = Access {
             step: 0,
             thread: 0,
-            channel: None,
+            channel: 0,
             pc: 0,
             write: false,
             atomic: false,
@@ -215,7 +214,7 @@ impl<'p> Checker<'p> {
         self.now = Access {
             step,
             thread: tid.0,
-            channel: None,
+            channel: 0,
             pc: pc.0,
             write: false,
             atomic: inst.is_some_and(|i| i.op.is_atomic()),
@@ -282,12 +281,12 @@ impl<'p> Checker<'p> {
     }
 
     fn access(&mut self, space: MemSpace, addr: u64, new: Option<&[u8]>, len: u64) {
-        let channel = self.lane.take().map(|l| l + self.offset);
+        let lane = self.lane.take();
         let write = new.is_some();
         for i in 0..len {
             // A block message names no lane: as the sub-group block reads and writes define
             // it, its dword k is lane k's (modulo the SIMD width).
-            let channel = channel.or(Some((i / 4) as u32 % self.simd.max(1)));
+            let channel = lane.map_or((i / 4) as u32 % self.simd.max(1), |l| l + self.offset);
             let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
             let at = addr + i;
             let byte = self.bytes.entry((space, at)).or_default().clone();
@@ -389,13 +388,10 @@ pub fn check_races_stepwise(interp: &Interpreter, machine: &mut Machine, sched: 
 /// One access for people: step, thread, lane and work-item, what it did, where.
 fn describe(a: &Access, program: &Program, geometry: Option<&NdGeometry>) -> String {
     let inst = program.inst(InstIdx(a.pc));
-    let who = match (a.channel, geometry) {
-        (Some(c), Some(g)) => match g.work_item(a.thread, c) {
-            Some(w) => format!("lane {c}, work-item {}", w.text(g.shown_dims())),
-            None => format!("lane {c}"),
-        },
-        (Some(c), None) => format!("lane {c}"),
-        (None, _) => "block message".to_string(),
+    let c = a.channel;
+    let who = match geometry.and_then(|g| Some((g, g.work_item(a.thread, c)?))) {
+        Some((g, w)) => format!("lane {c}, work-item {}", w.text(g.shown_dims())),
+        None => format!("lane {c}"),
     };
     let what = match (a.write, a.value) {
         (true, Some(v)) => format!("writes {v:#04x}"),

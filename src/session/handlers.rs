@@ -1303,8 +1303,7 @@ impl Session {
         let uninit = self.uninit_reads().to_vec();
         let access = |a: &crate::races::Access| {
             let inst = self.program.inst(InstIdx(a.pc));
-            let workitem =
-                a.channel.and_then(|c| self.work_item(a.thread, c)).map(|w| self.work_item_text(&w));
+            let workitem = self.work_item(a.thread, a.channel).map(|w| self.work_item_text(&w));
             json!({"step": a.step, "thread": a.thread, "lane": a.channel, "workitem": workitem,
                    "access": if a.write { "write" } else { "read" }, "atomic": a.atomic, "value": a.value,
                    "line": inst.span.line, "source": self.source_of(InstIdx(a.pc)),

@@ -159,7 +159,7 @@ fn block_writes_race_per_lane() {
     let race = &racing.races[0];
     assert_eq!((race.kind, race.memory, race.count), (RaceKind::WriteWrite, "global", 4));
     assert_eq!((race.first.thread, race.second.thread), (0, 1));
-    assert_eq!((race.first.channel, race.second.channel), (Some(0), Some(0)));
+    assert_eq!((race.first.channel, race.second.channel), (0, 0));
     // Thread 0 stores before the barrier, thread 1 after it: ordered; without the barrier,
     // a race again.
     let body = "    cmp.eq (M1, 8) P1 X(0,0)<0;1,0> 0x0:ud

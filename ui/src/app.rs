@@ -568,7 +568,7 @@ impl App {
             let first = lines.pop().unwrap_or_default();
             rows.push(JumpRow { text: lines.join(" "), writer: None });
             for (text, a) in [(first, race.first), (second, race.second)] {
-                rows.push(JumpRow { text, writer: Some((a.step, a.thread, a.channel.unwrap_or(0))) });
+                rows.push(JumpRow { text, writer: Some((a.step, a.thread, a.channel)) });
             }
         }
         for read in self.session.uninit_reads().to_vec() {
@@ -576,10 +576,7 @@ impl App {
             let (heading, access) = text.split_once('\n').unwrap_or((&text, ""));
             rows.push(JumpRow { text: heading.to_string(), writer: None });
             let a = read.read;
-            rows.push(JumpRow {
-                text: access.to_string(),
-                writer: Some((a.step, a.thread, a.channel.unwrap_or(0))),
-            });
+            rows.push(JumpRow { text: access.to_string(), writer: Some((a.step, a.thread, a.channel)) });
         }
         if rows.is_empty() {
             rows.push(JumpRow {
