@@ -19,6 +19,7 @@ use crate::isa::{InstIdx, Opcode, PredId};
 use crate::launch::NdGeometry;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 use crate::program::Program;
+use crate::trace::FastMap;
 
 /// One side of a race.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -161,8 +162,8 @@ struct Checker<'p> {
     /// The SIMD width of the thread being run.
     simd: u32,
     /// Barriers each thread has passed.
-    epochs: HashMap<u32, u32>,
-    bytes: HashMap<(MemSpace, u64), Byte>,
+    epochs: Vec<u32>,
+    bytes: FastMap<(MemSpace, u64), Byte>,
     races: Vec<Race>,
     by_pair: HashMap<(u32, u32, RaceKind, bool), usize>,
     /// The last pair counted (its bytes are one pair).
@@ -192,8 +193,8 @@ impl<'p> Checker<'p> {
             offset: 0,
             lane: None,
             simd: 1,
-            epochs: HashMap::new(),
-            bytes: HashMap::new(),
+            epochs: Vec::new(),
+            bytes: FastMap::default(),
             races: Vec::new(),
             by_pair: HashMap::new(),
             last_pair: None,
@@ -210,7 +211,11 @@ impl<'p> Checker<'p> {
         self.simd = t.simd;
         let inst = self.program.insts.get(pc.0 as usize);
         self.offset = inst.map_or(0, |i| i.exec.offset);
-        let epoch = self.epochs.entry(tid.0).or_default();
+        let t_index = tid.0 as usize;
+        if self.epochs.len() <= t_index {
+            self.epochs.resize(t_index + 1, 0);
+        }
+        let epoch = &mut self.epochs[t_index];
         self.now = Access {
             step,
             thread: tid.0,

@@ -31,7 +31,8 @@ impl Hasher for FastHasher {
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+/// A map keyed by small integers, hashed by [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// log2 of the GRF unit stages note their writes in ([`WriteIndex::add_units`]): 32 bytes,
 /// the smallest register size.

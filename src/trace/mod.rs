@@ -11,7 +11,7 @@ mod recorder;
 mod steps;
 mod window;
 
-pub use index::{WriteIndex, MAX_STEPS};
+pub use index::{FastMap, WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
 pub use recorder::{Checkpoint, Checkpoints, Rebase, RecordedBytes, Recorder, Trace, WriteHit};
 pub use steps::{StepRecord, Steps};
