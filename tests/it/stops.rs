@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use vdb::session::Session;
+use vdb::session::{Session, StopReason};
 
 use crate::harness::{cmd, session};
 
@@ -21,6 +21,14 @@ fn lcg(state: &mut u64) -> u64 {
 /// Where a session stands after a movement: the stop, the time, the focused thread and lane.
 fn place(s: &Session, stop: &vdb::session::StopReason) -> String {
     format!("{stop:?} at {} focus {} lane {}", s.now, s.focus.0, s.lane)
+}
+
+/// Asserts that two sessions stopped alike (the stop, the time, the focus, the whole state);
+/// 1 when that was a breakpoint or watchpoint stop.
+fn same_stop(a: &Session, b: &Session, (sa, sb): (&StopReason, &StopReason), what: &str) -> u32 {
+    assert_eq!(place(a, sa), place(b, sb), "{what}");
+    assert_eq!(a.machine.state_hash(), b.machine.state_hash(), "{what}");
+    u32::from(matches!(sa, StopReason::Breakpoint { .. } | StopReason::Watchpoint(_)))
 }
 
 #[test]
@@ -76,26 +84,12 @@ fn continue_stops_where_checking_each_step_stops() {
                     each.goto(back);
                 }
                 let (a, b) = (fast.continue_forward(), each.continue_stepwise());
-                assert_eq!(place(&fast, &a), place(&each, &b), "{name}: {setup:?}, continue {round}");
-                assert_eq!(fast.machine.state_hash(), each.machine.state_hash(), "{name}: {setup:?}");
-                if matches!(
-                    a,
-                    vdb::session::StopReason::Breakpoint { .. } | vdb::session::StopReason::Watchpoint(_)
-                ) {
-                    stops += 1;
-                }
+                stops += same_stop(&fast, &each, (&a, &b), &format!("{name}: {setup:?}, continue {round}"));
             }
             // And backwards: reverse continue searches the recording the same way.
             for round in 0..5 {
                 let (a, b) = (fast.continue_backward(), each.continue_backward_stepwise());
-                assert_eq!(place(&fast, &a), place(&each, &b), "{name}: {setup:?}, rcontinue {round}");
-                assert_eq!(fast.machine.state_hash(), each.machine.state_hash(), "{name}: {setup:?}");
-                if matches!(
-                    a,
-                    vdb::session::StopReason::Breakpoint { .. } | vdb::session::StopReason::Watchpoint(_)
-                ) {
-                    stops += 1;
-                }
+                stops += same_stop(&fast, &each, (&a, &b), &format!("{name}: {setup:?}, rcontinue {round}"));
             }
         }
     }
