@@ -8,7 +8,7 @@ The outputs are committed so that `cargo test` needs none of these tools.
 """
 import json, os, random, shutil, struct, sys, tempfile
 
-from ocloc_dump import compile_device, run
+from ocloc_dump import compile_device, run, write_launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "sample-kernels", "opencl")
@@ -158,13 +158,7 @@ def main():
                     print("  (no fp64 on", device + ")")
                     continue
                 raise
-            g3 = (list(gsize) + [1, 1])[:3] if isinstance(gsize, tuple) else [gsize, 1, 1]
-            l3 = (list(lsize) + [1, 1])[:3] if isinstance(lsize, tuple) else [lsize, 1, 1]
-            launch = {"kernel": kernel, "zebin": zebin, "global_size": g3, "local_size": l3,
-                      "global_offset": [0, 0, 0], "args": launch_args}
-            with open(os.path.join(kdir, device + ".launch.json"), "w") as f:
-                json.dump(launch, f, indent=2)
-                f.write("\n")
+            write_launch(os.path.join(kdir, device + ".launch.json"), kernel, zebin, gsize, lsize, launch_args)
         with open(os.path.join(kdir, "compare.json"), "w") as f:
             json.dump(compare, f, indent=2)
             f.write("\n")

@@ -1,6 +1,6 @@
 """What the sample generators share: compiling one OpenCL kernel with ocloc with IGC's dumps
 on, and copying the kernel's .visaasm and zebin next to its launch files."""
-import glob, os, re, shutil, subprocess, sys
+import glob, json, os, re, shutil, subprocess, sys
 
 
 def run(cmd, **kw):
@@ -33,3 +33,14 @@ def compile_device(name, src, device, options, tmp, dest_root):
     shutil.copy(visa[0], os.path.join(dest, kfile))
     shutil.copy(os.path.join(outdir, name), os.path.join(dest, name + ".zebin"))
     return "%s/%s" % (device, kfile), "%s/%s.zebin" % (device, name)
+
+
+def write_launch(path, kernel, zebin, gsize, lsize, args):
+    """Writes a launch file at `path`: the kernel and zebin paths `compile_device` gave, the
+    global and local sizes (a number or a tuple of up to three), no offset, and `args`."""
+    dims = lambda size: (list(size) + [1, 1])[:3] if isinstance(size, tuple) else [size, 1, 1]
+    launch = {"kernel": kernel, "zebin": zebin, "global_size": dims(gsize), "local_size": dims(lsize),
+              "global_offset": [0, 0, 0], "args": args}
+    with open(path, "w") as f:
+        json.dump(launch, f, indent=2)
+        f.write("\n")

@@ -14,7 +14,7 @@ Usage: scripts/bench/make_bench_kernels.py [NAME...]
 import json, os, random, shutil, struct, sys, tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from ocloc_dump import compile_device
+from ocloc_dump import compile_device, write_launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "sample-kernels", "bench")
@@ -89,13 +89,7 @@ def main():
                 compare[aname] = rule
             launch_args.append(entry)
         kernel, zebin = compile_device(name, os.path.join(OUT, name, name + ".cl"), DEVICE, OCLOC_OPTS, tmp, OUT)
-        g3 = (list(gsize) + [1, 1])[:3] if isinstance(gsize, tuple) else [gsize, 1, 1]
-        l3 = (list(lsize) + [1, 1])[:3] if isinstance(lsize, tuple) else [lsize, 1, 1]
-        launch = {"kernel": kernel, "zebin": zebin, "global_size": g3, "local_size": l3,
-                  "global_offset": [0, 0, 0], "args": launch_args}
-        with open(os.path.join(kdir, DEVICE + ".launch.json"), "w") as f:
-            json.dump(launch, f, indent=2)
-            f.write("\n")
+        write_launch(os.path.join(kdir, DEVICE + ".launch.json"), kernel, zebin, gsize, lsize, launch_args)
         with open(os.path.join(kdir, "bench.json"), "w") as f:
             json.dump({"oclgrind_options": cl_opts, "compare": compare}, f, indent=2)
             f.write("\n")
