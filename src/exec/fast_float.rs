@@ -314,6 +314,18 @@ fn map1(n: usize, a: &[f32; 32], r: &mut [u32; 32], sat: bool, keep: bool, f: im
     }
 }
 
+/// An arithmetic result `v` of sources `srcs`: when it is NaN and a source is, the first
+/// NaN source (quieted by [`result`]), as the general ALU picks it; the hardware's choice
+/// between two NaN operands is not left to the order the compiler gives them.
+#[inline(always)]
+fn first_nan(v: f32, srcs: [f32; 3]) -> f32 {
+    if v.is_nan() {
+        srcs.into_iter().find(|s| s.is_nan()).unwrap_or(v)
+    } else {
+        v
+    }
+}
+
 /// Lane-wise `f` of two sources.
 #[inline(always)]
 fn map2(
@@ -487,16 +499,19 @@ impl<O: Observer> Ctx<'_, O> {
                 let a = f32_lanes(&raw[0], mods[0], keep, n);
                 let b = f32_lanes(&raw[1], mods[1], keep, n);
                 match kind {
-                    K::Add => map2(n, &a, &b, &mut r, sat, keep, |x, y| x + y),
-                    K::Mul => map2(n, &a, &b, &mut r, sat, keep, |x, y| x * y),
+                    K::Add => map2(n, &a, &b, &mut r, sat, keep, |x, y| first_nan(x + y, [x, y, 0.0])),
+                    K::Mul => map2(n, &a, &b, &mut r, sat, keep, |x, y| first_nan(x * y, [x, y, 0.0])),
                     K::Mad => {
                         let c = f32_lanes(&raw[2], mods[2], keep, n);
                         for (l, o) in r.iter_mut().enumerate().take(n) {
-                            *o = result(a[l].mul_add(b[l], c[l]), sat, keep);
+                            let v = a[l].mul_add(b[l], c[l]);
+                            *o = result(first_nan(v, [a[l], b[l], c[l]]), sat, keep);
                         }
                     }
                     // DIV.md: x · INV(y), the inverse rounded to f32 first.
-                    K::Div => map2(n, &a, &b, &mut r, sat, keep, |x, y| x * (1.0 / y)),
+                    K::Div => {
+                        map2(n, &a, &b, &mut r, sat, keep, |x, y| first_nan(x * (1.0 / y), [x, y, 0.0]))
+                    }
                     K::Pow => map2(n, &a, &b, &mut r, sat, keep, |x, y| wide(x).powf(wide(y)) as f32),
                     K::Inv => map1(n, &a, &mut r, sat, keep, |x| 1.0 / x),
                     K::Sqrt => map1(n, &a, &mut r, sat, keep, f32::sqrt),
@@ -534,18 +549,18 @@ impl<O: Observer> Ctx<'_, O> {
         match op.kind {
             FloatKind::Add => {
                 for i in 0..L {
-                    r[i] = result(a[i] + b[i], false, keep);
+                    r[i] = result(first_nan(a[i] + b[i], [a[i], b[i], 0.0]), false, keep);
                 }
             }
             FloatKind::Mul => {
                 for i in 0..L {
-                    r[i] = result(a[i] * b[i], false, keep);
+                    r[i] = result(first_nan(a[i] * b[i], [a[i], b[i], 0.0]), false, keep);
                 }
             }
             _ => {
                 let c = packed_lanes::<L>(grf, &op.srcs[2], keep);
                 for i in 0..L {
-                    r[i] = result(a[i].mul_add(b[i], c[i]), false, keep);
+                    r[i] = result(first_nan(a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]]), false, keep);
                 }
             }
         }

@@ -115,6 +115,18 @@ pub(crate) fn eval_float(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Resul
         O::Line => lanes1(m, &mut r, b, |y| (a[0].mul_add(y, a[3]), 0)),
         _ => unary(cx.op, m, &mut r, a),
     }
+    // A NaN from NaN operands is the first NaN operand, quieted (IEEE 754 asks for one of
+    // them; which one the host's instructions give depends on the order the compiler puts
+    // the operands in, and add and mul are commutative to it).
+    if matches!(cx.op, O::Add | O::Mul | O::Mad | O::Div | O::Divm) {
+        for l in Lanes(m) {
+            if r[l].0.is_nan() {
+                if let Some(x) = v[..n].iter().map(|s| s[l]).find(|x| x.is_nan()) {
+                    r[l] = (f64::from_bits(x.to_bits() | 1 << 51), 0);
+                }
+            }
+        }
+    }
     store_floats(cx, exec, &r, out);
     Ok(())
 }
