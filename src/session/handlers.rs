@@ -111,6 +111,7 @@ const INFO_REGISTER_ELEMENTS: usize = 8;
 impl Session {
     /// Executes one command.
     pub fn execute(&mut self, cmd: &Command) -> Result<Reply, String> {
+        self.ahead = super::motion::AHEAD_FIRST;
         let moved = |s: &mut Session, reason: StopReason| -> Result<Reply, String> {
             let text = stop_text(&reason);
             let here = s.here_text();

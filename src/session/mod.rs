@@ -200,6 +200,9 @@ pub struct Session {
     /// ([`crate::trace::record_window`]); tests turn it off to compare with recording step by
     /// step (and schedules other than round-robin run without them).
     pub window_recording: bool,
+    /// Whether stepping commands check every step as it is made instead of searching the
+    /// recording for the focused thread's steps (the reference the tests hold the search to).
+    pub check_each_step: bool,
     /// Whether burst windows are appended to the trace on a second core while the next one
     /// runs. Off by default: front ends turn it on where the machine has two cores (the
     /// engine reads no system files).
@@ -218,6 +221,9 @@ pub struct Session {
     /// Where recording in windows pauses (a movement that records ahead of its stops and
     /// then looks for them in the recording sets it; the windows may pass it by one window).
     windows_until: u64,
+    /// How far the next step forward from the frontier records ahead in windows before it
+    /// is redone from the recording (doubled each time within a command, reset by each).
+    ahead: u64,
     /// During a `continue` with breakpoints: what windows test before a breakpoint's
     /// instructions, the stretches they recorded with it (oldest first), and the steps at
     /// which a breakpoint's condition held (in order).
@@ -275,12 +281,14 @@ impl Session {
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
             window_recording,
+            check_each_step: false,
             two_cores: false,
             split_groups: true,
             split_tried: false,
             spare_batches: Vec::new(),
             windows_from: 0,
             windows_until: u64::MAX,
+            ahead: motion::AHEAD_FIRST,
             probe: None,
             probed: Vec::new(),
             probe_hits: Vec::new(),

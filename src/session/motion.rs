@@ -8,10 +8,15 @@ use super::frontier::INTERRUPT_CHECK;
 use super::workitems::condition_lane;
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::exec::PcSet;
-use crate::isa::{InstIdx, UnitId};
+use crate::isa::{Family, InstIdx, UnitId};
 use crate::machine::ThreadStatus;
 use crate::machine::{Machine, ThreadId};
 use crate::trace::{record_step, EntryKind, Probe, Single, StepRecord};
+
+/// The first stretch a step forward from the frontier records ahead (doubling up to
+/// [`AHEAD_MOST`] while one command goes on stepping).
+pub(super) const AHEAD_FIRST: u64 = 1 << 13;
+const AHEAD_MOST: u64 = 1 << 20;
 
 impl Session {
     /// The end state as a stop reason; a fault focuses its thread and lane, as gdb shows
@@ -88,7 +93,8 @@ impl Session {
         self.recorder.checkpoints.take_at_end(&self.machine, time);
     }
 
-    /// One step forward; None at the end of the run.
+    /// One step forward (redone from the recording, or executed and recorded at the
+    /// frontier); None at the end of the run.
     pub fn forward(&mut self) -> Option<StepRecord> {
         if self.now < self.recorder.len() {
             let rec = self.recorder.trace.at(self.now);
@@ -97,6 +103,27 @@ impl Session {
             return Some(rec);
         }
         self.execute_new()
+    }
+
+    /// At the frontier: records up to [`Session::ahead`] steps ahead in windows (none where
+    /// they cannot run) and comes back; true when it recorded any. An interrupt while
+    /// recording stays set for the movement to see.
+    fn record_ahead(&mut self) -> bool {
+        let from = self.now;
+        if !self.window_recording || self.end.is_some() || from < self.windows_from {
+            return false;
+        }
+        let stop = self.record_windows(&mut 0, from.saturating_add(self.ahead));
+        if stop == Some(StopReason::Interrupted) {
+            self.interrupt.store(true, Ordering::Relaxed);
+        }
+        if self.now == from {
+            return false;
+        }
+        self.ahead = (self.ahead * 2).min(AHEAD_MOST);
+        self.recorder.seek(&mut self.machine, self.now, from);
+        self.now = from;
+        true
     }
 
     /// One step back; None at step 0.
@@ -164,8 +191,103 @@ impl Session {
         recorded_ahead || (alive && self.end.is_none())
     }
 
-    /// Steps forward until the focused thread has executed `n` instructions.
+    /// Steps forward until the focused thread has executed `n` instructions. The recording
+    /// is searched for the thread's steps (recorded ahead where needed) and the machine moved
+    /// from one to the next; the steps between are checked for watchpoints at the steps that
+    /// may trigger one ([`Session::watched_steps`]).
     pub fn step_focused(&mut self, n: u64) -> StopReason {
+        if self.check_each_step {
+            return self.step_focused_each(n);
+        }
+        if !self.focus_has_future() {
+            return self.end_reason_for_focus();
+        }
+        let mut count = 0u64;
+        for _ in 0..n {
+            if let Some(stop) = self.focus_step_forward(&mut count) {
+                return stop;
+            }
+            if let Some(stop) = self.focus_breakpoint_after() {
+                return stop;
+            }
+            if self.interrupted_after(&mut count) {
+                return StopReason::Interrupted;
+            }
+        }
+        StopReason::Step
+    }
+
+    /// Moves to just after the focused thread's next step, recording ahead where the
+    /// recording ends; or returns what stopped it first (a watchpoint that a step on the way
+    /// triggered, that step included; the end of the run; an interrupt).
+    fn focus_step_forward(&mut self, count: &mut u64) -> Option<StopReason> {
+        let thread = self.focus.0;
+        loop {
+            if self.now == self.recorder.len() && !self.record_ahead() {
+                // Where windows cannot run: one step at a time.
+                let Some(rec) = self.forward() else { return Some(self.end_reason()) };
+                *count += 1;
+                if let Some(hit) = self.watch_hit(self.now - 1, true) {
+                    self.focus_hit(hit.thread, &hit.lanes);
+                    return Some(StopReason::Watchpoint(hit));
+                }
+                if rec.thread == thread {
+                    return None;
+                }
+            } else {
+                let (from, len) = (self.now, self.recorder.len());
+                let next = self.recorder.trace.thread_steps_ahead(thread, from, len).next();
+                let to = next.map_or(len, |s| s + 1);
+                if let Some(stop) = self.watch_stop_in(from, to) {
+                    return Some(stop);
+                }
+                self.recorder.seek(&mut self.machine, self.now, to);
+                self.now = to;
+                *count += to - from;
+                if next.is_some() {
+                    return None;
+                }
+            }
+            if self.interrupted_after(count) {
+                return Some(StopReason::Interrupted);
+            }
+        }
+    }
+
+    /// The first write watchpoint that a recorded step in `[from, to)` triggers, the machine
+    /// left after that step (the candidates come from the indexes, each checked at its time).
+    fn watch_stop_in(&mut self, from: u64, to: u64) -> Option<StopReason> {
+        let mut candidates = self.watched_steps(from, to);
+        candidates.sort_unstable();
+        candidates.dedup();
+        for step in candidates {
+            self.recorder.seek(&mut self.machine, self.now, step + 1);
+            self.now = step + 1;
+            if let Some(hit) = self.watch_hit(step, true) {
+                self.focus_hit(hit.thread, &hit.lanes);
+                return Some(StopReason::Watchpoint(hit));
+            }
+        }
+        None
+    }
+
+    /// After a step of the focused thread: a breakpoint where it now stands, with its
+    /// condition true.
+    fn focus_breakpoint_after(&mut self) -> Option<StopReason> {
+        if self.breakpoints.is_empty() {
+            return None;
+        }
+        let control = &self.machine.thread(self.focus).control;
+        if matches!(control.status, ThreadStatus::Done | ThreadStatus::Faulted) {
+            return None;
+        }
+        let pc = control.pc.0;
+        self.breakpoint_at(self.focus.0, pc).map(|id| StopReason::Breakpoint { id })
+    }
+
+    /// [`Session::step_focused`] one step at a time, each checked as it is made: the
+    /// reference the tests hold the search to ([`Session::check_each_step`]).
+    fn step_focused_each(&mut self, n: u64) -> StopReason {
         if !self.focus_has_future() {
             return self.end_reason_for_focus();
         }
@@ -197,15 +319,10 @@ impl Session {
             self.focus_hit(hit.thread, &hit.lanes);
             return Some(StopReason::Watchpoint(hit));
         }
-        if rec.thread != self.focus.0 || self.breakpoints.is_empty() {
+        if rec.thread != self.focus.0 {
             return None;
         }
-        let control = &self.machine.thread(self.focus).control;
-        if matches!(control.status, ThreadStatus::Done | ThreadStatus::Faulted) {
-            return None;
-        }
-        let pc = control.pc.0;
-        self.breakpoint_at(self.focus.0, pc).map(|id| StopReason::Breakpoint { id })
+        self.focus_breakpoint_after()
     }
 
     /// The stop for a step of a thread that has nothing left to execute.
@@ -493,12 +610,9 @@ impl Session {
     /// first stop: the steps at a breakpoint's instructions, and the steps the memory and
     /// register indexes name as writing a watched range, each checked at its own time (a
     /// seek), oldest first. A stop found leaves the recording ahead of it in place (the run
-    /// is deterministic), as after going back. Read and access watchpoints, which no index
-    /// serves, are checked step by step.
+    /// is deterministic), as after going back. Read and access watchpoints are checked at
+    /// the steps of memory instructions.
     pub fn continue_forward(&mut self) -> StopReason {
-        if self.watchpoints.iter().any(|w| w.enabled && w.kind != WatchKind::Write) {
-            return self.continue_stepwise();
-        }
         self.probe = self.breakpoint_probe();
         let stop = self.continue_recorded_ahead();
         self.probe = None;
@@ -550,7 +664,7 @@ impl Session {
         Some(Probe { pcs, test: Box::new(test), hits: Vec::new() })
     }
 
-    /// [`Session::continue_forward`] once read and access watchpoints are ruled out.
+    /// [`Session::continue_forward`] with its probe set.
     fn continue_recorded_ahead(&mut self) -> StopReason {
         let start = self.now;
         let mut count = 0u64;
@@ -607,9 +721,11 @@ impl Session {
         }
     }
 
-    /// The recorded steps in `[from, to)` that may write what an enabled write watchpoint
-    /// watches, from the memory and register indexes (a superset: each is checked at its time).
-    fn watched_writes(&self, from: u64, to: u64) -> Vec<u64> {
+    /// The recorded steps in `[from, to)` that may trigger an enabled watchpoint (a superset:
+    /// each is checked at its time): writes from the memory and register indexes; for read
+    /// and access watchpoints (memory only), the steps of instructions that access memory,
+    /// found in the pc column.
+    fn watched_steps(&self, from: u64, to: u64) -> Vec<u64> {
         let trace = &self.recorder.trace;
         let mut steps = Vec::new();
         for w in self.watchpoints.iter().filter(|w| w.enabled) {
@@ -623,6 +739,17 @@ impl Session {
                     }
                 }
             }
+        }
+        if self.watchpoints.iter().any(|w| w.enabled && w.kind != WatchKind::Write) {
+            let memory = PcSet::new(
+                self.program
+                    .insts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| matches!(i.op.family(), Family::Memory | Family::Sync))
+                    .map(|(pc, _)| pc as u32),
+            );
+            steps.extend(trace.steps_at(&memory, from, to));
         }
         steps
     }
@@ -671,7 +798,7 @@ impl Session {
                 }
             }
         }
-        candidates.extend(self.watched_writes(from, to).into_iter().map(|s| (s, 1)));
+        candidates.extend(self.watched_steps(from, to).into_iter().map(|s| (s, 1)));
         candidates.sort_unstable();
         candidates.dedup();
         for (i, (step, kind)) in candidates.into_iter().enumerate() {
@@ -697,9 +824,8 @@ impl Session {
         None
     }
 
-    /// `continue` one step at a time, each checked as it is made: for read and access
-    /// watchpoints (the recording keeps reads in its log but indexes only writes), and the
-    /// reference the tests hold [`Session::continue_forward`] to.
+    /// `continue` one step at a time, each checked as it is made: the reference the tests
+    /// hold [`Session::continue_forward`] to.
     pub fn continue_stepwise(&mut self) -> StopReason {
         let mut first = true;
         let mut count = 0u64;
@@ -767,16 +893,13 @@ impl Session {
     /// Reverse continue to the previous breakpoint or watchpoint hit: the recording is
     /// searched backwards as `continue` searches it forwards (breakpoint candidates by their
     /// instructions, watched writes from the indexes), each candidate checked at its time,
-    /// the latest first. Read and access watchpoints are checked step by step.
+    /// the latest first. Read and access watchpoints are checked at memory instructions.
     pub fn continue_backward(&mut self) -> StopReason {
-        if self.watchpoints.iter().any(|w| w.enabled && w.kind != WatchKind::Write) {
-            return self.continue_backward_stepwise();
-        }
         let to = self.now;
         // (step, 0 for a watchpoint, 1 for a breakpoint): going back, a step's write is met
         // before the breakpoint at its instruction (the old loop's order).
         let mut candidates: Vec<(u64, u8)> = Vec::new();
-        candidates.extend(self.watched_writes(0, to).into_iter().map(|s| (s, 0)));
+        candidates.extend(self.watched_steps(0, to).into_iter().map(|s| (s, 0)));
         let pcs = self.breakpoint_pcs();
         if !pcs.is_empty() {
             candidates.extend(self.recorder.trace.steps_at(&pcs, 0, to).into_iter().map(|s| (s, 1)));
@@ -808,8 +931,8 @@ impl Session {
         StopReason::Start
     }
 
-    /// Reverse continue one step at a time, each checked as it is undone: for read and access
-    /// watchpoints, and the reference the tests hold [`Session::continue_backward`] to.
+    /// Reverse continue one step at a time, each checked as it is undone: the reference the
+    /// tests hold [`Session::continue_backward`] to.
     pub fn continue_backward_stepwise(&mut self) -> StopReason {
         let mut count = 0u64;
         loop {

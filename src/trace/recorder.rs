@@ -903,6 +903,24 @@ impl Trace {
             .map(|s| (s.step, self.parts[s.part].record(s.slot, s.owner)))
     }
 
+    /// `thread`'s steps in `[from, to)`, oldest first, a segment of [`SEGMENT`] steps at a time
+    /// (windows' slots of other threads skipped whole).
+    pub fn thread_steps_ahead(&self, thread: u32, from: u64, to: u64) -> impl Iterator<Item = u64> + '_ {
+        let to = to.min(self.len());
+        let segments = (to > from).then(|| from / SEGMENT..=(to - 1) / SEGMENT);
+        segments.into_iter().flatten().flat_map(move |segment| {
+            let (lo, hi) = ((segment * SEGMENT).max(from), ((segment + 1) * SEGMENT).min(to));
+            let mut stored = Vec::new();
+            for (k, part) in self.parts.iter().enumerate().filter(|(_, p)| p.start < hi && lo < p.end()) {
+                let (a, b) = (lo.max(part.start) - part.start, hi.min(part.end()) - part.start);
+                part.thread_steps(thread, a, b, k, &mut stored);
+            }
+            let mut steps: Vec<u64> = stored.iter().map(|s| s.step).collect();
+            steps.sort_unstable();
+            steps
+        })
+    }
+
     /// `thread`'s steps before `before` in `segments` (of [`SEGMENT`] steps, newest first),
     /// newest first: the candidates a segment index gives.
     fn steps_in<'a>(

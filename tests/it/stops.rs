@@ -3,9 +3,11 @@
 //! stops where checking every step as it is made stops: on sample launches with SLM,
 //! barriers, atomics, divergence and several work-groups, for breakpoints with and without
 //! conditions (`workitem ==`, comparisons), `tbreak`, `ignore`, and memory and register
-//! watchpoints with and without value conditions, continued from the start, from a stop and
-//! from a point in the recorded past; and reverse continue stops where undoing one step at a
-//! time and checking each stops.
+//! watchpoints with and without value conditions (read watchpoints too, checked at memory
+//! instructions), continued from the start, from a stop and from a point in the recorded
+//! past; and reverse continue stops where undoing one step at a time and checking each
+//! stops. Stepping commands (`stepi`, `nexti`, `step`, `next`, `until`, `finish`) search the
+//! recording for the focused thread's steps and stop where checking each step stops.
 
 use std::path::Path;
 
@@ -61,7 +63,10 @@ fn continue_stops_where_checking_each_step_stops() {
                 1 => vec![format!("break {line} if workitem == {wi}")],
                 2 => vec![format!("break {line} if any({var} > 3)"), "ignore 1 2".into()],
                 3 => vec![format!("tbreak {line}"), format!("break {line} if {var} == 0")],
-                4 => vec![format!("watch arg1+{} 4", 4 * (lcg(&mut seed) % 4))],
+                4 => vec![
+                    format!("watch arg1+{} 4", 4 * (lcg(&mut seed) % 4)),
+                    format!("rwatch arg0+{} 4", 4 * (lcg(&mut seed) % 64)),
+                ],
                 _ => vec![
                     format!("watch {var}(0,0)<1;1,0> lane 0 if == 1"),
                     format!("break {line} if all({var} != 5)"),
@@ -71,6 +76,7 @@ fn continue_stops_where_checking_each_step_stops() {
             // Every other case records ahead step by step, as under a schedule other than
             // round-robin (no windows, so no probe either).
             fast.window_recording = case % 2 == 0;
+            each.window_recording = false;
             for s in [&mut fast, &mut each] {
                 for line in &setup {
                     cmd(s, line);
@@ -116,4 +122,86 @@ fn goto_past_the_end_lands_where_single_steps_do() {
         }
         assert!(windows.window_steps > 0, "{name}: no window ran");
     }
+}
+
+/// Stepping commands move the focused thread from one of its steps to the next through the
+/// recording (recorded ahead in windows), checking only the steps that may trigger a
+/// watchpoint; they stop where checking every step as it is made stops: random commands,
+/// threads (some not started yet) and moves into the past, with breakpoints and write, read
+/// and access watchpoints, on launches with SLM, barriers, divergence and calls.
+#[test]
+fn stepping_stops_where_checking_each_step_stops() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let launches = [
+        "sample-kernels/opencl/collatz/skl.launch.json",
+        "sample-kernels/opencl/slm_reduce/skl.launch.json",
+        "sample-kernels/opencl/divergence/skl.launch.json",
+        "sample-kernels/opencl/nested_loops/skl.launch.json",
+        "sample-kernels/hand/subroutine.launch.json",
+        "sample-kernels/shared/k29_calls/skl.launch.json",
+    ];
+    let mut seed = 0x57e9_u64;
+    let (mut compared, mut stops, mut searched) = (0u32, 0u32, 0u64);
+    for rel in launches {
+        let path = root.join(rel);
+        let probe = session(&path);
+        let lines: Vec<u32> = probe.program.insts.iter().map(|i| i.span.line).filter(|&l| l > 0).collect();
+        let threads = probe.machine.threads.len() as u64;
+        // A word of a random buffer.
+        let word = |seed: &mut u64| {
+            let (name, _, size) = &probe.buffers[(lcg(seed) % probe.buffers.len() as u64) as usize];
+            format!("{name}+{} 4", 4 * (lcg(seed) % (size / 4).max(1)))
+        };
+        for case in 0..5 {
+            let line = lines[(lcg(&mut seed) % lines.len() as u64) as usize];
+            let setup: Vec<String> = match case {
+                0 => vec![],
+                1 => vec![format!("break {line}")],
+                2 => vec![format!("watch {}", word(&mut seed))],
+                3 => vec![format!("rwatch {}", word(&mut seed)), "ignore 1 1".into()],
+                _ => vec![format!("awatch {}", word(&mut seed)), format!("watch {}", word(&mut seed))],
+            };
+            let (mut fast, mut each) = (session(&path), session(&path));
+            each.window_recording = false;
+            each.check_each_step = true;
+            for s in [&mut fast, &mut each] {
+                for line in &setup {
+                    cmd(s, line);
+                }
+            }
+            for round in 0..14 {
+                let line = lines[(lcg(&mut seed) % lines.len() as u64) as usize];
+                let command = match lcg(&mut seed) % 9 {
+                    0 => format!("thread {}", lcg(&mut seed) % threads),
+                    1 => format!("stepi {}", 1 + lcg(&mut seed) % 3000),
+                    2 => format!("nexti {}", 1 + lcg(&mut seed) % 40),
+                    3 => "until".to_string(),
+                    4 => format!("until {line}"),
+                    5 => format!("step {}", 1 + lcg(&mut seed) % 4),
+                    6 => "next".to_string(),
+                    7 => "finish".to_string(),
+                    _ => format!("goto {}", fast.now / 2),
+                };
+                let parsed = vdb::session::parse(&command).expect("parses").expect("a command");
+                let before = fast.now;
+                let (a, b) = (fast.execute(&parsed), each.execute(&parsed));
+                let what = format!("{rel}: {setup:?}, round {round}: {command}");
+                match (a, b) {
+                    (Ok(a), Ok(b)) => {
+                        let (sa, sb) =
+                            (a.stop.unwrap_or(StopReason::Step), b.stop.unwrap_or(StopReason::Step));
+                        stops += same_stop(&fast, &each, (&sa, &sb), &what);
+                        assert_eq!(a.text, b.text, "{what}");
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a, b, "{what}"),
+                    (a, b) => panic!("{what}: {a:?} against {b:?}"),
+                }
+                searched += fast.now.saturating_sub(before);
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared == 6 * 5 * 14, "{compared}");
+    assert!(stops >= 10, "only {stops} breakpoint or watchpoint stops compared");
+    assert!(searched > 100_000, "only {searched} steps moved forward");
 }

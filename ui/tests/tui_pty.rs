@@ -146,10 +146,10 @@ fn step_forward_back_command_and_quit_in_a_real_terminal() {
     let mut vdb = Vdb::spawn(&["sample-kernels/hand/nested_divergence.launch.json"]);
     vdb.screen.wait_for("step 0 (0 recorded so far)");
     vdb.send("sss");
-    let text = vdb.screen.wait_for("step 3 (3 recorded so far)");
+    let text = vdb.screen.wait_for("step 3 of 25 (run complete)");
     assert!(text.contains("Registers"), "{text}");
     vdb.send("S");
-    vdb.screen.wait_for("step 2 (3 recorded so far)");
+    vdb.screen.wait_for("step 2 of 25 (run complete)");
     vdb.send(":print LANE\r");
     let text = vdb.screen.wait_for("LANE = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]");
     assert!(text.contains("(vdb) print LANE"), "{text}");
