@@ -333,12 +333,60 @@ impl Session {
         }
     }
 
-    /// Steps back until the focused thread has un-executed `n` instructions.
+    /// Steps back until the focused thread has un-executed `n` instructions: from one of its
+    /// steps to the one before through the recording, the steps between checked where they
+    /// may trigger a watchpoint, as [`Session::step_focused`] goes forward.
     pub fn reverse_step_focused(&mut self, n: u64) -> StopReason {
         let first = self.recorder.trace.first_step.get(self.focus.0 as usize).copied().unwrap_or(u64::MAX);
         if first == u64::MAX || first >= self.now {
             return StopReason::Start;
         }
+        if self.check_each_step {
+            return self.reverse_step_focused_each(n);
+        }
+        let mut count = 0u64;
+        for _ in 0..n {
+            let to = self.now;
+            let previous = self.recorder.trace.thread_steps_back(self.focus.0, 0, to).next().map(|(s, _)| s);
+            let from = previous.unwrap_or(0);
+            if let Some(stop) = self.watch_stop_back(from, to) {
+                return stop;
+            }
+            self.recorder.seek(&mut self.machine, self.now, from);
+            self.now = from;
+            if previous.is_none() {
+                return StopReason::Start;
+            }
+            if let Some(stop) = self.focus_breakpoint_after() {
+                return stop;
+            }
+            count += to - from;
+            if self.interrupted_after(&mut count) {
+                return StopReason::Interrupted;
+            }
+        }
+        StopReason::Step
+    }
+
+    /// The last watchpoint that a recorded step in `[from, to)` triggers going back, the
+    /// machine left before that step.
+    fn watch_stop_back(&mut self, from: u64, to: u64) -> Option<StopReason> {
+        let mut candidates = self.watched_steps(from, to);
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        candidates.dedup();
+        for step in candidates {
+            self.recorder.seek(&mut self.machine, self.now, step);
+            self.now = step;
+            if let Some(hit) = self.watch_hit(step, false) {
+                self.focus_hit(hit.thread, &hit.lanes);
+                return Some(StopReason::Watchpoint(hit));
+            }
+        }
+        None
+    }
+
+    /// [`Session::reverse_step_focused`] one step at a time, each checked as it is undone.
+    fn reverse_step_focused_each(&mut self, n: u64) -> StopReason {
         let mut done = 0;
         let mut count = 0u64;
         while done < n {

@@ -6,8 +6,9 @@
 //! watchpoints with and without value conditions (read watchpoints too, checked at memory
 //! instructions), continued from the start, from a stop and from a point in the recorded
 //! past; and reverse continue stops where undoing one step at a time and checking each
-//! stops. Stepping commands (`stepi`, `nexti`, `step`, `next`, `until`, `finish`) search the
-//! recording for the focused thread's steps and stop where checking each step stops.
+//! stops. Stepping commands (`stepi`, `nexti`, `step`, `next`, `until`, `finish` and their
+//! reverses) search the recording for the focused thread's steps and stop where checking
+//! each step stops.
 
 use std::path::Path;
 
@@ -126,7 +127,8 @@ fn goto_past_the_end_lands_where_single_steps_do() {
 
 /// Stepping commands move the focused thread from one of its steps to the next through the
 /// recording (recorded ahead in windows), checking only the steps that may trigger a
-/// watchpoint; they stop where checking every step as it is made stops: random commands,
+/// watchpoint; they stop where checking every step as it is made (or undone) stops: random
+/// commands in both directions,
 /// threads (some not started yet) and moves into the past, with breakpoints and write, read
 /// and access watchpoints, on launches with SLM, barriers, divergence and calls.
 #[test]
@@ -152,14 +154,28 @@ fn stepping_stops_where_checking_each_step_stops() {
             let (name, _, size) = &probe.buffers[(lcg(seed) % probe.buffers.len() as u64) as usize];
             format!("{name}+{} 4", 4 * (lcg(seed) % (size / 4).max(1)))
         };
-        for case in 0..5 {
+        // A variable the kernel writes (a register of thread 0 to watch: written many times).
+        let written: Vec<String> = probe
+            .program
+            .insts
+            .iter()
+            .filter_map(|i| match i.operands.first() {
+                Some(vdb::isa::Operand::Direct(d)) if i.op.family() == vdb::isa::Family::Alu => {
+                    Some(probe.program.var(d.var).name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        for case in 0..6 {
             let line = lines[(lcg(&mut seed) % lines.len() as u64) as usize];
+            let var = &written[(lcg(&mut seed) % written.len() as u64) as usize];
             let setup: Vec<String> = match case {
                 0 => vec![],
                 1 => vec![format!("break {line}")],
                 2 => vec![format!("watch {}", word(&mut seed))],
                 3 => vec![format!("rwatch {}", word(&mut seed)), "ignore 1 1".into()],
-                _ => vec![format!("awatch {}", word(&mut seed)), format!("watch {}", word(&mut seed))],
+                4 => vec![format!("awatch {}", word(&mut seed)), format!("watch {}", word(&mut seed))],
+                _ => vec![format!("watch {var}(0,0)<1;1,0>")],
             };
             let (mut fast, mut each) = (session(&path), session(&path));
             each.window_recording = false;
@@ -169,9 +185,9 @@ fn stepping_stops_where_checking_each_step_stops() {
                     cmd(s, line);
                 }
             }
-            for round in 0..14 {
+            for round in 0..20 {
                 let line = lines[(lcg(&mut seed) % lines.len() as u64) as usize];
-                let command = match lcg(&mut seed) % 9 {
+                let command = match lcg(&mut seed) % 14 {
                     0 => format!("thread {}", lcg(&mut seed) % threads),
                     1 => format!("stepi {}", 1 + lcg(&mut seed) % 3000),
                     2 => format!("nexti {}", 1 + lcg(&mut seed) % 40),
@@ -180,6 +196,11 @@ fn stepping_stops_where_checking_each_step_stops() {
                     5 => format!("step {}", 1 + lcg(&mut seed) % 4),
                     6 => "next".to_string(),
                     7 => "finish".to_string(),
+                    8 => format!("rstepi {}", 1 + lcg(&mut seed) % 3000),
+                    9 => format!("rnexti {}", 1 + lcg(&mut seed) % 40),
+                    10 => format!("rstep {}", 1 + lcg(&mut seed) % 4),
+                    11 => "rnext".to_string(),
+                    12 => "rfinish".to_string(),
                     _ => format!("goto {}", fast.now / 2),
                 };
                 let parsed = vdb::session::parse(&command).expect("parses").expect("a command");
@@ -200,8 +221,37 @@ fn stepping_stops_where_checking_each_step_stops() {
                 compared += 1;
             }
         }
+        // Back from the last thread's third step to the start: past its first step, the
+        // latest of thread 0's writes to a watched register stops it (the register thread 0
+        // writes most often).
+        let mut run = session(&path);
+        let (_, pcs) = crate::harness::thread_steps(&mut run, 0);
+        let dst = |pc: &u32| match run.program.insts[*pc as usize].operands.first() {
+            Some(vdb::isa::Operand::Direct(d))
+                if run.program.insts[*pc as usize].op.family() == vdb::isa::Family::Alu =>
+            {
+                Some(run.program.var(d.var).name.clone())
+            }
+            _ => None,
+        };
+        let dsts: Vec<String> = pcs.iter().filter_map(dst).collect();
+        let var =
+            dsts.iter().max_by_key(|v| dsts.iter().filter(|w| w == v).count()).expect("a written variable");
+        let (mut fast, mut each) = (session(&path), session(&path));
+        each.window_recording = false;
+        each.check_each_step = true;
+        let last = format!("thread {}", threads - 1);
+        let script =
+            [last.clone(), "stepi 3".into(), "thread 0".into(), format!("watch {var}(0,0)<1;1,0>"), last];
+        for s in [&mut fast, &mut each] {
+            for line in &script {
+                cmd(s, line);
+            }
+        }
+        let (a, b) = (fast.reverse_step_focused(1 << 20), each.reverse_step_focused(1 << 20));
+        stops += same_stop(&fast, &each, (&a, &b), &format!("{rel}: {script:?}, rstepi"));
     }
-    assert!(compared == 6 * 5 * 14, "{compared}");
+    assert!(compared == 6 * 6 * 20, "{compared}");
     assert!(stops >= 10, "only {stops} breakpoint or watchpoint stops compared");
     assert!(searched > 100_000, "only {searched} steps moved forward");
 }
