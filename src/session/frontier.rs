@@ -1,5 +1,5 @@
-//! Recording at the frontier in burst windows, on two cores: this core runs the machine and
-//! stages each window's steps ([`record_window`]) while a second core appends earlier batches
+//! Recording at the frontier in burst windows: this core runs the machine and stages each
+//! window's steps ([`record_window`]) while, given a second core, that core appends earlier batches
 //! to the trace ([`Trace::append_batch`]), in the order they were staged. The trace then is
 //! the one stepping one instruction at a time would make.
 //!
@@ -9,9 +9,9 @@
 //! windows stop: at the end, an interrupt, a window in which a thread faults, or near the
 //! recording budget or the step limit.
 //!
-//! With two cores, the first recording of a run's later work-groups goes another way when it
-//! can: the second core records them on a machine of its own while this one records the
-//! earlier groups (`session::split`); the queue above serves whatever that leaves.
+//! With several cores, the first recording of a run's later work-groups goes another way when
+//! it can: the other cores record chunks of them on machines of their own while this one
+//! records the earlier groups (`session::split`); the queue above serves whatever that leaves.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -166,7 +166,7 @@ impl Session {
         {
             return None;
         }
-        // Sharing the later work-groups with the second core records them all: only for a
+        // Sharing the later work-groups with the other cores records them all: only for a
         // recording to the end.
         if let Some(split) = self.split_point().filter(|_| until == u64::MAX) {
             return self.record_split(count, split);
@@ -183,7 +183,7 @@ impl Session {
         // The trace is with the appending core until windows pause; the checkpoints and
         // everything else stay here.
         let mut trace = std::mem::take(&mut self.recorder.trace);
-        let pause = if self.two_cores {
+        let pause = if self.cores > 1 {
             let (bytes, appended) = (AtomicU64::new(trace.bytes()), AtomicU64::new(0));
             let (back_to, back) = mpsc::channel::<Vec<Batch>>();
             let pause = std::thread::scope(|scope| {

@@ -203,12 +203,13 @@ pub struct Session {
     /// Whether stepping commands check every step as it is made instead of searching the
     /// recording for the focused thread's steps (the reference the tests hold the search to).
     pub check_each_step: bool,
-    /// Whether burst windows are appended to the trace on a second core while the next one
-    /// runs. Off by default: front ends turn it on where the machine has two cores (the
-    /// engine reads no system files).
-    pub two_cores: bool,
-    /// With two cores: whether a recording to the end shares its work-groups not yet started
-    /// with the second core (`session::split`), before appending on it while this one runs.
+    /// Cores recording may use (1 by default: front ends set it from the machine, as the
+    /// engine reads no system files). With more than one, burst windows are appended to the
+    /// trace on a second core while the next one runs, and a recording to the end shares its
+    /// work-groups not yet started with the other cores (`session::split`).
+    pub cores: usize,
+    /// With several cores: whether a recording to the end shares its work-groups (tests
+    /// turn it off to compare).
     pub split_groups: bool,
     /// Whether that was tried in this recording (once: after an interrupt, a later
     /// `continue` may try again).
@@ -252,7 +253,7 @@ impl Session {
         let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry, args } =
             launch;
         let recorder = Recorder::new(&machine, program.grf_size);
-        // Burst windows (and the second core) reproduce the round-robin order only.
+        // Burst windows (and the other cores) reproduce the round-robin order only.
         let window_recording = scheduler.bursts_allowed();
         let start = Box::new((machine.clone(), scheduler.clone()));
         Session {
@@ -282,7 +283,7 @@ impl Session {
             progress: None,
             window_recording,
             check_each_step: false,
-            two_cores: false,
+            cores: 1,
             split_groups: true,
             split_tried: false,
             spare_batches: Vec::new(),

@@ -734,7 +734,7 @@ impl Session {
                 return self.end_reason();
             }
             // With nothing to stop it, to the end (where the later work-groups may be shared
-            // with a second core).
+            // with other cores).
             let stoppers =
                 self.breakpoints.iter().any(|b| b.enabled) || self.watchpoints.iter().any(|w| w.enabled);
             let until = if stoppers { from.saturating_add(stretch) } else { u64::MAX };

@@ -1,17 +1,17 @@
-//! Recording on two cores by work-groups: the first core records the groups not yet started
-//! from the front, one at a time, as it always does, while a second core records chunks of
-//! them from the back, each from a copy of the machine into a recording of its own; the two
-//! meet where the faster has taken more. Groups run one after another, so the run is the
+//! Recording on N cores by work-groups: the first core records the groups not yet started
+//! from the front, one at a time, as it always does, while the other cores (workers) record
+//! chunks of them from the back, each from a copy of the machine into a recording of its
+//! own; they meet where the faster have taken more. Groups run one after another, so the run is the
 //! first core's steps followed by the chunks' in group order, provided each chunk read no
 //! SVM byte the groups before it wrote after the copy was taken, and wrote none of those
 //! bytes either (so that the old bytes in its log are right): both cores note the bytes
 //! they access, and the check is made when both are done. Registers and SLM belong to one
-//! group. The chunks that pass, in order, join the first recording without copying
+//! group. The chunks that pass, in group order, join the first recording without copying
 //! ([`Recorder::join`]), their checkpoints rebased onto the recording's end so far
-//! ([`Rebase`]); from the first chunk that fails (or after the first core stops early: a
-//! fault, the recording budget, an interrupt) the second core's work is dropped and the
-//! first core goes on through the later groups itself, so what is recorded is the same
-//! either way.
+//! ([`Rebase`]); from the first chunk that fails or is missing (or after the first core
+//! stops early: a fault, the recording budget, an interrupt) the workers' later work is
+//! dropped and the first core goes on through the later groups itself, so what is recorded
+//! is the same either way.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,42 +23,48 @@ use crate::exec::{Interpreter, Scheduler};
 use crate::machine::{Accesses, Machine, Ranges};
 use crate::trace::{record_step, record_window, Batch, Rebase, Recorder, Single, Window, MAX_STEPS};
 
-/// Fewer work-groups than this not yet started: not worth a second core.
+/// Fewer work-groups than this not yet started: not worth other cores.
 const MIN_SPLIT_GROUPS: usize = 8;
 
-/// The second core takes this fraction of the groups left per chunk (at least one group):
-/// large chunks while the cores are far apart, small ones as they meet, so that neither
-/// waits long for the other whichever runs faster.
+/// Each worker takes this fraction of the groups left, divided by the number of workers,
+/// per chunk (at least one group): large chunks while the cores are far apart, small ones
+/// as they meet, so that none waits long for the others whichever runs faster.
 const CHUNK_SHARE: usize = 4;
 
-/// The work-groups neither core has taken yet: the first core takes from the front, the
-/// second from the back.
+/// The work-groups no core has taken yet: the first core takes from the front, the workers
+/// from the back.
 pub(super) struct Claims {
     left: Mutex<Range<usize>>,
     /// Every group's threads (the scheduler's list before it was cut).
     groups: Vec<Range<u32>>,
-    /// The recording budget the two cores share: the whole run's, the first core's bytes
-    /// (everything recorded before the split too) and the second core's, each published as
-    /// the core sizes a window. Each core may use what the other has not (a fixed half each
-    /// sent a core step by step while the other had room: 0.5 s against 0.3 s for Collatz
+    /// The recording budget the cores share: the whole run's, the first core's bytes
+    /// (everything recorded before the split too) and each worker's, each published as the
+    /// core sizes a window. Each core may use what the others have not (a fixed share each
+    /// sent a core step by step while another had room: 0.5 s against 0.3 s for Collatz
     /// under a budget 15% above what it needs).
     limit: u64,
     first_bytes: AtomicU64,
-    second_bytes: AtomicU64,
+    worker_bytes: Vec<AtomicU64>,
 }
 
 impl Claims {
     /// The first core's budget, now that it has recorded `bytes` in all.
     pub(super) fn first_budget(&self, bytes: u64) -> u64 {
         self.first_bytes.store(bytes, Ordering::Relaxed);
-        self.limit.saturating_sub(self.second_bytes.load(Ordering::Relaxed))
+        self.limit.saturating_sub(self.others(None))
     }
 
-    /// The second core's budget for a chunk's own bytes, its earlier chunks having taken
-    /// `done` and the current one `bytes` so far.
-    fn second_budget(&self, done: u64, bytes: u64) -> u64 {
-        self.second_bytes.store(done + bytes, Ordering::Relaxed);
-        self.limit.saturating_sub(self.first_bytes.load(Ordering::Relaxed) + done)
+    /// Worker `w`'s budget for a chunk's own bytes, its earlier chunks having taken `done`
+    /// and the current one `bytes` so far.
+    fn worker_budget(&self, w: usize, done: u64, bytes: u64) -> u64 {
+        self.worker_bytes[w].store(done + bytes, Ordering::Relaxed);
+        self.limit.saturating_sub(self.first_bytes.load(Ordering::Relaxed) + self.others(Some(w)) + done)
+    }
+
+    /// The bytes the workers other than `but` have published.
+    fn others(&self, but: Option<usize>) -> u64 {
+        let bytes = self.worker_bytes.iter().enumerate().filter(|&(w, _)| Some(w) != but);
+        bytes.map(|(_, b)| b.load(Ordering::Relaxed)).sum()
     }
 
     /// The next group from the front, with its threads.
@@ -74,7 +80,8 @@ impl Claims {
     /// The next chunk from the back.
     fn back(&self) -> Option<Range<usize>> {
         let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = (left.len() / CHUNK_SHARE).max(1).min(left.len());
+        let share = CHUNK_SHARE * self.worker_bytes.len().max(1);
+        let n = (left.len() / share).max(1).min(left.len());
         (n > 0).then(|| {
             left.end -= n;
             left.end..left.end + n
@@ -82,7 +89,7 @@ impl Claims {
     }
 }
 
-/// What the second core recorded of a chunk (its end state is its last checkpoint): the
+/// What a worker recorded of a chunk (its end state is its last checkpoint): the
 /// recording, how many steps it holds, and the bytes it accessed.
 struct Later {
     recorder: Recorder,
@@ -91,15 +98,15 @@ struct Later {
     accesses: Accesses,
 }
 
-/// A chunk of groups the second core took, and its recording (None when it could not record
+/// A chunk of groups a worker took, and its recording (None when it could not record
 /// it all).
 type Chunk = (Range<usize>, Option<Later>);
 
 impl Session {
-    /// The first work-group not yet started, when recording on two cores by groups may be
-    /// tried from it.
+    /// The first work-group not yet started, when recording on several cores by groups may
+    /// be tried from it.
     pub(super) fn split_point(&self) -> Option<usize> {
-        if !self.two_cores || !self.split_groups || self.split_tried {
+        if self.cores < 2 || !self.split_groups || self.split_tried {
             return None;
         }
         let groups = &self.sched.groups;
@@ -113,20 +120,20 @@ impl Session {
         (groups.len() - first >= MIN_SPLIT_GROUPS && ordered).then_some(first)
     }
 
-    /// Records from the frontier with groups from `first` on shared out with a second core
+    /// Records from the frontier with groups from `first` on shared out with the other cores
     /// (see the module's text). Returns as [`Session::record_windows`] does.
     pub(super) fn record_split(&mut self, count: &mut u64, first: usize) -> Option<StopReason> {
         self.split_tried = true;
         let start = self.machine.clone();
         let interp = self.interp.clone();
         let (grf_size, interval) = (self.program.grf_size, self.recorder.checkpoints.interval);
-        // The cores share the budget left (`Claims::first_budget`, `second_budget`).
+        // The cores share the budget left (`Claims::first_budget`, `worker_budget`).
         let claims = Claims {
             left: Mutex::new(first..self.sched.groups.len()),
             groups: self.sched.groups.clone(),
             limit: self.record_limit,
             first_bytes: AtomicU64::new(self.recorder.recorded_bytes()),
-            second_bytes: AtomicU64::new(0),
+            worker_bytes: (1..self.cores).map(|_| AtomicU64::new(0)).collect(),
         };
         let base = self.sched.clone();
         self.sched.groups.truncate(first);
@@ -134,39 +141,26 @@ impl Session {
         let stop = AtomicBool::new(false);
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let (pause, chunks) = std::thread::scope(|scope| {
-            let (claims, stop) = (&claims, &stop);
-            let mut core = SecondCore {
-                interp: &interp,
-                start: &start,
-                base: &base,
-                grf_size,
-                interval,
-                stop,
-                batch: Batch::default(),
-            };
-            let later = scope.spawn(move || {
-                let mut chunks: Vec<Chunk> = Vec::new();
-                let mut done = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let Some(groups) = claims.back() else { break };
-                    let later = core.record(groups.clone(), claims, done);
-                    let recorded = later.as_ref().map(|l| l.recorder.recorded_bytes());
-                    chunks.push((groups, later));
-                    match recorded {
-                        Some(bytes) => done += bytes,
-                        None => break,
-                    }
-                }
-                chunks
-            });
+            let (claims, stop, interp, start, base) = (&claims, &stop, &interp, &start, &base);
+            let workers: Vec<_> = (0..claims.worker_bytes.len())
+                .map(|id| {
+                    let mut worker =
+                        Worker { id, interp, start, base, grf_size, interval, stop, batch: Batch::default() };
+                    scope.spawn(move || worker.run(claims))
+                })
+                .collect();
             let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, Some(claims));
             if !matches!(pause, Pause::GroupsDone) {
                 stop.store(true, Ordering::Relaxed);
             }
-            match later.join() {
-                Ok(chunks) => (pause, chunks),
-                Err(panic) => std::panic::resume_unwind(panic),
+            let mut chunks = Vec::new();
+            for worker in workers {
+                match worker.join() {
+                    Ok(mut done) => chunks.append(&mut done),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
             }
+            (pause, chunks)
         });
         self.recorder.trace = trace;
         let accesses = self.machine.svm.accesses.take();
@@ -199,8 +193,8 @@ impl Session {
         }
     }
 
-    /// Joins the second core's chunks after this core's recording, in group order, as long
-    /// as each ran as it would have after the groups before it ([`runs_after`]) and the
+    /// Joins the workers' chunks after this core's recording, in group order, as long as
+    /// each ran as it would have after the groups before it ([`runs_after`]) and the
     /// steps fit the index and the step limit. `written`: what this core wrote; `next`: the
     /// first group it did not record. Returns the first group no chunk joined with.
     fn join_chunks(
@@ -249,9 +243,10 @@ fn runs_after(written: &Ranges, later: &Accesses) -> bool {
     !reads.intersects(written) && !writes.intersects(written)
 }
 
-/// What the second core records chunks with: the machine and scheduler it starts each
+/// What a worker records chunks with: its number, the machine and scheduler it starts each
 /// from, and staging buffers grown once for all of them.
-struct SecondCore<'a> {
+struct Worker<'a> {
+    id: usize,
     interp: &'a Interpreter,
     start: &'a Machine,
     base: &'a Scheduler,
@@ -261,7 +256,25 @@ struct SecondCore<'a> {
     batch: Batch,
 }
 
-impl SecondCore<'_> {
+impl Worker<'_> {
+    /// Takes chunks from the back and records them until none is left, one fails or the
+    /// first core stops early.
+    fn run(&mut self, claims: &Claims) -> Vec<Chunk> {
+        let mut chunks: Vec<Chunk> = Vec::new();
+        let mut done = 0;
+        while !self.stop.load(Ordering::Relaxed) {
+            let Some(groups) = claims.back() else { break };
+            let later = self.record(groups.clone(), claims, done);
+            let recorded = later.as_ref().map(|l| l.recorder.recorded_bytes());
+            chunks.push((groups, later));
+            match recorded {
+                Some(bytes) => done += bytes,
+                None => break,
+            }
+        }
+        chunks
+    }
+
     /// The recording of work-groups `groups`, from a copy of the start, in windows as the
     /// first core records them, within the budget the cores share (`claims`; its earlier
     /// chunks took `done` bytes). None when it could not record them all (a fault, the
@@ -280,7 +293,7 @@ impl SecondCore<'_> {
         while !self.stop.load(Ordering::Relaxed) {
             let time = recorder.len();
             let Recorder { trace, checkpoints } = &mut recorder;
-            let budget = claims.second_budget(done, trace.bytes() + checkpoints.bytes());
+            let budget = claims.worker_budget(self.id, done, trace.bytes() + checkpoints.bytes());
             let size = size_window(&machine, &sched, checkpoints, time, trace.bytes(), budget);
             if !size.fits {
                 return None;
@@ -343,20 +356,24 @@ mod tests {
             groups: (0..103).map(|g| g * 4..g * 4 + 4).collect(),
             limit: 1000,
             first_bytes: AtomicU64::new(100),
-            second_bytes: AtomicU64::new(0),
+            worker_bytes: (0..2).map(|_| AtomicU64::new(0)).collect(),
         };
-        // Each core's budget is what the other has not used.
-        assert_eq!(claims.second_budget(50, 20), 850);
-        assert_eq!(claims.first_budget(300), 930);
-        assert_eq!(claims.second_budget(50, 40), 650);
+        // Each core's budget is what the others have not used.
+        assert_eq!(claims.worker_budget(0, 50, 20), 850);
+        assert_eq!(claims.worker_budget(1, 0, 30), 830);
+        assert_eq!(claims.first_budget(300), 900);
+        assert_eq!(claims.worker_budget(0, 50, 40), 620);
         let mut taken = vec![0u32; 103];
         let mut chunks = Vec::new();
-        // The second core takes a chunk for every four groups the first takes.
+        // Each of the two workers takes a chunk for every four groups the first core takes.
         loop {
-            let back = claims.back();
-            if let Some(chunk) = &back {
-                chunks.push(chunk.len());
-                chunk.clone().for_each(|g| taken[g] += 1);
+            let mut backs = 0;
+            for _ in 0..2 {
+                if let Some(chunk) = claims.back() {
+                    chunks.push(chunk.len());
+                    chunk.clone().for_each(|g| taken[g] += 1);
+                    backs += 1;
+                }
             }
             let mut fronts = 0;
             while fronts < 4 {
@@ -365,13 +382,14 @@ mod tests {
                 taken[g] += 1;
                 fronts += 1;
             }
-            if back.is_none() && fronts == 0 {
+            if backs == 0 && fronts == 0 {
                 break;
             }
         }
         assert!(taken[..3].iter().all(|&n| n == 0) && taken[3..].iter().all(|&n| n == 1), "{taken:?}");
-        // A quarter of what is left each time: 25 of 100 first, one group at the end.
-        assert_eq!(chunks.first(), Some(&25));
+        // An eighth (a quarter shared by two workers) of what is left each time: 12 of 100
+        // first, one group at the end.
+        assert_eq!(chunks.first(), Some(&12));
         assert!(chunks.windows(2).all(|w| w[1] <= w[0]), "{chunks:?}");
         assert_eq!(chunks.last(), Some(&1));
     }

@@ -59,7 +59,7 @@ fn reverse_retraces(device: &str, forward: &str, back: &str, prerecorded: bool) 
     assert!(times.len() > 20, "{device} {forward}: {} stops", times.len());
     if prerecorded {
         s = loop_call(device);
-        s.two_cores = true;
+        s.cores = 2;
         s.run_to_end();
     }
     // Back from the last line the thread stood on.

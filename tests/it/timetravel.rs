@@ -462,10 +462,10 @@ fn burst_windows_record_what_single_steps_record() {
         // Appended on this core, on a second core while the next window runs, and with the
         // later work-groups recorded on a second core (when nothing stops that).
         let mut window_checkpoints = None;
-        for (two_cores, split) in [(false, false), (true, false), (true, true)] {
-            let name = format!("{name} (two cores: {two_cores}, groups split: {split})");
+        for (cores, split) in [(1, false), (2, false), (2, true), (4, true)] {
+            let name = format!("{name} (cores: {cores}, groups split: {split})");
             let mut windows = session(&path);
-            windows.two_cores = two_cores;
+            windows.cores = cores;
             windows.split_groups = split;
             windows.recorder.checkpoints.interval = 64;
             assert_eq!(windows.run_to_end(), stop, "{name}: stop");
@@ -655,15 +655,15 @@ fn recording_keeps_its_windows_up_to_the_budget() {
     let mut whole = session(&path);
     assert!(matches!(whole.run_to_end(), StopReason::End));
     let needed = whole.recorder.recorded_bytes();
-    for two_cores in [false, true] {
+    for cores in [1, 2, 3] {
         let mut s = session(&path);
-        s.two_cores = two_cores;
+        s.cores = cores;
         s.record_limit = needed + needed / 10;
-        assert!(matches!(s.run_to_end(), StopReason::End), "two cores: {two_cores}");
+        assert!(matches!(s.run_to_end(), StopReason::End), "cores: {cores}");
         let total = s.total_steps();
         assert!(
             s.window_steps * 100 >= total * 95,
-            "two cores {two_cores}: {} of {total} steps in windows",
+            "cores {cores}: {} of {total} steps in windows",
             s.window_steps
         );
     }

@@ -62,11 +62,11 @@ pub fn open_input(input: &LaunchInput, budget: Option<u64>) -> Result<vdb::sessi
 }
 
 /// A session on `launch` as every front end sets it up: the recording budget (`budget`, or
-/// half of memory), and recording on two cores when `cores` allows.
+/// half of memory), and recording on `cores` cores.
 fn new_session(launch: raw::Launch, cores: usize, budget: Option<u64>) -> vdb::session::Session {
     let mut session = vdb::session::Session::new(launch);
     session.record_limit = budget.unwrap_or_else(half_of_memory);
-    session.two_cores = cores > 1;
+    session.cores = cores;
     session
 }
 
