@@ -339,6 +339,11 @@ impl Session {
         id
     }
 
+    /// The machine and scheduler at step 0 (what a run again from the start begins with).
+    pub fn start_state(&self) -> (&Machine, &Scheduler) {
+        (&self.start.0, &self.start.1)
+    }
+
     /// Runs forward to the end (used by `vdb run --stats` with recording and by tests).
     pub fn run_to_end(&mut self) -> StopReason {
         self.continue_forward()

@@ -79,14 +79,46 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         writes.push(t.elapsed().as_secs_f64() * 1e6);
         found += hits.len();
     }
+    let rr = reexecution(&s, queries, &mut seed);
     let line = json!({
         "steps": total, "threads": threads, "stop": format!("{stop:?}"),
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
         "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
         "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
+        "reexecution": rr,
     });
     say!("{line}");
     EXIT_OK
+}
+
+/// What rr's design (checkpoints only, every movement re-executed from the nearest one)
+/// would cost on this recording, measured by running the launch again from its start state
+/// one step at a time in the recorded order: a goto, and so a reverse step (a goto to the
+/// step before), is a restore and up to a checkpoint interval of steps (random lengths up
+/// to the interval); a last-write query whose write is far back re-executes everything in
+/// between, at worst the whole run. `bytes_per_step` is what the checkpoints alone keep.
+fn reexecution(s: &vdb::session::Session, queries: usize, seed: &mut u64) -> serde_json::Value {
+    use vdb::exec::{run_to_end, NullObserver};
+    let (machine, sched) = s.start_state();
+    let interval = s.recorder.checkpoints.interval;
+    let total = s.total_steps();
+    // Runs `k` steps from the start (a copy of it, as a restore copies a checkpoint).
+    let run = |k: u64| {
+        let (mut m, mut sc) = (machine.clone(), sched.clone());
+        sc.step_limit = k;
+        let t = Instant::now();
+        let _ = run_to_end(&s.interp, &mut m, &mut sc, &mut NullObserver);
+        (t.elapsed().as_secs_f64() * 1e6, sc.steps)
+    };
+    let gotos: Vec<f64> = (0..queries).map(|_| run(1 + lcg(seed) % interval.min(total).max(1)).0).collect();
+    let (whole_us, whole_steps) = run(0);
+    json!({
+        "checkpoint_interval": interval,
+        "goto_or_reverse_step": stats(gotos),
+        "whole_run_ms": whole_us / 1e3,
+        "ns_per_step": whole_us * 1e3 / whole_steps.max(1) as f64,
+        "bytes_per_step": s.recorder.checkpoints.bytes() as f64 / total.max(1) as f64,
+    })
 }
 
 /// `vdb bench-render LAUNCH`: records the whole run, then times key presses (the action's
