@@ -11,13 +11,17 @@
 //! the access. Reports are grouped by the pair of instructions and the kind of race, each
 //! with a count and its first pair of accesses, whose steps are the recording's (the same
 //! schedule): the debugger can go to either.
+//!
+//! Reads of bytes nothing wrote before in the run are reported too: of SLM, and of private
+//! memory (the threads' slots of the `%scratch` surface, where IGC puts private arrays it
+//! cannot keep in registers).
 
 use std::collections::HashMap;
 
 use crate::exec::{run_bursts_observed, Fault, FaultKind, Interpreter, Observer, Pick, Scheduler};
 use crate::isa::{InstIdx, Opcode, PredId};
 use crate::launch::NdGeometry;
-use crate::machine::{Control, Machine, MemSpace, ThreadId};
+use crate::machine::{Control, Machine, MemSpace, Scratch, ThreadId};
 use crate::program::Program;
 use crate::trace::FastMap;
 
@@ -124,8 +128,11 @@ impl Race {
 pub struct UninitRead {
     /// The first such read.
     pub read: Access,
-    pub slm_group: u32,
-    /// Its first unwritten byte, an offset in the group's SLM.
+    /// `slm` or `private` (the reading thread's scratch slot).
+    pub memory: &'static str,
+    /// The SLM's work-group, for SLM.
+    pub slm_group: Option<u32>,
+    /// Its first unwritten byte, an offset in the group's SLM or the thread's private memory.
     pub addr: u64,
     /// Reads by this instruction of unwritten bytes (a lane's read counted once).
     pub count: u64,
@@ -134,9 +141,12 @@ pub struct UninitRead {
 impl UninitRead {
     /// One paragraph for people, as [`Race::render`].
     pub fn render(&self, program: &Program, geometry: Option<&NdGeometry>) -> String {
+        let place = match self.slm_group {
+            Some(g) => format!("SLM of work-group {g}"),
+            None => format!("private memory of thread {}", self.read.thread),
+        };
         format!(
-            "read of uninitialised SLM of work-group {} + {:#x} ({} {}):\n{}",
-            self.slm_group,
+            "read of uninitialised {place} + {:#x} ({} {}):\n{}",
             self.addr,
             self.count,
             if self.count == 1 { "read" } else { "reads" },
@@ -172,10 +182,12 @@ struct Checker<'p> {
     uninit_by_pc: HashMap<u32, usize>,
     /// The last read of unwritten SLM counted (step, channel: its bytes are one read).
     last_uninit: Option<(u64, u32)>,
+    /// The threads' private memory in SVM, whose unwritten bytes are reported as SLM's are.
+    scratch: Option<Scratch>,
 }
 
 impl<'p> Checker<'p> {
-    fn new(program: &'p Program) -> Checker<'p> {
+    fn new(program: &'p Program, scratch: Option<Scratch>) -> Checker<'p> {
         let blank = Access {
             step: 0,
             thread: 0,
@@ -201,6 +213,7 @@ impl<'p> Checker<'p> {
             uninit: Vec::new(),
             uninit_by_pc: HashMap::new(),
             last_uninit: None,
+            scratch,
         }
     }
 
@@ -269,8 +282,9 @@ impl<'p> Checker<'p> {
         }
     }
 
-    /// A read of a byte of group `group`'s SLM that nothing wrote before.
-    fn uninitialised(&mut self, read: Access, group: u32, addr: u64) {
+    /// A read of a byte of SLM (of group `group`) or private memory (None) that nothing
+    /// wrote before; `addr` is its offset there.
+    fn uninitialised(&mut self, read: Access, group: Option<u32>, addr: u64) {
         let who = (read.step, read.channel);
         if self.last_uninit == Some(who) {
             return;
@@ -280,7 +294,8 @@ impl<'p> Checker<'p> {
             Some(&i) => self.uninit[i].count += 1,
             None => {
                 self.uninit_by_pc.insert(read.pc, self.uninit.len());
-                self.uninit.push(UninitRead { read, slm_group: group, addr, count: 1 });
+                let memory = if group.is_some() { "slm" } else { "private" };
+                self.uninit.push(UninitRead { read, memory, slm_group: group, addr, count: 1 });
             }
         }
     }
@@ -295,8 +310,15 @@ impl<'p> Checker<'p> {
             let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
             let at = addr + i;
             let byte = self.bytes.entry((space, at)).or_default().clone();
-            if let (false, None, MemSpace::Slm(group)) = (write, byte.write, space) {
-                self.uninitialised(access, group, at);
+            if let (false, None) = (write, byte.write) {
+                match space {
+                    MemSpace::Slm(group) => self.uninitialised(access, Some(group), at),
+                    MemSpace::Svm => {
+                        if let Some((_, offset)) = self.scratch.and_then(|s| s.locate(at)) {
+                            self.uninitialised(access, None, offset);
+                        }
+                    }
+                }
             }
             let mut found = Vec::new();
             if let Some(w) = byte.write.filter(|w| w.races_with(&access, space)) {
@@ -343,7 +365,7 @@ impl Observer for Checker<'_> {
 pub struct RaceRun {
     /// Grouped reports, in the order their first pair was found.
     pub races: Vec<Race>,
-    /// Reads of SLM bytes nothing wrote before in the run, one report per instruction.
+    /// Reads of SLM or private bytes nothing wrote before in the run, one report per instruction.
     pub uninit: Vec<UninitRead>,
     pub steps: u64,
     /// The fault that ended the run early, if one did.
@@ -355,7 +377,7 @@ pub struct RaceRun {
 /// are checked in the order and with the step numbers of the round-robin run), else, or
 /// after a fault or the step limit (to report it exactly), step by step.
 pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let mut checker = Checker::new(&interp.program);
+    let mut checker = Checker::new(&interp.program, machine.scratch);
     if sched.bursts_allowed() {
         let (start, start_sched) = (machine.clone(), sched.clone());
         let visible = |c: &mut Checker, m: &Machine, tid: ThreadId, step: u64| c.begin(m, tid, step);
@@ -369,7 +391,7 @@ pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Sche
 
 /// [`check_races`] one step at a time (the reference its bursts are tested against).
 pub fn check_races_stepwise(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let mut checker = Checker::new(&interp.program);
+    let mut checker = Checker::new(&interp.program, machine.scratch);
     let fault = loop {
         let tid = match sched.pick(machine, &mut checker) {
             Ok(Pick::Finished) => break None,

@@ -217,7 +217,7 @@ impl Interpreter {
         tid: ThreadId,
         obs: &'a mut O,
     ) -> Option<Ctx<'a, O>> {
-        let Machine { threads, svm, slms, relocations, surfaces } = machine;
+        let Machine { threads, svm, slms, relocations, surfaces, .. } = machine;
         let shared = threads.get_mut(tid.0 as usize).filter(|t| t.is_runnable())?;
         let thread = crate::machine::Shared::make_mut(shared);
         let group = thread.group as usize;

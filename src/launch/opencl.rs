@@ -26,12 +26,14 @@ use super::zeinfo::{ZeInfo, ZeKernel};
 use super::{NdGeometry, Platform, Zebin};
 use crate::exec::Scheduler;
 use crate::isa::{Opcode, Operand};
-use crate::machine::{Machine, Shared, Slm, ThreadState};
+use crate::machine::{Machine, Scratch, Shared, Slm, ThreadState};
 use crate::program::Program;
 
 /// Where the first buffer goes: above 4 GiB, as `-cl-intel-greater-than-4GB-buffer-required`
 /// code expects.
 pub const BUFFER_BASE: u64 = 0x1_0000_0000;
+/// Where the threads' private memory (the `%scratch` surface) goes: far above the buffers.
+pub const SCRATCH_BASE: u64 = 0x7000_0000_0000;
 /// Most hardware threads one launch may have (each holds its own register file).
 pub const MAX_THREADS: u64 = 1 << 20;
 
@@ -242,6 +244,7 @@ struct LaunchThreads {
     args: BTreeMap<u32, ArgValue>,
     groups: [u32; 3],
     per_group: u32,
+    scratch: Option<Scratch>,
 }
 
 impl LaunchThreads {
@@ -270,6 +273,13 @@ impl crate::machine::ThreadMaker for LaunchThreads {
             self.payload(i).unwrap_or(payload::ThreadPayload { image: Vec::new(), dispatch_mask: 0 });
         let mut thread = ThreadState::new(&self.program, self.simd, payload.dispatch_mask);
         super::raw::apply_payload(&self.program, &mut thread, &payload.image);
+        // r0.5 bits 31:10: the offset of the thread's slot in the scratch surface.
+        let r0 =
+            self.program.var_id(crate::isa::UnitId(0), "%r0").map(|v| self.program.var(v).offset as usize);
+        if let (Some(s), Some(r0_5)) = (self.scratch, r0.and_then(|at| thread.grf.get_mut(at + 20..at + 24)))
+        {
+            r0_5.copy_from_slice(&(((i as u64 % s.slots) * s.per_thread) as u32).to_le_bytes());
+        }
         thread.group = g;
         thread.index_in_group = (i % self.per_group as usize) as u32;
         thread
@@ -377,6 +387,25 @@ pub(super) fn build(
     // Threads are built as a run first reaches them (a launch of a million threads would
     // otherwise build gigabytes of registers before its first step); the first and the last
     // are built here, so that a payload that cannot be built is a launch error.
+    // Private memory: a slot of the scratch surface per thread (slots reused only past the
+    // 4 GiB r0.5 can address), zeros until written; the race check reports reads of bytes
+    // nothing wrote.
+    let scratch = (kernel.scratch_size > 0).then(|| {
+        let per_thread = u64::from(kernel.scratch_size).next_multiple_of(1024);
+        Scratch { base: SCRATCH_BASE, per_thread, slots: total_threads.min((1 << 32) / per_thread).max(1) }
+    });
+    if let Some(s) = scratch {
+        let len = s.per_thread * s.slots;
+        machine.svm.map_buffer(s.base, len, "private");
+        if let Some(id) = program.states.iter().position(|st| st.name == "%scratch") {
+            if machine.surfaces.len() <= id {
+                machine.surfaces.resize(id + 1, None);
+            }
+            machine.surfaces[id] = Some((s.base, len));
+        }
+        machine.scratch = Some(s);
+        buffers.push(("private".to_string(), s.base, len));
+    }
     let maker = LaunchThreads {
         program: program.clone(),
         kernel: kernel.clone(),
@@ -386,6 +415,7 @@ pub(super) fn build(
         args: values.clone(),
         groups,
         per_group,
+        scratch,
     };
     for i in [0, total_threads.saturating_sub(1) as usize] {
         maker.payload(i).map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;

@@ -82,6 +82,9 @@ pub struct ZeKernel {
     pub payload_arguments: Vec<PayloadArg>,
     pub per_thread_payload_arguments: Vec<PerThreadArg>,
     pub binding_table_indices: Vec<BindingTableIndex>,
+    /// Bytes of scratch space each hardware thread gets (`per_thread_memory_buffers` of
+    /// type `scratch`: the `%scratch` surface private arrays and spills go to); 0 for none.
+    pub scratch_size: u32,
 }
 
 /// `execution_env:`. Absent numbers are 0 (what the runtime assumes), except `grf_count`.
@@ -370,7 +373,25 @@ fn kernel(node: &Node) -> Result<ZeKernel, ZeInfoError> {
         payload_arguments: map_list(f.list("payload_arguments")?, payload_arg)?,
         per_thread_payload_arguments: map_list(f.list("per_thread_payload_arguments")?, per_thread_arg)?,
         binding_table_indices: map_list(f.list("binding_table_indices")?, binding_table_index)?,
+        scratch_size: scratch_size(f.list("per_thread_memory_buffers")?)?,
     })
+}
+
+/// The scratch bytes a thread gets: the sizes of the `scratch` entries of
+/// `per_thread_memory_buffers` (other kinds are the runtime's to allocate and stay unused).
+fn scratch_size(buffers: &[Node]) -> Result<u32, ZeInfoError> {
+    let mut total = 0u32;
+    for node in buffers {
+        let f = Fields::of(node, "a per-thread memory buffer")?;
+        if f.text("type")? == Some("scratch") {
+            let size = f.number("size")?.unwrap_or(0);
+            total = total.checked_add(size).ok_or_else(|| ZeInfoError {
+                line: f.line,
+                kind: ZeInfoErrorKind::BadNumber { key: "size".into(), value: size.to_string() },
+            })?;
+        }
+    }
+    Ok(total)
 }
 
 fn arg_info(node: &Node) -> Result<ArgInfo, ZeInfoError> {

@@ -39,6 +39,26 @@ pub struct Machine {
     pub relocations: Vec<Option<u64>>,
     /// Bound surfaces by surface variable index (`StateId`): SVM base address and size.
     pub surfaces: Vec<Option<(u64, u64)>>,
+    /// The threads' private memory, where the launch gives one: the SVM region behind the
+    /// `%scratch` surface, each thread's slot of it (its offset in r0.5).
+    pub scratch: Option<Scratch>,
+}
+
+/// The SVM region of private memory: from `base`, `slots` slots of `per_thread` bytes; thread
+/// `t` has slot `t % slots`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scratch {
+    pub base: u64,
+    pub per_thread: u64,
+    pub slots: u64,
+}
+
+impl Scratch {
+    /// Whether SVM byte `addr` is private memory, and if so whose slot and the offset in it.
+    pub fn locate(&self, addr: u64) -> Option<(u64, u64)> {
+        let at = addr.checked_sub(self.base)?;
+        (at < self.per_thread * self.slots).then(|| (at / self.per_thread, at % self.per_thread))
+    }
 }
 
 impl Machine {

@@ -1319,7 +1319,10 @@ impl Session {
             .collect();
         let uninit_rows: Vec<Value> = uninit
             .iter()
-            .map(|u| json!({"slm_group": u.slm_group, "addr": u.addr, "count": u.count, "read": access(&u.read)}))
+            .map(|u| {
+                json!({"memory": u.memory, "slm_group": u.slm_group, "addr": u.addr, "count": u.count,
+                       "read": access(&u.read)})
+            })
             .collect();
         let geometry = self.geometry.as_ref();
         let mut text: Vec<String> = races.iter().map(|r| r.render(&self.program, geometry)).collect();

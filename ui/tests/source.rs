@@ -478,7 +478,7 @@ fn the_debugger_opens_a_cl_file() {
 /// `vdb run --check races|uninit|all` on kernels of the project's own (`tests/data/races/`): a
 /// write-write race between work-groups, two lanes of one scatter writing one element, SLM
 /// reads racing with other threads' writes without a barrier, and none with it; reads of
-/// SLM nothing wrote. Each report
+/// SLM or private memory nothing wrote. Each report
 /// names both accesses (steps, lanes, work-items, source lines), exit 1; `--stats` counts the
 /// reports.
 #[test]
@@ -547,6 +547,44 @@ fn race_checks_report_each_kind_of_race_and_none_past_a_barrier() {
     assert!(r.out.contains("work-item 32: reads at uninit_slm.cl:8"), "{}", r.out);
     args[3] = "races";
     assert_eq!(vdb(&args).code, 0);
+
+    // A private array IGC puts in scratch memory: each thread has its own slot of the
+    // scratch surface (no race between them), the written half reads back what the model
+    // says, and reads of the unwritten half (inputs from 64 on) are reported per gather:
+    // 64 work-items, the first of them work-item 63 in thread 1.
+    let mut args = vec!["run", "tests/data/races/uninit_private.cl", "--check", "all", "--stats"];
+    args.extend_from_slice(&geometry);
+    let r = vdb(&args);
+    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+    assert_eq!(
+        (stats(&r)["races"].as_u64(), stats(&r)["uninit_reads"].as_u64()),
+        (Some(0), Some(2)),
+        "{}",
+        r.out
+    );
+    let reads: u64 = r
+        .out
+        .lines()
+        .filter(|l| l.starts_with("read of uninitialised private memory of thread "))
+        .filter_map(|l| l.split(" (").nth(1)?.split(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(reads, 64, "{}", r.out);
+    assert!(r.out.contains("thread 1 lane 31, work-item 63: reads at uninit_private.cl:7"), "{}", r.out);
+    let dir = scratch("uninit_private");
+    let out_dir = dir.display().to_string();
+    let mut args = vec!["run", "tests/data/races/uninit_private.cl", "--out", &out_dir];
+    args.extend_from_slice(&geometry);
+    let r = vdb(&args);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    let bytes = std::fs::read(dir.join("out/out.bin")).expect("out.bin");
+    let out: Vec<i32> = bytes.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let input: Vec<i32> = (1..=128).collect();
+    for (gid, &got) in out.iter().enumerate() {
+        let at = ((input[gid] * 2) & 255) as usize;
+        if at < 128 {
+            assert_eq!(got, at as i32 * 3 + input[(gid + at) % 128], "work-item {gid}");
+        }
+    }
 }
 
 /// Runs the debugger in a pseudo-terminal until `needle` shows, then quits; the screen.
