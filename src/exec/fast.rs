@@ -329,6 +329,9 @@ pub enum D32 {
     Scalar(u32, bool),
     /// A packed d/ud register (lane i at offset + 4i), signed.
     Packed(u32, bool),
+    /// Every other dword of a register (lane i at offset + 8i: `<2;1,0>`, the low or high
+    /// halves of qwords that 64-bit emulation splits), signed.
+    Strided(u32, bool),
 }
 
 /// The in-place tier: packed dword destination (or a predicate for cmp), dword or immediate
@@ -374,6 +377,10 @@ fn d32(src: &FastSrc) -> Option<D32> {
                 || (region.hstride == 1 && region.vstride == region.width)
             {
                 Some(D32::Packed(*base, signed))
+            } else if (region.width == 1 && region.vstride == 2)
+                || (region.hstride == 2 && region.vstride == 2 * region.width)
+            {
+                Some(D32::Strided(*base, signed))
             } else {
                 None
             }
@@ -402,7 +409,8 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     }
     let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + 4 * n));
     // `asr` of an unsigned source is a logical shift.
-    let unsigned_a = !matches!(a, D32::Imm(_, true) | D32::Scalar(_, true) | D32::Packed(_, true));
+    let unsigned_a =
+        !matches!(a, D32::Imm(_, true) | D32::Scalar(_, true) | D32::Packed(_, true) | D32::Strided(_, true));
     let kind = if f.kind == FastKind::Asr && unsigned_a { FastKind::Shr } else { f.kind };
     // `shr` shifts src0 at its own width: a w or b immediate's sign bits are not the dword's.
     if kind == FastKind::Shr && matches!(f.srcs[0], FastSrc::Imm(_, ty) if ty.size() < 4) {
@@ -445,6 +453,14 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
             }
             out
         }
+        D32::Strided(off, _) => {
+            let (pairs, _) = grf[off as usize..off as usize + 8 * L - 4].as_chunks::<4>();
+            let mut out = [0u32; L];
+            for i in 0..L {
+                out[i] = u32::from_le_bytes(pairs[2 * i]);
+            }
+            out
+        }
     }
 }
 
@@ -453,7 +469,7 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
 fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
     match s {
         D32::Imm(v, _) => [v; L],
-        D32::Scalar(_, signed) | D32::Packed(_, signed) => {
+        D32::Scalar(_, signed) | D32::Packed(_, signed) | D32::Strided(_, signed) => {
             let raw = lanes_u32::<L>(grf, s);
             let mut out = [0i64; L];
             for i in 0..L {
@@ -487,7 +503,7 @@ enum Domain {
 fn compare_domain(a: D32, b: D32) -> Domain {
     let fits = |s: D32| match s {
         D32::Imm(v, _) => (i32::try_from(v).is_ok(), u32::try_from(v).is_ok()),
-        D32::Scalar(_, signed) | D32::Packed(_, signed) => (signed, !signed),
+        D32::Scalar(_, signed) | D32::Packed(_, signed) | D32::Strided(_, signed) => (signed, !signed),
     };
     let ((a_i32, a_u32), (b_i32, b_u32)) = (fits(a), fits(b));
     if a_i32 && b_i32 {
@@ -726,6 +742,7 @@ fn span(s: D32, n: u32) -> u32 {
         D32::Imm(..) => 0,
         D32::Scalar(off, _) => off + 4,
         D32::Packed(off, _) => off + 4 * n,
+        D32::Strided(off, _) => off + 8 * n - 4,
     }
 }
 
