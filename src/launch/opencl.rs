@@ -384,9 +384,6 @@ pub(super) fn build(
     let extra = if nbar { crate::exec::NBAR_BYTES } else { 0 };
     let shared_slm = Shared::new(Slm::new(slm_total as usize + extra));
     let n_groups = groups.iter().product::<u32>();
-    // Threads are built as a run first reaches them (a launch of a million threads would
-    // otherwise build gigabytes of registers before its first step); the first and the last
-    // are built here, so that a payload that cannot be built is a launch error.
     // Private memory: a slot of the scratch surface per thread (slots reused only past the
     // 4 GiB r0.5 can address), zeros until written; the race check reports reads of bytes
     // nothing wrote.
@@ -406,6 +403,9 @@ pub(super) fn build(
         machine.scratch = Some(s);
         buffers.push(("private".to_string(), s.base, len));
     }
+    // Threads are built as a run first reaches them (a launch of a million threads would
+    // otherwise build gigabytes of registers before its first step); the first and the last
+    // are built here, so that a payload that cannot be built is a launch error.
     let maker = LaunchThreads {
         program: program.clone(),
         kernel: kernel.clone(),

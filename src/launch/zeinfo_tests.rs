@@ -29,6 +29,13 @@ kernels:
         offset:          0
         size:            96
     binding_table_indices:
+    per_thread_memory_buffers:
+      - type:            scratch
+        usage:           single_space
+        size:            32768
+      - type:            global
+        usage:           private_space
+        size:            512
 kernels_misc_info:
   - name:            k
     args_info:
@@ -59,6 +66,8 @@ fn parses_the_shapes_ze_info_uses() {
     assert_eq!(k.per_thread_size(), 96);
     assert_eq!(k.cross_thread_size(), 20);
     assert!(k.binding_table_indices.is_empty());
+    // Only the scratch entry is vdb's to provide (the `%scratch` surface).
+    assert_eq!(k.scratch_size, 32768);
     let misc = info.misc_info("k").expect("misc");
     assert_eq!(misc.args_info[0].type_name, "struct S;8");
     assert_eq!(misc.args_info[0].type_qualifiers, "it's \"quoted\"");

@@ -254,8 +254,9 @@ impl Session {
         }
     }
 
-    /// The first write watchpoint that a recorded step in `[from, to)` triggers, the machine
-    /// left after that step (the candidates come from the indexes, each checked at its time).
+    /// The first watchpoint that a recorded step in `[from, to)` triggers, the machine left
+    /// after that step (the candidates from [`Session::watched_steps`], each checked at its
+    /// time).
     fn watch_stop_in(&mut self, from: u64, to: u64) -> Option<StopReason> {
         let mut candidates = self.watched_steps(from, to);
         candidates.sort_unstable();
@@ -940,7 +941,7 @@ impl Session {
 
     /// Reverse continue to the previous breakpoint or watchpoint hit: the recording is
     /// searched backwards as `continue` searches it forwards (breakpoint candidates by their
-    /// instructions, watched writes from the indexes), each candidate checked at its time,
+    /// instructions, watched steps), each candidate checked at its time,
     /// the latest first. Read and access watchpoints are checked at memory instructions.
     pub fn continue_backward(&mut self) -> StopReason {
         let to = self.now;
