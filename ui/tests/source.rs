@@ -530,38 +530,34 @@ fn race_checks_report_each_kind_of_race_and_none_past_a_barrier() {
     assert_eq!(r.code, 0, "{}{}", r.out, r.err);
     assert_eq!(stats(&r)["races"], 0, "{}", r.out);
 
+    // `vdb run KERNEL --check WHAT --stats` over `geometry`.
+    let check_geometry = |kernel: &str, what: &str| {
+        let mut args = vec!["run", kernel, "--check", what, "--stats"];
+        args.extend_from_slice(&geometry);
+        vdb(&args)
+    };
+    // Exit 1, no race and two reports of reads nothing wrote before.
+    let two_uninit_reports = |r: &Run| {
+        assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+        let counts = (stats(r)["races"].as_u64(), stats(r)["uninit_reads"].as_u64());
+        assert_eq!(counts, (Some(0), Some(2)), "{}", r.out);
+    };
+
     // The second half of each group reads local memory only the first half wrote: no race
     // (a barrier between), but reads of uninitialised SLM, one report per gather, each lane
     // of both groups counted.
-    let mut args = vec!["run", "tests/data/races/uninit_slm.cl", "--check", "all", "--stats"];
-    args.extend_from_slice(&geometry);
-    let r = vdb(&args);
-    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
-    assert_eq!(
-        (stats(&r)["races"].as_u64(), stats(&r)["uninit_reads"].as_u64()),
-        (Some(0), Some(2)),
-        "{}",
-        r.out
-    );
+    let r = check_geometry("tests/data/races/uninit_slm.cl", "all");
+    two_uninit_reports(&r);
     assert!(r.out.contains("read of uninitialised SLM of work-group 0 + 0x80 (32 reads)"), "{}", r.out);
     assert!(r.out.contains("work-item 32: reads at uninit_slm.cl:8"), "{}", r.out);
-    args[3] = "races";
-    assert_eq!(vdb(&args).code, 0);
+    assert_eq!(check_geometry("tests/data/races/uninit_slm.cl", "races").code, 0);
 
     // A private array IGC puts in scratch memory: each thread has its own slot of the
     // scratch surface (no race between them), the written half reads back what the model
     // says, and reads of the unwritten half (inputs from 64 on) are reported per gather:
     // 64 work-items, the first of them work-item 63 in thread 1.
-    let mut args = vec!["run", "tests/data/races/uninit_private.cl", "--check", "all", "--stats"];
-    args.extend_from_slice(&geometry);
-    let r = vdb(&args);
-    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
-    assert_eq!(
-        (stats(&r)["races"].as_u64(), stats(&r)["uninit_reads"].as_u64()),
-        (Some(0), Some(2)),
-        "{}",
-        r.out
-    );
+    let r = check_geometry("tests/data/races/uninit_private.cl", "all");
+    two_uninit_reports(&r);
     let reads: u64 = r
         .out
         .lines()
