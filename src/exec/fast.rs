@@ -343,8 +343,11 @@ pub struct DwordOp {
     pub kind: FastKind,
     pub a: D32,
     pub b: D32,
-    /// GRF offset of the packed destination (None for cmp to a predicate).
+    /// GRF offset of the destination (None for cmp to a predicate).
     pub dst: Option<u32>,
+    /// The destination's stride in dwords: 1 (packed) or 2 (every other dword: the low or
+    /// high halves of qwords that 64-bit emulation joins).
+    dst_stride: u32,
     /// GRF bytes the operands reach (every operand lies below this offset).
     need: u32,
     /// The domain a compare runs in.
@@ -398,16 +401,23 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     let b = d32(&f.srcs[1])?;
     let (dst, pred_dst) = match &inst.operands[0] {
         Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => (None, Some(*p)),
-        Operand::Direct(d) if matches!(d.ty, DataType::D | DataType::Ud) && d.region == Region::dst(1) => {
+        Operand::Direct(d)
+            if matches!(d.ty, DataType::D | DataType::Ud)
+                && (d.region == Region::dst(1) || d.region == Region::dst(2)) =>
+        {
             (Some(d.base), None)
         }
         _ => return None,
+    };
+    let dst_stride = match &inst.operands[0] {
+        Operand::Direct(d) if d.region == Region::dst(2) => 2,
+        _ => 1,
     };
     let n = inst.exec.size;
     if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
         return None;
     }
-    let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + 4 * n));
+    let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + dst_span(dst_stride, n)));
     // `asr` of an unsigned source is a logical shift.
     let unsigned_a =
         !matches!(a, D32::Imm(_, true) | D32::Scalar(_, true) | D32::Packed(_, true) | D32::Strided(_, true));
@@ -419,7 +429,12 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     let kernel = kernel_for(kind, n);
     // Sources may overlap the destination: every lane is read before any is written.
     let (exec, guard, domain) = (inst.exec, inst.pred, compare_domain(a, b));
-    Some(DwordOp { kind, a, b, dst, need, domain, pred_dst, exec, guard, kernel })
+    Some(DwordOp { kind, a, b, dst, dst_stride, need, domain, pred_dst, exec, guard, kernel })
+}
+
+/// Bytes from the first lane's dword of a destination of stride `stride` to its last's end.
+fn dst_span(stride: u32, n: u32) -> u32 {
+    4 * (stride * (n - 1) + 1)
 }
 
 /// One dword at `at` (bounds checked once by the caller's span check).
@@ -721,7 +736,21 @@ fn store_dword<const L: usize>(
 ) {
     let Some(dst) = op.dst else { return };
     let enabled = if kind == FastKind::Sel { em_part } else { chen };
-    store_lanes(&mut grf[dst as usize..], values, enabled);
+    if op.dst_stride == 1 {
+        store_lanes(&mut grf[dst as usize..], values, enabled);
+    } else {
+        store_every_other(&mut grf[dst as usize..], values, enabled);
+    }
+}
+
+/// [`store_lanes`] into every other dword (lane i at byte 8i).
+fn store_every_other<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
+    let (chunks, _) = bytes[..8 * L - 4].as_chunks_mut::<4>();
+    for (lane, v) in values.iter().enumerate() {
+        if enabled >> lane & 1 != 0 {
+            chunks[2 * lane] = v.to_le_bytes();
+        }
+    }
 }
 
 /// Stores `values` to the lanes of `enabled` (a branch-free blend: divergent code makes
@@ -758,14 +787,15 @@ impl<O: Observer> Ctx<'_, O> {
             op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
         if let Some(dst) = reported {
             self.scratch.clear();
-            self.scratch.extend_from_slice(&self.thread.grf[dst as usize..(dst + 4 * n) as usize]);
+            let end = dst + dst_span(op.dst_stride, n);
+            self.scratch.extend_from_slice(&self.thread.grf[dst as usize..end as usize]);
         }
         let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask)?;
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);
         } else if let Some(dst) = reported {
-            self.report_lane_runs(dst, Region::dst(1), 4, n, enabled);
+            self.report_lane_runs(dst, Region::dst(op.dst_stride as u8), 4, n, enabled);
         }
         Ok(())
     }

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use vdb::exec::{run_to_end, Interpreter, NullObserver, Scheduler};
-use vdb::isa::UnitId;
-use vdb::machine::{Machine, Shared, ThreadState};
+use vdb::exec::{run_to_end, Interpreter, NullObserver, Observer, Scheduler};
+use vdb::isa::{PredId, UnitId};
+use vdb::machine::{Control, Machine, MemSpace, Shared, ThreadId, ThreadState};
 
 use crate::harness::{kernel_text, parse};
 
@@ -85,8 +85,45 @@ fn fast_integer_paths_agree_with_the_general_alu() {
     assert!(checked > 500, "only {checked} cases");
 }
 
-/// What one generated instruction left behind: R's bytes and P1, or the fault it raised.
-type Outcome = Result<(Vec<u8>, u32), String>;
+/// What one generated instruction left behind: R's bytes, P1 and the register writes it
+/// reported to the observer (what a recording logs), or the fault it raised.
+type Outcome = Result<(Vec<u8>, u32, Vec<(u32, u8, u8)>), String>;
+
+/// The register bytes an instruction reports writing, one (GRF offset, old, new) per byte
+/// (sorted by the caller): the fast forms must report what the general path reports, which
+/// is what a recording logs.
+#[derive(Default)]
+struct Writes(Vec<(u32, u8, u8)>);
+
+impl Observer for Writes {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
+        self.0.extend(old.iter().zip(new).enumerate().map(|(i, (&o, &n))| (offset + i as u32, o, n)));
+    }
+    fn grf_lanes(&mut self, _: ThreadId, offset: u32, size: u32, lanes: u32, old: &[u8], new: &[u8]) {
+        for (i, (&o, &n)) in old.iter().zip(new).enumerate() {
+            if lanes >> (i as u32 / size) & 1 != 0 {
+                self.0.push((offset + i as u32, o, n));
+            }
+        }
+    }
+    fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {}
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
+    fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
+}
+
+/// The first byte the two paths report differently.
+fn written_differ(fast: &[(u32, u8, u8)], general: &[(u32, u8, u8)]) -> String {
+    let i = fast.iter().zip(general).position(|(a, b)| a != b).unwrap_or(fast.len().min(general.len()));
+    format!(
+        "reported writes ({} and {} bytes) differ first at {i}: fast {:?}, general {:?}",
+        fast.len(),
+        general.len(),
+        fast.get(i),
+        general.get(i)
+    )
+}
 
 /// How a generated case fills its variables A, B and R.
 #[derive(Copy, Clone)]
@@ -152,12 +189,15 @@ fn run_filled(
     interp.use_fast_paths = fast;
     let tier = interp.tier(at);
     let mut sched = Scheduler::single_group(1);
-    let outcome = match run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver) {
+    let mut writes = Writes::default();
+    let outcome = match run_to_end(&interp, &mut machine, &mut sched, &mut writes) {
         Err(f) => Err(f.render(&program)),
         Ok(_) => {
             let r = program.var(program.var_id(UnitId(0), "R").expect("R"));
             let t = &machine.threads[0];
-            Ok((t.grf[r.offset as usize..(r.offset + r.size) as usize].to_vec(), t.preds[1]))
+            let mut written = writes.0;
+            written.sort_unstable();
+            Ok((t.grf[r.offset as usize..(r.offset + r.size) as usize].to_vec(), t.preds[1], written))
         }
     };
     (outcome, tier)
@@ -234,10 +274,11 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             .enumerate()
             .map(|(i, (t, m))| src(i, t, m))
             .collect();
+        // Packed, or every other element (how 64-bit emulation joins halves).
         let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
             "P1".to_string()
         } else {
-            "R(0,0)<1>".into()
+            ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>", "R(0,1)<2>"][(lcg(&mut s) % 4) as usize].to_string()
         };
         let pred = match (op, lcg(&mut s) % 3) {
             _ if op.starts_with("cmp") => "",
@@ -256,9 +297,10 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let (general, _) = run_generated(&text, seed, dispatch, false);
         if fast != general {
             let first = match (&fast, &general) {
-                (Ok((f, fp)), Ok((g, gp))) => match f.iter().zip(g).position(|(x, y)| x != y) {
+                (Ok((f, fp, fw)), Ok((g, gp, gw))) => match f.iter().zip(g).position(|(x, y)| x != y) {
                     Some(i) => format!("R byte {i}: fast {:#04x}, general {:#04x}", f[i], g[i]),
-                    None => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                    None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                    None => written_differ(fw, gw),
                 },
                 _ => format!("fast {fast:?}\ngeneral {general:?}"),
             };
@@ -376,14 +418,17 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
         let (general, _) = run_filled(&text, seed, dispatch, false, Fill::Floats, 1);
         if fast != general {
             let first = match (&fast, &general) {
-                (Ok((f, fp)), Ok((g, gp))) => match f.chunks(4).zip(g.chunks(4)).position(|(x, y)| x != y) {
-                    Some(i) => format!(
-                        "R word {i}: fast {:02x?}, general {:02x?}",
-                        &f[4 * i..4 * i + 4],
-                        &g[4 * i..4 * i + 4]
-                    ),
-                    None => format!("P1: fast {fp:#x}, general {gp:#x}"),
-                },
+                (Ok((f, fp, fw)), Ok((g, gp, gw))) => {
+                    match f.chunks(4).zip(g.chunks(4)).position(|(x, y)| x != y) {
+                        Some(i) => format!(
+                            "R word {i}: fast {:02x?}, general {:02x?}",
+                            &f[4 * i..4 * i + 4],
+                            &g[4 * i..4 * i + 4]
+                        ),
+                        None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                        None => written_differ(fw, gw),
+                    }
+                }
                 _ => format!("fast {fast:?}\ngeneral {general:?}"),
             };
             panic!("f32 tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}");
