@@ -260,7 +260,7 @@ impl<O: Observer> Ctx<'_, O> {
             }
             let (lo, hi) = (bits.trailing_zeros(), 32 - bits.leading_zeros());
             let lanes = bits >> lo;
-            if lanes & (lanes + 1) == 0 {
+            if lanes & lanes.wrapping_add(1) == 0 {
                 self.flush_run(first, (lo * size, hi * size));
             } else {
                 let (a, b) = ((lo * size) as usize, (hi * size) as usize);
