@@ -244,7 +244,8 @@ struct LaunchThreads {
     args: BTreeMap<u32, ArgValue>,
     groups: [u32; 3],
     per_group: u32,
-    scratch: Option<Scratch>,
+    /// Private memory, and the GRF offset of r0 whose dword 5 gives each thread its slot.
+    scratch: Option<(Scratch, usize)>,
 }
 
 impl LaunchThreads {
@@ -274,11 +275,10 @@ impl crate::machine::ThreadMaker for LaunchThreads {
         let mut thread = ThreadState::new(&self.program, self.simd, payload.dispatch_mask);
         super::raw::apply_payload(&self.program, &mut thread, &payload.image);
         // r0.5 bits 31:10: the offset of the thread's slot in the scratch surface.
-        let r0 =
-            self.program.var_id(crate::isa::UnitId(0), "%r0").map(|v| self.program.var(v).offset as usize);
-        if let (Some(s), Some(r0_5)) = (self.scratch, r0.and_then(|at| thread.grf.get_mut(at + 20..at + 24)))
-        {
-            r0_5.copy_from_slice(&(((i as u64 % s.slots) * s.per_thread) as u32).to_le_bytes());
+        if let Some((s, r0)) = self.scratch {
+            if let Some(r0_5) = thread.grf.get_mut(r0 + 20..r0 + 24) {
+                r0_5.copy_from_slice(&(((i as u64 % s.slots) * s.per_thread) as u32).to_le_bytes());
+            }
         }
         thread.group = g;
         thread.index_in_group = (i % self.per_group as usize) as u32;
@@ -415,7 +415,8 @@ pub(super) fn build(
         args: values.clone(),
         groups,
         per_group,
-        scratch,
+        scratch: scratch
+            .zip(program.var_id(crate::isa::UnitId(0), "%r0").map(|v| program.var(v).offset as usize)),
     };
     for i in [0, total_threads.saturating_sub(1) as usize] {
         maker.payload(i).map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;

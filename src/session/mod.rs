@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::exec::{Fault, Interpreter, Scheduler};
-use crate::isa::{InstIdx, UnitId};
+use crate::exec::{Fault, Interpreter, PcSet, Scheduler};
+use crate::isa::{Family, InstIdx, UnitId};
 use crate::launch::raw::{KernelArg, Launch, Output};
 use crate::launch::NdGeometry;
 use crate::machine::{Machine, MemSpace, ThreadId};
@@ -225,6 +225,9 @@ pub struct Session {
     /// How far the next step forward from the frontier records ahead in windows before it
     /// is redone from the recording (doubled each time within a command, reset by each).
     ahead: u64,
+    /// The instructions that access memory (memory messages, atomics, barriers): where read
+    /// and access watchpoints look for their steps.
+    memory_pcs: PcSet,
     /// During a `continue` with breakpoints: what windows test before a breakpoint's
     /// instructions, the stretches they recorded with it (oldest first), and the steps at
     /// which a breakpoint's condition held (in order).
@@ -256,6 +259,9 @@ impl Session {
         // Burst windows (and the other cores) reproduce the round-robin order only.
         let window_recording = scheduler.bursts_allowed();
         let start = Box::new((machine.clone(), scheduler.clone()));
+        let memory = |i: &crate::program::Inst| matches!(i.op.family(), Family::Memory | Family::Sync);
+        let memory_pcs =
+            PcSet::new(program.insts.iter().enumerate().filter(|(_, i)| memory(i)).map(|(pc, _)| pc as u32));
         Session {
             interp: Interpreter::new(program.clone()),
             program,
@@ -290,6 +296,7 @@ impl Session {
             windows_from: 0,
             windows_until: u64::MAX,
             ahead: motion::AHEAD_FIRST,
+            memory_pcs,
             probe: None,
             probed: Vec::new(),
             probe_hits: Vec::new(),

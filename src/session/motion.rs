@@ -8,7 +8,7 @@ use super::frontier::INTERRUPT_CHECK;
 use super::workitems::condition_lane;
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::exec::PcSet;
-use crate::isa::{Family, InstIdx, UnitId};
+use crate::isa::{InstIdx, UnitId};
 use crate::machine::ThreadStatus;
 use crate::machine::{Machine, ThreadId};
 use crate::trace::{record_step, EntryKind, Probe, Single, StepRecord};
@@ -238,7 +238,7 @@ impl Session {
                 let (from, len) = (self.now, self.recorder.len());
                 let next = self.recorder.trace.thread_steps_ahead(thread, from, len).next();
                 let to = next.map_or(len, |s| s + 1);
-                if let Some(stop) = self.watch_stop_in(from, to) {
+                if let Some(stop) = self.watch_stop(from, to, true) {
                     return Some(stop);
                 }
                 self.recorder.seek(&mut self.machine, self.now, to);
@@ -254,17 +254,22 @@ impl Session {
         }
     }
 
-    /// The first watchpoint that a recorded step in `[from, to)` triggers, the machine left
-    /// after that step (the candidates from [`Session::watched_steps`], each checked at its
-    /// time).
-    fn watch_stop_in(&mut self, from: u64, to: u64) -> Option<StopReason> {
+    /// The first watchpoint that a recorded step in `[from, to)` triggers in the direction of
+    /// the movement (the latest first going back), the machine left where that direction
+    /// stops (after the step forward, before it back); the candidates from
+    /// [`Session::watched_steps`], each checked at its time.
+    fn watch_stop(&mut self, from: u64, to: u64, forward: bool) -> Option<StopReason> {
         let mut candidates = self.watched_steps(from, to);
         candidates.sort_unstable();
         candidates.dedup();
+        if !forward {
+            candidates.reverse();
+        }
         for step in candidates {
-            self.recorder.seek(&mut self.machine, self.now, step + 1);
-            self.now = step + 1;
-            if let Some(hit) = self.watch_hit(step, true) {
+            let at = step + u64::from(forward);
+            self.recorder.seek(&mut self.machine, self.now, at);
+            self.now = at;
+            if let Some(hit) = self.watch_hit(step, forward) {
                 self.focus_hit(hit.thread, &hit.lanes);
                 return Some(StopReason::Watchpoint(hit));
             }
@@ -350,7 +355,7 @@ impl Session {
             let to = self.now;
             let previous = self.recorder.trace.thread_steps_back(self.focus.0, 0, to).next().map(|(s, _)| s);
             let from = previous.unwrap_or(0);
-            if let Some(stop) = self.watch_stop_back(from, to) {
+            if let Some(stop) = self.watch_stop(from, to, false) {
                 return stop;
             }
             self.recorder.seek(&mut self.machine, self.now, from);
@@ -367,23 +372,6 @@ impl Session {
             }
         }
         StopReason::Step
-    }
-
-    /// The last watchpoint that a recorded step in `[from, to)` triggers going back, the
-    /// machine left before that step.
-    fn watch_stop_back(&mut self, from: u64, to: u64) -> Option<StopReason> {
-        let mut candidates = self.watched_steps(from, to);
-        candidates.sort_unstable_by(|a, b| b.cmp(a));
-        candidates.dedup();
-        for step in candidates {
-            self.recorder.seek(&mut self.machine, self.now, step);
-            self.now = step;
-            if let Some(hit) = self.watch_hit(step, false) {
-                self.focus_hit(hit.thread, &hit.lanes);
-                return Some(StopReason::Watchpoint(hit));
-            }
-        }
-        None
     }
 
     /// [`Session::reverse_step_focused`] one step at a time, each checked as it is undone.
@@ -790,15 +778,7 @@ impl Session {
             }
         }
         if self.watchpoints.iter().any(|w| w.enabled && w.kind != WatchKind::Write) {
-            let memory = PcSet::new(
-                self.program
-                    .insts
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, i)| matches!(i.op.family(), Family::Memory | Family::Sync))
-                    .map(|(pc, _)| pc as u32),
-            );
-            steps.extend(trace.steps_at(&memory, from, to));
+            steps.extend(trace.steps_at(&self.memory_pcs, from, to));
         }
         steps
     }

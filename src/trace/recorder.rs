@@ -909,16 +909,23 @@ impl Trace {
         let to = to.min(self.len());
         let segments = (to > from).then(|| from / SEGMENT..=(to - 1) / SEGMENT);
         segments.into_iter().flatten().flat_map(move |segment| {
-            let (lo, hi) = ((segment * SEGMENT).max(from), ((segment + 1) * SEGMENT).min(to));
-            let mut stored = Vec::new();
-            for (k, part) in self.parts.iter().enumerate().filter(|(_, p)| p.start < hi && lo < p.end()) {
-                let (a, b) = (lo.max(part.start) - part.start, hi.min(part.end()) - part.start);
-                part.thread_steps(thread, a, b, k, &mut stored);
-            }
-            let mut steps: Vec<u64> = stored.iter().map(|s| s.step).collect();
+            let range = (segment * SEGMENT).max(from)..((segment + 1) * SEGMENT).min(to);
+            let mut steps: Vec<u64> =
+                self.thread_steps_within(thread, range).iter().map(|s| s.step).collect();
             steps.sort_unstable();
             steps
         })
+    }
+
+    /// `thread`'s steps in `range`, in no particular order, from every part it spans.
+    fn thread_steps_within(&self, thread: u32, range: std::ops::Range<u64>) -> Vec<Stored> {
+        let (lo, hi) = (range.start, range.end);
+        let mut steps = Vec::new();
+        for (k, part) in self.parts.iter().enumerate().filter(|(_, p)| p.start < hi && lo < p.end()) {
+            let (a, b) = (lo.max(part.start) - part.start, hi.min(part.end()) - part.start);
+            part.thread_steps(thread, a, b, k, &mut steps);
+        }
+        steps
     }
 
     /// `thread`'s steps before `before` in `segments` (of [`SEGMENT`] steps, newest first),
@@ -931,12 +938,8 @@ impl Trace {
     ) -> impl Iterator<Item = Stored> + 'a {
         let before = before.min(self.len());
         segments.flat_map(move |segment| {
-            let (from, to) = ((segment * SEGMENT).min(before), ((segment + 1) * SEGMENT).min(before));
-            let mut steps = Vec::new();
-            for (k, part) in self.parts.iter().enumerate().filter(|(_, p)| p.start < to && from < p.end()) {
-                let (a, b) = (from.max(part.start) - part.start, to.min(part.end()) - part.start);
-                part.thread_steps(thread, a, b, k, &mut steps);
-            }
+            let range = (segment * SEGMENT).min(before)..((segment + 1) * SEGMENT).min(before);
+            let mut steps = self.thread_steps_within(thread, range);
             steps.sort_unstable_by_key(|s| std::cmp::Reverse(s.step));
             steps
         })
