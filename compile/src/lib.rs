@@ -16,7 +16,7 @@ const BASE_OPTIONS: &str = "-g -cl-intel-greater-than-4GB-buffer-required";
 /// The OpenCL C version, unless the build options choose one.
 const DEFAULT_STD: &str = "-cl-std=CL2.0";
 /// Bumped when what the cache holds changes shape.
-const CACHE_FORMAT: &str = "vdb-ocloc-cache-1";
+const CACHE_FORMAT: &str = "vdb-ocloc-cache-2";
 
 /// What to build.
 pub struct Request<'a> {
@@ -252,7 +252,7 @@ fn run_ocloc(ocloc: &Path, req: &Request, options: &str, tmp: &Path) -> Result<(
             tmp.display()
         )));
     }
-    let options = format!("{options} -igc_opts 'ShaderDumpEnable=1,DumpToCustomDir={dump_text}'");
+    let options = with_igc_opts(options, &format!("ShaderDumpEnable=1,DumpToCustomDir={dump_text}"));
     let output = Command::new(ocloc)
         .args(["compile", "-file"])
         .arg(req.source)
@@ -267,6 +267,40 @@ fn run_ocloc(ocloc: &Path, req: &Request, options: &str, tmp: &Path) -> Result<(
         return Err(CompileError::Failed(log));
     }
     keep_results(req, tmp, &log)
+}
+
+/// `options` with `ours` added to IGC's own options. IGC takes one `-igc_opts` (a second
+/// replaces the first), so a user's `-igc_opts 'A=1,B=2'` (quoted with ' or ", or one word)
+/// is taken out and joined to ours: `-igc_opts 'A=1,B=2,ours'`.
+fn with_igc_opts(options: &str, ours: &str) -> String {
+    const FLAG: &str = "-igc_opts";
+    let mut rest = String::new();
+    let mut theirs = Vec::new();
+    let mut text = options;
+    while let Some(at) = text.find(FLAG) {
+        let after = &text[at + FLAG.len()..];
+        // Only the flag itself, not a longer word that starts with it.
+        if !after.is_empty() && !after.starts_with(char::is_whitespace) {
+            rest.push_str(&text[..at + FLAG.len()]);
+            text = after;
+            continue;
+        }
+        rest.push_str(&text[..at]);
+        let value = after.trim_start();
+        let (item, tail) = match value.chars().next() {
+            Some(q @ ('\'' | '"')) => match value[1..].find(q) {
+                Some(end) => (&value[1..1 + end], &value[end + 2..]),
+                None => (&value[1..], ""),
+            },
+            _ => value.split_at(value.find(char::is_whitespace).unwrap_or(value.len())),
+        };
+        theirs.extend(item.split(',').map(str::trim).filter(|s| !s.is_empty()));
+        text = tail;
+    }
+    rest.push_str(text);
+    theirs.push(ours);
+    let flag = format!("{FLAG} '{}'", theirs.join(","));
+    rest.split_whitespace().chain([flag.as_str()]).collect::<Vec<_>>().join(" ")
 }
 
 /// ocloc's output without its own chatter (`Build succeeded.`, `Command was: ...`, which
@@ -396,6 +430,24 @@ mod tests {
         assert!(full_options("-DN=4").ends_with("-cl-std=CL2.0 -DN=4"));
         assert!(!full_options("-cl-std=CL1.2").contains("CL2.0"));
         assert!(full_options("").starts_with("-g "));
+    }
+
+    #[test]
+    fn a_users_igc_options_join_the_dump_options() {
+        let ours = "ShaderDumpEnable=1";
+        assert_eq!(with_igc_opts("-g -DN=4", ours), "-g -DN=4 -igc_opts 'ShaderDumpEnable=1'");
+        assert_eq!(
+            with_igc_opts("-g -igc_opts 'FunctionControl=3, X=0' -DN=4", ours),
+            "-g -DN=4 -igc_opts 'FunctionControl=3,X=0,ShaderDumpEnable=1'"
+        );
+        assert_eq!(
+            with_igc_opts("-igc_opts \"A=1\" -igc_opts B=2", ours),
+            "-igc_opts 'A=1,B=2,ShaderDumpEnable=1'"
+        );
+        // A longer flag that begins the same way is not IGC's.
+        assert_eq!(with_igc_opts("-igc_optsX", ours), "-igc_optsX -igc_opts 'ShaderDumpEnable=1'");
+        // An unclosed quote takes the rest.
+        assert_eq!(with_igc_opts("-igc_opts 'A=1", ours), "-igc_opts 'A=1,ShaderDumpEnable=1'");
     }
 
     #[test]
