@@ -14,7 +14,7 @@
 //!
 //! Reads of bytes nothing wrote before in the run are reported too: of SLM, and of private
 //! memory (the threads' slots of the `%scratch` surface, where IGC puts private arrays it
-//! cannot keep in registers).
+//! cannot keep in registers, and of stateless private memory, the stack of stack calls).
 
 use std::collections::HashMap;
 
@@ -128,7 +128,8 @@ impl Race {
 pub struct UninitRead {
     /// The first such read.
     pub read: Access,
-    /// `slm` or `private` (the reading thread's scratch slot).
+    /// `slm`, `private` (the reading thread's scratch slot) or `stack` (its slot of
+    /// stateless private memory, where stack calls keep their frames).
     pub memory: &'static str,
     /// The SLM's work-group, for SLM.
     pub slm_group: Option<u32>,
@@ -143,6 +144,7 @@ impl UninitRead {
     pub fn render(&self, program: &Program, geometry: Option<&NdGeometry>) -> String {
         let place = match self.slm_group {
             Some(g) => format!("SLM of work-group {g}"),
+            None if self.memory == "stack" => format!("stack of thread {}", self.read.thread),
             None => format!("private memory of thread {}", self.read.thread),
         };
         format!(
@@ -182,12 +184,13 @@ struct Checker<'p> {
     uninit_by_pc: HashMap<u32, usize>,
     /// The last read of unwritten SLM counted (step, channel: its bytes are one read).
     last_uninit: Option<(u64, u32)>,
-    /// The threads' private memory in SVM, whose unwritten bytes are reported as SLM's are.
-    scratch: Option<Scratch>,
+    /// The threads' private memory in SVM, the scratch surface and the stack, whose
+    /// unwritten bytes are reported as SLM's are.
+    private: [Option<Scratch>; 2],
 }
 
 impl<'p> Checker<'p> {
-    fn new(program: &'p Program, scratch: Option<Scratch>) -> Checker<'p> {
+    fn new(program: &'p Program, private: [Option<Scratch>; 2]) -> Checker<'p> {
         let blank = Access {
             step: 0,
             thread: 0,
@@ -213,7 +216,7 @@ impl<'p> Checker<'p> {
             uninit: Vec::new(),
             uninit_by_pc: HashMap::new(),
             last_uninit: None,
-            scratch,
+            private,
         }
     }
 
@@ -284,7 +287,9 @@ impl<'p> Checker<'p> {
 
     /// A read of a byte of SLM (of group `group`) or private memory (None) that nothing
     /// wrote before; `addr` is its offset there.
-    fn uninitialised(&mut self, read: Access, group: Option<u32>, addr: u64) {
+    /// A read of an unwritten byte of `memory` (`slm`, with its work-group, `private` or
+    /// `stack`) at offset `addr`.
+    fn uninitialised(&mut self, read: Access, memory: &'static str, group: Option<u32>, addr: u64) {
         let who = (read.step, read.channel);
         if self.last_uninit == Some(who) {
             return;
@@ -294,7 +299,6 @@ impl<'p> Checker<'p> {
             Some(&i) => self.uninit[i].count += 1,
             None => {
                 self.uninit_by_pc.insert(read.pc, self.uninit.len());
-                let memory = if group.is_some() { "slm" } else { "private" };
                 self.uninit.push(UninitRead { read, memory, slm_group: group, addr, count: 1 });
             }
         }
@@ -312,10 +316,13 @@ impl<'p> Checker<'p> {
             let byte = self.bytes.entry((space, at)).or_default().clone();
             if let (false, None) = (write, byte.write) {
                 match space {
-                    MemSpace::Slm(group) => self.uninitialised(access, Some(group), at),
+                    MemSpace::Slm(group) => self.uninitialised(access, "slm", Some(group), at),
                     MemSpace::Svm => {
-                        if let Some((_, offset)) = self.scratch.and_then(|s| s.locate(at)) {
-                            self.uninitialised(access, None, offset);
+                        let [scratch, stack] = self.private.map(|s| s.and_then(|s| s.locate(at)));
+                        match (scratch, stack) {
+                            (Some((_, offset)), _) => self.uninitialised(access, "private", None, offset),
+                            (_, Some((_, offset))) => self.uninitialised(access, "stack", None, offset),
+                            _ => {}
                         }
                     }
                 }
@@ -377,7 +384,7 @@ pub struct RaceRun {
 /// are checked in the order and with the step numbers of the round-robin run), else, or
 /// after a fault or the step limit (to report it exactly), step by step.
 pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let mut checker = Checker::new(&interp.program, machine.scratch);
+    let mut checker = Checker::new(&interp.program, [machine.scratch, machine.stack]);
     if sched.bursts_allowed() {
         let (start, start_sched) = (machine.clone(), sched.clone());
         let visible = |c: &mut Checker, m: &Machine, tid: ThreadId, step: u64| c.begin(m, tid, step);
@@ -391,7 +398,7 @@ pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Sche
 
 /// [`check_races`] one step at a time (the reference its bursts are tested against).
 pub fn check_races_stepwise(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let mut checker = Checker::new(&interp.program, machine.scratch);
+    let mut checker = Checker::new(&interp.program, [machine.scratch, machine.stack]);
     let fault = loop {
         let tid = match sched.pick(machine, &mut checker) {
             Ok(Pick::Finished) => break None,

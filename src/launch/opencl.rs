@@ -34,6 +34,9 @@ use crate::program::Program;
 pub const BUFFER_BASE: u64 = 0x1_0000_0000;
 /// Where the threads' private memory (the `%scratch` surface) goes: far above the buffers.
 pub const SCRATCH_BASE: u64 = 0x7000_0000_0000;
+/// Where the threads' stateless private memory (`private_base_stateless`: the stack of stack
+/// calls) goes: above the scratch surface, which is at most 4 GiB.
+pub const PRIVATE_BASE: u64 = 0x7800_0000_0000;
 /// Most hardware threads one launch may have (each holds its own register file).
 pub const MAX_THREADS: u64 = 1 << 20;
 
@@ -246,6 +249,8 @@ struct LaunchThreads {
     per_group: u32,
     /// Private memory, and the GRF offset of r0 whose dword 5 gives each thread its slot.
     scratch: Option<(Scratch, usize)>,
+    /// Stateless private memory, and the GRF offset of `%hw_id`, each thread's slot index.
+    stack: Option<(Scratch, usize)>,
 }
 
 impl LaunchThreads {
@@ -278,6 +283,11 @@ impl crate::machine::ThreadMaker for LaunchThreads {
         if let Some((s, r0)) = self.scratch {
             if let Some(r0_5) = thread.grf.get_mut(r0 + 20..r0 + 24) {
                 r0_5.copy_from_slice(&(((i as u64 % s.slots) * s.per_thread) as u32).to_le_bytes());
+            }
+        }
+        if let Some((s, hw_id)) = self.stack {
+            if let Some(id) = thread.grf.get_mut(hw_id..hw_id + 4) {
+                id.copy_from_slice(&((i as u64 % s.slots) as u32).to_le_bytes());
             }
         }
         thread.group = g;
@@ -403,6 +413,18 @@ pub(super) fn build(
         machine.scratch = Some(s);
         buffers.push(("private".to_string(), s.base, len));
     }
+    // Stateless private memory: a slot per thread, the thread's `%hw_id` its index (each
+    // thread its own: real hardware numbers the threads that run at once).
+    let stack = (kernel.private_size > 0).then(|| {
+        let per_thread = u64::from(kernel.private_size);
+        Scratch { base: PRIVATE_BASE, per_thread, slots: total_threads.min((1 << 32) / per_thread).max(1) }
+    });
+    if let Some(s) = stack {
+        let len = s.per_thread * s.slots;
+        machine.svm.map_buffer(s.base, len, "stack");
+        machine.stack = Some(s);
+        buffers.push(("stack".to_string(), s.base, len));
+    }
     // Threads are built as a run first reaches them (a launch of a million threads would
     // otherwise build gigabytes of registers before its first step); the first and the last
     // are built here, so that a payload that cannot be built is a launch error.
@@ -417,6 +439,8 @@ pub(super) fn build(
         per_group,
         scratch: scratch
             .zip(program.var_id(crate::isa::UnitId(0), "%r0").map(|v| program.var(v).offset as usize)),
+        stack: stack
+            .zip(program.var_id(crate::isa::UnitId(0), "%hw_id").map(|v| program.var(v).offset as usize)),
     };
     for i in [0, total_threads.saturating_sub(1) as usize] {
         maker.payload(i).map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;

@@ -396,7 +396,11 @@ impl CrossThread<'_> {
             ArgType::GroupCount => put_u32s(image, at, size, &self.geo.group_count),
             ArgType::GlobalSize => put_u32s(image, at, size, &range.global_size),
             ArgType::WorkDimensions => put_u32s(image, at, size, &[range.work_dim]),
-            // Private memory is never read by the corpus code (abi.md §4): leave it 0.
+            // The stack of stack calls: each thread's slot is `%hw_id` times its size.
+            ArgType::PrivateBaseStateless if self.launch.kernel.private_size > 0 => {
+                put(image, at, &super::opencl::PRIVATE_BASE.to_le_bytes()[..size.min(8) as usize])
+            }
+            // Kernels without stateless private memory never read it (abi.md §4): 0.
             ArgType::PrivateBaseStateless => Ok(()),
             ArgType::ConstBase => {
                 put(image, at, &super::opencl::DATA_SECTIONS[0].1.to_le_bytes()[..size.min(8) as usize])

@@ -85,6 +85,11 @@ pub struct ZeKernel {
     /// Bytes of scratch space each hardware thread gets (`per_thread_memory_buffers` of
     /// type `scratch`: the `%scratch` surface private arrays and spills go to); 0 for none.
     pub scratch_size: u32,
+    /// Bytes of stateless private memory (`per_thread_memory_buffers` of usage
+    /// `private_space`: the stack of stack calls, at `private_base_stateless`) each hardware
+    /// thread gets; 0 for none. A size given per work-item (`is_simt_thread`) is counted
+    /// `simd_size` times.
+    pub private_size: u32,
 }
 
 /// `execution_env:`. Absent numbers are 0 (what the runtime assumes), except `grf_count`.
@@ -367,25 +372,35 @@ fn binding_table_index(node: &Node) -> Result<BindingTableIndex, ZeInfoError> {
 
 fn kernel(node: &Node) -> Result<ZeKernel, ZeInfoError> {
     let f = Fields::of(node, "a kernel")?;
+    let execution_env = execution_env(f.get("execution_env"))?;
+    let simd = execution_env.simd_size;
     Ok(ZeKernel {
         name: f.required("name")?.to_string(),
-        execution_env: execution_env(f.get("execution_env"))?,
+        execution_env,
         payload_arguments: map_list(f.list("payload_arguments")?, payload_arg)?,
         per_thread_payload_arguments: map_list(f.list("per_thread_payload_arguments")?, per_thread_arg)?,
         binding_table_indices: map_list(f.list("binding_table_indices")?, binding_table_index)?,
-        scratch_size: scratch_size(f.list("per_thread_memory_buffers")?)?,
+        scratch_size: buffer_size(f.list("per_thread_memory_buffers")?, "scratch", 1)?,
+        private_size: buffer_size(f.list("per_thread_memory_buffers")?, "private_space", simd)?,
     })
 }
 
-/// The scratch bytes a thread gets: the sizes of the `scratch` entries of
-/// `per_thread_memory_buffers` (other kinds are the runtime's to allocate and stay unused).
-fn scratch_size(buffers: &[Node]) -> Result<u32, ZeInfoError> {
+/// The bytes a hardware thread gets of one kind of `per_thread_memory_buffers`: the
+/// `scratch` entries (by type) or the `private_space` ones (by usage), an entry given per
+/// work-item (`is_simt_thread: true`) counted `simd` times.
+fn buffer_size(buffers: &[Node], kind: &str, simd: u32) -> Result<u32, ZeInfoError> {
     let mut total = 0u32;
     for node in buffers {
         let f = Fields::of(node, "a per-thread memory buffer")?;
-        if f.text("type")? == Some("scratch") {
-            let size = f.number("size")?.unwrap_or(0);
-            total = total.checked_add(size).ok_or_else(|| ZeInfoError {
+        let matches = match kind {
+            "scratch" => f.text("type")? == Some("scratch"),
+            _ => f.text("usage")? == Some(kind),
+        };
+        if matches {
+            let per_item = f.text("is_simt_thread")? == Some("true");
+            let size: u32 = f.number("size")?.unwrap_or(0);
+            let per_thread = if per_item { size.checked_mul(simd.max(1)) } else { Some(size) };
+            total = per_thread.and_then(|s| total.checked_add(s)).ok_or_else(|| ZeInfoError {
                 line: f.line,
                 kind: ZeInfoErrorKind::BadNumber { key: "size".into(), value: size.to_string() },
             })?;

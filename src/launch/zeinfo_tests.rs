@@ -36,6 +36,10 @@ kernels:
       - type:            global
         usage:           private_space
         size:            512
+      - type:            global
+        usage:           private_space
+        size:            80
+        is_simt_thread:  true
 kernels_misc_info:
   - name:            k
     args_info:
@@ -66,8 +70,10 @@ fn parses_the_shapes_ze_info_uses() {
     assert_eq!(k.per_thread_size(), 96);
     assert_eq!(k.cross_thread_size(), 20);
     assert!(k.binding_table_indices.is_empty());
-    // Only the scratch entry is vdb's to provide (the `%scratch` surface).
+    // The scratch entries make the `%scratch` surface.
     assert_eq!(k.scratch_size, 32768);
+    // Stateless private memory: per hardware thread, or per work-item times the SIMD size.
+    assert_eq!(k.private_size, 512 + 80 * 16);
     let misc = info.misc_info("k").expect("misc");
     assert_eq!(misc.args_info[0].type_name, "struct S;8");
     assert_eq!(misc.args_info[0].type_qualifiers, "it's \"quoted\"");

@@ -42,6 +42,9 @@ pub struct Machine {
     /// The threads' private memory, where the launch gives one: the SVM region behind the
     /// `%scratch` surface, each thread's slot of it (its offset in r0.5).
     pub scratch: Option<Scratch>,
+    /// Stateless private memory (the stack of stack calls), each thread's slot of it (its
+    /// index in `%hw_id`).
+    pub stack: Option<Scratch>,
 }
 
 /// The SVM region of private memory: from `base`, `slots` slots of `per_thread` bytes; thread

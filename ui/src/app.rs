@@ -555,7 +555,7 @@ impl App {
 
     /// The race reports as an overlay: a heading row per report, then its two accesses, each
     /// a row that Enter goes to (the step where its thread is about to make it); then the
-    /// reads of uninitialised SLM, each with its first read.
+    /// reads of uninitialised SLM or private memory, each with its first read.
     fn open_races(&mut self) {
         self.push_log("(vdb) races");
         let races = self.session.races().to_vec();
@@ -580,7 +580,7 @@ impl App {
         }
         if rows.is_empty() {
             rows.push(JumpRow {
-                text: "no data races and no reads of uninitialised SLM".to_string(),
+                text: "no data races and no reads of uninitialised memory".to_string(),
                 writer: None,
             });
         }

@@ -135,8 +135,8 @@ enum Command {
         schedules: Option<u64>,
         /// Check the run instead of writing its outputs: `races` lists the data races of SLM
         /// and global memory (grouped by pair of instructions, each with the steps of its
-        /// first pair), `uninit` the reads of SLM nothing wrote before, `all` both (exit 1 if
-        /// there are any).
+        /// first pair), `uninit` the reads of SLM and private memory nothing wrote before,
+        /// `all` both (exit 1 if there are any).
         #[arg(long, value_name = "WHAT", value_parser = ["races", "uninit", "all"])]
         check: Option<String>,
     },
