@@ -314,24 +314,28 @@ impl<'p> Checker<'p> {
             let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
             let at = addr + i;
             let byte = self.bytes.entry((space, at)).or_default().clone();
+            // Private memory: which kind, and the offset in the thread's slot.
+            let private = match space {
+                MemSpace::Svm => {
+                    let [scratch, stack] = self.private.map(|s| s.and_then(|s| s.locate(at)));
+                    scratch.map(|(_, o)| ("private", o)).or(stack.map(|(_, o)| ("stack", o)))
+                }
+                MemSpace::Slm(_) => None,
+            };
             if let (false, None) = (write, byte.write) {
-                match space {
-                    MemSpace::Slm(group) => self.uninitialised(access, "slm", Some(group), at),
-                    MemSpace::Svm => {
-                        let [scratch, stack] = self.private.map(|s| s.and_then(|s| s.locate(at)));
-                        match (scratch, stack) {
-                            (Some((_, offset)), _) => self.uninitialised(access, "private", None, offset),
-                            (_, Some((_, offset))) => self.uninitialised(access, "stack", None, offset),
-                            _ => {}
-                        }
-                    }
+                match (space, private) {
+                    (MemSpace::Slm(group), _) => self.uninitialised(access, "slm", Some(group), at),
+                    (_, Some((memory, offset))) => self.uninitialised(access, memory, None, offset),
+                    _ => {}
                 }
             }
+            // A private slot is one thread's while it runs; one thread after another may
+            // have it (the slots a platform can number run out), which is no race.
             let mut found = Vec::new();
-            if let Some(w) = byte.write.filter(|w| w.races_with(&access, space)) {
+            if let Some(w) = byte.write.filter(|w| private.is_none() && w.races_with(&access, space)) {
                 found.push(w);
             }
-            if write {
+            if write && private.is_none() {
                 found.extend(byte.reads.iter().flatten().filter(|r| r.races_with(&access, space)));
             }
             for earlier in found {

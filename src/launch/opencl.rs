@@ -249,8 +249,9 @@ struct LaunchThreads {
     per_group: u32,
     /// Private memory, and the GRF offset of r0 whose dword 5 gives each thread its slot.
     scratch: Option<(Scratch, usize)>,
-    /// Stateless private memory, and the GRF offset of `%hw_id`, each thread's slot index.
-    stack: Option<(Scratch, usize)>,
+    /// Stateless private memory, and the GRF offsets of `%hw_id`, `%sr0` and `%msg0`, from
+    /// which the kernel computes each thread's slot.
+    stack: Option<(Scratch, [Option<usize>; 3])>,
 }
 
 impl LaunchThreads {
@@ -285,9 +286,13 @@ impl crate::machine::ThreadMaker for LaunchThreads {
                 r0_5.copy_from_slice(&(((i as u64 % s.slots) * s.per_thread) as u32).to_le_bytes());
             }
         }
-        if let Some((s, hw_id)) = self.stack {
-            if let Some(id) = thread.grf.get_mut(hw_id..hw_id + 4) {
-                id.copy_from_slice(&((i as u64 % s.slots) as u32).to_le_bytes());
+        if let Some((s, regs)) = self.stack {
+            let id = (i as u64 % s.slots) as u32;
+            let (sr0, msg0) = self.platform.hw_thread_regs(id);
+            for (at, value) in regs.into_iter().zip([id, sr0, msg0]) {
+                if let Some(reg) = at.and_then(|at| thread.grf.get_mut(at..at + 4)) {
+                    reg.copy_from_slice(&value.to_le_bytes());
+                }
             }
         }
         thread.group = g;
@@ -413,11 +418,13 @@ pub(super) fn build(
         machine.scratch = Some(s);
         buffers.push(("private".to_string(), s.base, len));
     }
-    // Stateless private memory: a slot per thread, the thread's `%hw_id` its index (each
-    // thread its own: real hardware numbers the threads that run at once).
+    // Stateless private memory: a slot per thread, its index the thread number the kernel
+    // computes from `%hw_id` or `%sr0` and `%msg0` (each thread its own while the platform's
+    // numbers last: real hardware numbers the threads that run at once).
     let stack = (kernel.private_size > 0).then(|| {
         let per_thread = u64::from(kernel.private_size);
-        Scratch { base: PRIVATE_BASE, per_thread, slots: total_threads.min((1 << 32) / per_thread).max(1) }
+        let slots = total_threads.min(platform.hw_thread_ids()).min((1 << 32) / per_thread).max(1);
+        Scratch { base: PRIVATE_BASE, per_thread, slots }
     });
     if let Some(s) = stack {
         let len = s.per_thread * s.slots;
@@ -439,8 +446,11 @@ pub(super) fn build(
         per_group,
         scratch: scratch
             .zip(program.var_id(crate::isa::UnitId(0), "%r0").map(|v| program.var(v).offset as usize)),
-        stack: stack
-            .zip(program.var_id(crate::isa::UnitId(0), "%hw_id").map(|v| program.var(v).offset as usize)),
+        stack: stack.map(|s| {
+            let at =
+                |name| program.var_id(crate::isa::UnitId(0), name).map(|v| program.var(v).offset as usize);
+            (s, [at("%hw_id"), at("%sr0"), at("%msg0")])
+        }),
     };
     for i in [0, total_threads.saturating_sub(1) as usize] {
         maker.payload(i).map_err(|e| LaunchError::new(file, Some("args"), e.to_string()))?;

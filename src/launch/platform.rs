@@ -67,6 +67,63 @@ impl Platform {
             _ => 32,
         }
     }
+
+    /// How many hardware threads the thread number IGC computes can tell apart: the number
+    /// it multiplies by a thread's share of stateless private memory to find the thread's
+    /// stack. Gen9 and Gen12LP code reads `%hw_id` (32 bits); XeHPG and Xe-HPC code takes
+    /// `%sr0` bits 13:0 less the two unused bits 3 and 6 (12 bits); Xe2 code takes `%sr0`
+    /// bits 6:0 less bit 3 and, above them, `%msg0` bits 7:0 (14 bits).
+    pub fn hw_thread_ids(self) -> u64 {
+        match self {
+            Platform::Gen9 | Platform::Gen12Lp => 1 << 32,
+            Platform::XeHpg | Platform::XeHpc => 1 << 12,
+            Platform::Xe2 => 1 << 14,
+        }
+    }
+
+    /// The `%sr0.0` and `%msg0.0` from which the platform's code computes thread number `id`
+    /// (below [`Platform::hw_thread_ids`]); `%hw_id` is `id` itself.
+    pub fn hw_thread_regs(self, id: u32) -> (u32, u32) {
+        // `x` with a zero bit inserted at `bit`.
+        let gap = |x: u32, bit: u32| (x & ((1 << bit) - 1)) | ((x >> bit) << (bit + 1));
+        match self {
+            Platform::Gen9 | Platform::Gen12Lp => (0, 0),
+            Platform::XeHpg | Platform::XeHpc => (gap(gap(id & 0xfff, 3), 6), 0),
+            Platform::Xe2 => (gap(id & 0x3f, 3), (id >> 6) & 0xff),
+        }
+    }
+}
+
+#[cfg(test)]
+mod hw_thread_tests {
+    use super::Platform;
+
+    /// What the code IGC emits computes from `%sr0` and `%msg0` (read from its dumps: the
+    /// prologs of stack-call kernels for acm-g10 and Xe2).
+    fn igc_thread_number(platform: Platform, sr0: u32, msg0: u32) -> u32 {
+        match platform {
+            Platform::XeHpg | Platform::XeHpc => {
+                let x = sr0 & 0x3fff;
+                let x = (x & 0x3f) | ((x >> 1) & 0xffff_ffc0);
+                (x & 7) | ((x >> 1) & 0xffff_fff8)
+            }
+            _ => {
+                let x = sr0 & 0x7f;
+                ((msg0 & 0xff) << 6) | (x & 7) | ((x >> 1) & 0xffff_fff8)
+            }
+        }
+    }
+
+    /// Every thread number the platform tells apart comes back from its registers.
+    #[test]
+    fn the_state_registers_give_back_each_thread_number() {
+        for platform in [Platform::XeHpg, Platform::XeHpc, Platform::Xe2] {
+            for id in 0..platform.hw_thread_ids() as u32 {
+                let (sr0, msg0) = platform.hw_thread_regs(id);
+                assert_eq!(igc_thread_number(platform, sr0, msg0), id, "{platform:?} {id}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -583,37 +583,34 @@ fn race_checks_report_each_kind_of_race_and_none_past_a_barrier() {
     }
 
     // The same array in a function IGC compiles as a stack call: it lives on the stack, in
-    // stateless private memory (a slot per thread, `%hw_id` its index). The same 64 reads
-    // are reported, the same outputs come back, and the stacks of the threads do not race.
+    // stateless private memory (a slot per thread, found from `%hw_id` on skl and from
+    // `%sr0` on acm-g10). The same 64 reads are reported, the same outputs come back, and
+    // the threads' stacks neither race nor overlap.
     let options = "--build-options=-igc_opts 'FunctionControl=3,ForceInlineStackCallWithImplArg=0'";
-    let mut args = vec!["run", "tests/data/races/uninit_stack.cl", "--check", "all", "--stats", options];
-    args.extend_from_slice(&geometry);
-    let r = vdb(&args);
-    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
-    assert_eq!(
-        (stats(&r)["races"].as_u64(), stats(&r)["uninit_reads"].as_u64()),
-        (Some(0), Some(1)),
-        "{}",
-        r.out
-    );
-    assert!(r.out.contains("read of uninitialised stack of thread "), "{}", r.out);
-    assert!(
-        r.out.contains("(64 reads)") && r.out.contains("work-item 63: reads at uninit_stack.cl:8"),
-        "{}",
-        r.out
-    );
-    let dir = scratch("uninit_stack");
-    let out_dir = dir.display().to_string();
-    let mut args = vec!["run", "tests/data/races/uninit_stack.cl", "--out", &out_dir, options];
-    args.extend_from_slice(&geometry);
-    let r = vdb(&args);
-    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
-    let bytes = std::fs::read(dir.join("out/out.bin")).expect("out.bin");
-    let got: Vec<i32> = bytes.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    for (gid, &got) in got.iter().enumerate() {
-        let at = ((input[gid] * 2) & 255) as usize;
-        if at < 128 {
-            assert_eq!(got, at as i32 * 3 + input[(gid + at) % 128], "work-item {gid}");
+    for device in ["--device=skl", "--device=acm-g10"] {
+        let mut args =
+            vec!["run", "tests/data/races/uninit_stack.cl", "--check", "all", "--stats", options, device];
+        args.extend_from_slice(&geometry);
+        let r = vdb(&args);
+        assert_eq!(r.code, 1, "{device}: {}{}", r.out, r.err);
+        let counts = (stats(&r)["races"].as_u64(), stats(&r)["uninit_reads"].as_u64());
+        assert_eq!(counts, (Some(0), Some(1)), "{device}: {}", r.out);
+        assert!(r.out.contains("read of uninitialised stack of thread "), "{device}: {}", r.out);
+        let where_ = "work-item 63: reads at uninit_stack.cl:8";
+        assert!(r.out.contains("(64 reads)") && r.out.contains(where_), "{device}: {}", r.out);
+        let dir = scratch(&format!("uninit_stack_{device}"));
+        let out_dir = dir.display().to_string();
+        let mut args = vec!["run", "tests/data/races/uninit_stack.cl", "--out", &out_dir, options, device];
+        args.extend_from_slice(&geometry);
+        let r = vdb(&args);
+        assert_eq!(r.code, 0, "{device}: {}{}", r.out, r.err);
+        let bytes = std::fs::read(dir.join("out/out.bin")).expect("out.bin");
+        let got: Vec<i32> = bytes.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        for (gid, &got) in got.iter().enumerate() {
+            let at = ((input[gid] * 2) & 255) as usize;
+            if at < 128 {
+                assert_eq!(got, at as i32 * 3 + input[(gid + at) % 128], "{device}: work-item {gid}");
+            }
         }
     }
 }
