@@ -211,6 +211,11 @@ pub struct Session {
     /// With several cores: whether a recording to the end shares its work-groups (tests
     /// turn it off to compare).
     pub split_groups: bool,
+    /// A `continue` with breakpoints or watchpoints records a stretch at a time, from 8192
+    /// steps, doubling, and searches each; once a stretch would be longer than this (after
+    /// about twice as many steps without a stop), it records the rest of the run, shared
+    /// with the other cores (each testing the breakpoints as it records), and searches that.
+    pub split_after: u64,
     /// Whether that was tried in this recording (once: after an interrupt, a later
     /// `continue` may try again).
     split_tried: bool,
@@ -290,6 +295,7 @@ impl Session {
             window_recording,
             check_each_step: false,
             cores: 1,
+            split_after: 1 << 17,
             split_groups: true,
             split_tried: false,
             spare_batches: Vec::new(),

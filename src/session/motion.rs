@@ -642,8 +642,9 @@ impl Session {
     /// from a breakpoint stop moves past it.
     ///
     /// Past the recorded end, the run is recorded ahead in burst windows, as a `continue`
-    /// with nothing to stop it records, a stretch at a time (growing from 8192 steps to a
-    /// million); each stretch, like any recorded stretch ahead, is then searched for the
+    /// with nothing to stop it records, a stretch at a time (growing from 8192 steps; past
+    /// [`Session::split_after`], the rest of the run, its later work-groups shared with the
+    /// other cores); each stretch, like any recorded stretch ahead, is then searched for the
     /// first stop: the steps at a breakpoint's instructions, and the steps the memory and
     /// register indexes name as writing a watched range, each checked at its own time (a
     /// seek), oldest first. A stop found leaves the recording ahead of it in place (the run
@@ -661,7 +662,7 @@ impl Session {
     /// What recording windows test, during a `continue`, before the instructions of the
     /// enabled breakpoints: whether one of those there has no condition or one that holds
     /// for the thread (its state in a window is that of its step; other threads' are not).
-    fn breakpoint_probe(&self) -> Option<Probe<'static>> {
+    pub(super) fn breakpoint_probe(&self) -> Option<Probe<'static>> {
         let breakpoints: Vec<(Vec<InstIdx>, Option<Condition>)> =
             self.breakpoints.iter().filter(|b| b.enabled).map(|b| (b.pcs.clone(), b.cond.clone())).collect();
         if breakpoints.is_empty() {
@@ -723,10 +724,14 @@ impl Session {
                 return self.end_reason();
             }
             // With nothing to stop it, to the end (where the later work-groups may be shared
-            // with other cores).
+            // with other cores). With stops, a stretch at a time; once the stretches have
+            // grown past `split_after` steps without a stop, to the end too when other cores
+            // can share the groups left (each core tests the breakpoints as it records): a
+            // stop found then leaves at most the rest of one plain `continue` recorded ahead.
             let stoppers =
                 self.breakpoints.iter().any(|b| b.enabled) || self.watchpoints.iter().any(|w| w.enabled);
-            let until = if stoppers { from.saturating_add(stretch) } else { u64::MAX };
+            let to_the_end = !stoppers || (stretch > self.split_after && self.split_point().is_some());
+            let until = if to_the_end { u64::MAX } else { from.saturating_add(stretch) };
             if let Some(stop) = self.record_windows(&mut count, until) {
                 return stop;
             }

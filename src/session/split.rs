@@ -21,7 +21,7 @@ use super::frontier::{size_window, Pause, Sink};
 use super::{EndState, Session, StopReason};
 use crate::exec::{Interpreter, Scheduler};
 use crate::machine::{Accesses, Machine, Ranges};
-use crate::trace::{record_step, record_window, Batch, Rebase, Recorder, Single, Window, MAX_STEPS};
+use crate::trace::{record_step, record_window, Batch, Probe, Rebase, Recorder, Single, Window, MAX_STEPS};
 
 /// Fewer work-groups than this not yet started: not worth other cores.
 const MIN_SPLIT_GROUPS: usize = 8;
@@ -96,6 +96,10 @@ struct Later {
     steps: u64,
     window_steps: u64,
     accesses: Accesses,
+    /// With a probe: the steps it held before and the steps it tested (its windows), both
+    /// numbered from the chunk's first step.
+    hits: Vec<u64>,
+    probed: Vec<(u64, u64)>,
 }
 
 /// A chunk of groups a worker took, and its recording (None when it could not record
@@ -139,13 +143,19 @@ impl Session {
         self.sched.groups.truncate(first);
         self.machine.svm.accesses = Some(Box::default());
         let stop = AtomicBool::new(false);
+        // A `continue`'s breakpoints are tested on every core as it records.
+        let probes: Vec<_> =
+            (1..self.cores).map(|_| self.probe.as_ref().and_then(|_| self.breakpoint_probe())).collect();
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let (pause, chunks) = std::thread::scope(|scope| {
             let (claims, stop, interp, start, base) = (&claims, &stop, &interp, &start, &base);
-            let workers: Vec<_> = (0..claims.worker_bytes.len())
-                .map(|id| {
+            let workers: Vec<_> = probes
+                .into_iter()
+                .enumerate()
+                .map(|(id, probe)| {
+                    let batch = Batch::default();
                     let mut worker =
-                        Worker { id, interp, start, base, grf_size, interval, stop, batch: Batch::default() };
+                        Worker { id, interp, start, base, grf_size, interval, stop, batch, probe };
                     scope.spawn(move || worker.run(claims))
                 })
                 .collect();
@@ -217,6 +227,9 @@ impl Session {
                 break;
             }
             written.union(&later.accesses.writes);
+            let base = self.recorder.len();
+            self.probe_hits.extend(later.hits.iter().map(|h| base + h));
+            self.probed.extend(later.probed.iter().map(|&(a, b)| (base + a, base + b)));
             let first_thread = self.sched.groups[groups.start].start as usize;
             let end = std::mem::take(&mut self.machine);
             let mut rebase = Rebase::new(start, &end, first_thread, groups.start);
@@ -254,6 +267,8 @@ struct Worker<'a> {
     interval: u64,
     stop: &'a AtomicBool,
     batch: Batch,
+    /// A `continue`'s breakpoints, tested as the chunks are recorded.
+    probe: Option<Probe<'static>>,
 }
 
 impl Worker<'_> {
@@ -290,6 +305,7 @@ impl Worker<'_> {
         let mut recorder = Recorder::new(&machine, self.grf_size);
         recorder.checkpoints.interval = self.interval;
         let mut window_steps = 0;
+        let (mut hits, mut probed) = (Vec::new(), Vec::new());
         while !self.stop.load(Ordering::Relaxed) {
             let time = recorder.len();
             let Recorder { trace, checkpoints } = &mut recorder;
@@ -298,10 +314,14 @@ impl Worker<'_> {
             if !size.fits {
                 return None;
             }
-            match record_window(interp, &mut machine, &mut sched, size.rounds, batch, None) {
+            match record_window(interp, &mut machine, &mut sched, size.rounds, batch, self.probe.as_mut()) {
                 Window::Recorded(n) => {
                     window_steps += n;
                     trace.append_batch(batch);
+                    if let Some(p) = self.probe.as_mut() {
+                        hits.extend(p.hits.drain(..).map(|offset| time + offset));
+                        probed.push((time, time + n));
+                    }
                     continue;
                 }
                 Window::Boundary => {}
@@ -313,7 +333,7 @@ impl Worker<'_> {
                     checkpoints.take_at_end(&machine, time);
                     let accesses = *machine.svm.accesses.take()?;
                     let steps = sched.steps - steps_before;
-                    return Some(Later { recorder, steps, window_steps, accesses });
+                    return Some(Later { recorder, steps, window_steps, accesses, hits, probed });
                 }
                 Single::Recorded(Some(_)) | Single::Stopped(_) => return None,
             }

@@ -318,7 +318,7 @@ pub struct Probe<'a> {
 }
 
 /// A probe's test: whether the thread about to execute the instruction holds for it.
-pub type ProbeTest<'a> = dyn FnMut(&Machine, ThreadId, InstIdx) -> bool + 'a;
+pub type ProbeTest<'a> = dyn FnMut(&Machine, ThreadId, InstIdx) -> bool + Send + 'a;
 
 /// Stages up to `rounds` round-robin rounds of the current group's phase: `machine` and
 /// `sched` move on exactly as that many single steps would move them, and appending the

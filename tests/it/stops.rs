@@ -255,3 +255,48 @@ fn stepping_stops_where_checking_each_step_stops() {
     assert!(stops >= 10, "only {stops} breakpoint or watchpoint stops compared");
     assert!(searched > 100_000, "only {searched} steps moved forward");
 }
+
+/// Once a `continue` with stops has gone `split_after` steps without one, it records the
+/// rest of the run with the later work-groups shared out to other cores, each testing the
+/// breakpoints' conditions as it records; it still stops where checking each step stops,
+/// for stops that fall in the groups the other cores recorded, and the recording is the
+/// one a single core makes.
+#[test]
+fn continue_on_several_cores_stops_where_checking_each_step_stops() {
+    let path = crate::harness::launch("opencl/collatz/skl.launch.json");
+    // First stops in the last of the 16 work-groups, which the other cores record (`$32`
+    // stores the result, `$22` is in the loop), and one early: found in the first stretch,
+    // with nothing recorded beyond.
+    let cases: Vec<(Vec<String>, bool)> = vec![
+        (vec!["break $32 if workitem == 1000".into()], true),
+        (vec!["break $22 if workitem == 900".into(), "ignore 1 5".into()], true),
+        (vec![format!("watch arg1+{} 4", 4 * 1020)], true),
+        (vec![format!("watch arg1+{} 4 if == 0", 4 * 1000), "break $32 if workitem == 1023".into()], true),
+        (vec!["break $22 if any(V0054 == 7)".into()], false),
+    ];
+    let mut stops = 0;
+    for (setup, late) in &cases {
+        let (mut fast, mut each) = (session(&path), session(&path));
+        fast.cores = 2;
+        fast.split_after = 1 << 13;
+        each.window_recording = false;
+        for s in [&mut fast, &mut each] {
+            for line in setup {
+                cmd(s, line);
+            }
+        }
+        for round in 0..4 {
+            let (a, b) = (fast.continue_forward(), each.continue_stepwise());
+            stops += same_stop(&fast, &each, (&a, &b), &format!("{setup:?}, continue {round}"));
+            if round == 0 {
+                // A late stop with the rest of the run recorded; an early one without.
+                let ahead = (fast.now > 100_000, fast.end.is_some());
+                assert_eq!(ahead, (*late, *late), "{setup:?}: {a:?} at {}", fast.now);
+            }
+        }
+        let (a, b) = (&fast.recorder.trace, &each.recorder.trace);
+        let differ = (0..a.len().min(b.len())).find(|&i| a.get(i) != b.get(i));
+        assert_eq!(differ, None, "{setup:?}: step records differ first at this step");
+    }
+    assert!(stops >= 6, "only {stops} stops compared");
+}
