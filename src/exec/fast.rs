@@ -756,7 +756,7 @@ fn store_every_other<const L: usize>(bytes: &mut [u8], values: &[u32; L], enable
 /// Stores `values` to the lanes of `enabled` (a branch-free blend: divergent code makes
 /// partial masks common).
 #[inline(always)]
-fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
+pub(super) fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
     let (chunks, _) = bytes.as_chunks_mut::<4>();
     let slots: &mut [[u8; 4]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
     for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {

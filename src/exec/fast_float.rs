@@ -69,6 +69,15 @@ enum FDst {
     Pred(PredId),
 }
 
+/// Where the in-place form writes.
+#[derive(Copy, Clone, Debug)]
+enum InPlace {
+    /// Packed f32 from this GRF offset.
+    Reg(u32),
+    /// A compare's flags.
+    Pred(PredId),
+}
+
 /// One compiled float instruction.
 #[derive(Clone, Debug)]
 pub struct FloatOp {
@@ -78,10 +87,10 @@ pub struct FloatOp {
     sat: bool,
     /// The GRF bytes the sources reach (each source lies below this offset).
     need: u32,
-    /// For add, mul and mad without saturation into a packed f32 register of 8, 16 or 32
-    /// lanes from packed, scalar or immediate f32 sources: the destination's GRF offset
-    /// (the in-place form, [`Ctx::run_float_packed`]).
-    packed: Option<u32>,
+    /// For an op on f32 values only (every kind but the conversions) of 8, 16 or 32 lanes,
+    /// from packed, scalar or immediate sources into packed f32 or a predicate: the in-place
+    /// form ([`Ctx::run_float_packed`]).
+    packed: Option<InPlace>,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -107,22 +116,15 @@ fn value(raw: u32, modifier: SrcMod, keep: bool) -> f32 {
 
 /// A result's bits: saturation to [0, 1] (NaN gives 0), quiet NaNs, flushed denormals.
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN; saturation makes it 0.
 fn result(v: f32, sat: bool, keep: bool) -> u32 {
-    let v = if sat && (v.is_nan() || v <= 0.0) {
-        0.0
-    } else if sat && v > 1.0 {
-        1.0
-    } else {
-        v
-    };
+    // Without branches on the value (they vectorise): `max` gives 0 for NaN, `+ 0.0` makes
+    // -0 +0.
+    let v = if sat { v.max(0.0).min(1.0) + 0.0 } else { v };
     let bits = v.to_bits();
-    if v.is_nan() {
-        bits | QUIET
-    } else if !keep && denormal(bits) {
-        bits & SIGN
-    } else {
-        bits
-    }
+    // A NaN is quieted; a denormal (or zero: the same) flushed to its sign.
+    let flush = !keep && bits & 0x7f80_0000 == 0;
+    (bits & if flush { SIGN } else { u32::MAX }) | if v.is_nan() { QUIET } else { 0 }
 }
 
 fn small_int(ty: DataType) -> bool {
@@ -232,17 +234,15 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     if srcs.iter().any(|s| modifier(s) == SrcMod::Not) {
         return None;
     }
-    let packed = match &inst.operands[0] {
-        Operand::Direct(d)
-            if matches!(kind, FloatKind::Add | FloatKind::Mul | FloatKind::Mad)
-                && !inst.sat
-                && d.region == Region::dst(1)
-                && matches!(n, 8 | 16 | 32)
-                && srcs.iter().all(|s| !matches!(s, FSrc::Gather(..))) =>
-        {
+    let in_place_kind = !matches!(kind, FloatKind::FromInt(_) | FloatKind::ToInt(_));
+    let in_place_srcs = matches!(n, 8 | 16 | 32) && srcs.iter().all(|s| !matches!(s, FSrc::Gather(..)));
+    let packed = match (&inst.operands[0], &dst) {
+        _ if !(in_place_kind && in_place_srcs) => None,
+        (Operand::Direct(d), FDst::Reg) if d.region == Region::dst(1) && d.ty == DataType::F => {
             need = need.max(d.base + 4 * n);
-            Some(d.base)
+            Some(InPlace::Reg(d.base))
         }
+        (_, FDst::Pred(p)) => Some(InPlace::Pred(*p)),
         _ => None,
     };
     Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed })
@@ -406,10 +406,11 @@ impl<O: Observer> Ctx<'_, O> {
         let keep = cr0 & (1 << 7) != 0;
         let n = inst.exec.size.min(32) as usize;
         if let Some(dst) = op.packed {
+            let off = inst.exec.offset.min(31);
             match n {
-                8 => self.run_float_packed::<8>(op, dst, keep, chen),
-                16 => self.run_float_packed::<16>(op, dst, keep, chen),
-                _ => self.run_float_packed::<32>(op, dst, keep, chen),
+                8 => self.run_float_packed::<8>(op, dst, keep, chen, em_part, pmask, off),
+                16 => self.run_float_packed::<16>(op, dst, keep, chen, em_part, pmask, off),
+                _ => self.run_float_packed::<32>(op, dst, keep, chen, em_part, pmask, off),
             }
             return Ok(true);
         }
@@ -538,48 +539,158 @@ impl<O: Observer> Ctx<'_, O> {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// The in-place form of add, mul and mad ([`FloatOp::packed`]): `L` lanes read straight
-    /// from the GRF, computed, and blended into the destination under `chen`, the write
-    /// reported as the general path reports it. The caller checked the bounds (`need`).
-    fn run_float_packed<const L: usize>(&mut self, op: &FloatOp, dst: u32, keep: bool, chen: u32) {
+    /// The in-place form ([`FloatOp::packed`]): `L` lanes read straight from the GRF,
+    /// computed, and blended into the destination under the channel enables (`sel`: under
+    /// `em_part`, choosing by `pmask`), the write reported as the general path reports it;
+    /// a compare's flags go to its predicate at the mask offset `off`. The caller checked
+    /// the bounds (`need`).
+    #[allow(clippy::too_many_arguments)]
+    fn run_float_packed<const L: usize>(
+        &mut self,
+        op: &FloatOp,
+        dst: InPlace,
+        keep: bool,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+        off: u32,
+    ) {
+        use FloatKind as K;
         let grf = &self.thread.grf;
+        let sat = op.sat;
         let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
-        let b = packed_lanes::<L>(grf, &op.srcs[1], keep);
+        let b = if arity(op.kind) > 1 { packed_lanes::<L>(grf, &op.srcs[1], keep) } else { [0.0; L] };
         let mut r = [0u32; L];
+        let mut enabled = chen & super::control::size_mask(L as u32);
+        let one = |r: &mut [u32; L], f: fn(f32) -> f32| {
+            for i in 0..L {
+                r[i] = result(f(a[i]), sat, keep);
+            }
+        };
+        let wide1 = |r: &mut [u32; L], f: fn(f64) -> f64| {
+            for i in 0..L {
+                r[i] = result(via_f64(a[i], f), sat, keep);
+            }
+        };
         match op.kind {
-            FloatKind::Add => {
+            K::Add => {
                 for i in 0..L {
-                    r[i] = result(first_nan(a[i] + b[i], [a[i], b[i], 0.0]), false, keep);
+                    r[i] = result(first_nan(a[i] + b[i], [a[i], b[i], 0.0]), sat, keep);
                 }
             }
-            FloatKind::Mul => {
+            K::Mul => {
                 for i in 0..L {
-                    r[i] = result(first_nan(a[i] * b[i], [a[i], b[i], 0.0]), false, keep);
+                    r[i] = result(first_nan(a[i] * b[i], [a[i], b[i], 0.0]), sat, keep);
                 }
             }
-            _ => {
+            K::Mad => {
                 let c = packed_lanes::<L>(grf, &op.srcs[2], keep);
                 for i in 0..L {
-                    r[i] = result(first_nan(a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]]), false, keep);
+                    r[i] = result(first_nan(a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]]), sat, keep);
                 }
             }
+            // DIV.md: x · INV(y), the inverse rounded to f32 first.
+            K::Div => {
+                for i in 0..L {
+                    r[i] = result(first_nan(a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]), sat, keep);
+                }
+            }
+            K::Pow => {
+                for i in 0..L {
+                    r[i] = result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep);
+                }
+            }
+            K::Cmp(rel) => {
+                let mut flags = 0u32;
+                for i in 0..L {
+                    flags |= (relation(rel, a[i], b[i]) as u32) << i;
+                }
+                match dst {
+                    InPlace::Pred(p) => {
+                        self.write_pred(p, enabled << off, flags << off);
+                        return;
+                    }
+                    InPlace::Reg(_) => {
+                        for (i, o) in r.iter_mut().enumerate() {
+                            *o = 0u32.wrapping_sub(flags >> i & 1);
+                        }
+                    }
+                }
+            }
+            K::Mov | K::Sel | K::Min | K::Max => {
+                let first = match op.kind {
+                    K::Mov => u32::MAX,
+                    K::Sel => {
+                        enabled = em_part & super::control::size_mask(L as u32);
+                        pmask
+                    }
+                    _ => {
+                        let mut take = 0u32;
+                        for i in 0..L {
+                            take |= (takes_first(a[i], b[i], op.kind == K::Max) as u32) << i;
+                        }
+                        take
+                    }
+                };
+                // The chosen source moves by `mov`'s rule: its bits unchanged without a
+                // modifier or saturation, else converted (flushed, quieted, saturated).
+                let raw = [packed_raw::<L>(grf, &op.srcs[0]), packed_raw::<L>(grf, &op.srcs[1])];
+                let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
+                for (i, o) in r.iter_mut().enumerate() {
+                    let s = usize::from(first >> i & 1 == 0);
+                    let bits = raw[s][i];
+                    *o = if mods[s] == SrcMod::None && !sat {
+                        bits
+                    } else {
+                        result(value(bits, mods[s], keep), sat, keep)
+                    };
+                }
+            }
+            K::Inv => one(&mut r, |x| 1.0 / x),
+            K::Sqrt => one(&mut r, f32::sqrt),
+            K::Log => wide1(&mut r, f64::log2),
+            K::Exp => wide1(&mut r, f64::exp2),
+            K::Rsqrt => wide1(&mut r, |v| 1.0 / v.sqrt()),
+            K::Sin => wide1(&mut r, f64::sin),
+            K::Cos => wide1(&mut r, f64::cos),
+            K::Frc => one(&mut r, |x| x - x.floor()),
+            K::Rndd => one(&mut r, f32::floor),
+            K::Rndu => one(&mut r, f32::ceil),
+            K::Rnde => one(&mut r, f32::round_ties_even),
+            K::Rndz => one(&mut r, f32::trunc),
+            // Not compiled in place (`compile`).
+            K::FromInt(_) | K::ToInt(_) => return,
         }
-        let enabled = chen & super::control::size_mask(L as u32);
+        let InPlace::Reg(dst) = dst else { return };
         let at = dst as usize;
         if O::ACTIVE {
             self.scratch.clear();
             self.scratch.extend_from_slice(&self.thread.grf[at..at + 4 * L]);
         }
-        let (slots, _) = self.thread.grf[at..at + 4 * L].as_chunks_mut::<4>();
-        for (lane, (slot, v)) in slots.iter_mut().zip(r).enumerate() {
-            if enabled >> lane & 1 != 0 {
-                *slot = v.to_le_bytes();
-            }
-        }
+        super::fast::store_lanes(&mut self.thread.grf[at..at + 4 * L], &r, enabled);
         if O::ACTIVE && enabled != 0 {
             self.report_lane_runs(dst, Region::dst(1), 4, L as u32, enabled);
         }
     }
+}
+
+/// `L` lanes of a packed, scalar or immediate 32-bit source, as stored.
+#[inline(always)]
+fn packed_raw<const L: usize>(grf: &[u8], s: &FSrc) -> [u32; L] {
+    let mut out = [0u32; L];
+    match s {
+        FSrc::Imm(bits) => out = [*bits; L],
+        FSrc::Scalar(at, _) => out = [element(grf, *at as usize, 4); L],
+        FSrc::Packed(at, _) => {
+            let at = *at as usize;
+            let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
+            for (o, w) in out.iter_mut().zip(words) {
+                *o = u32::from_le_bytes(*w);
+            }
+        }
+        FSrc::Gather(..) => {}
+    }
+    out
 }
 
 /// `L` lanes of a packed, scalar or immediate f32 source: flushed, modifier applied.
@@ -591,10 +702,21 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
         FSrc::Imm(bits) => out = [value(*bits, m, keep); L],
         FSrc::Scalar(at, _) => out = [value(element(grf, *at as usize, 4), m, keep); L],
         FSrc::Packed(at, _) => {
+            // `value` without branches: the modifier as an AND then an XOR of the sign,
+            // flushing as an AND that keeps the sign of a denormal only.
+            let (and, xor) = match m {
+                SrcMod::None | SrcMod::Not => (u32::MAX, 0),
+                SrcMod::Neg => (u32::MAX, SIGN),
+                SrcMod::Abs => (!SIGN, 0),
+                SrcMod::NegAbs => (!SIGN, SIGN),
+            };
             let at = *at as usize;
             let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
             for (o, w) in out.iter_mut().zip(words) {
-                *o = value(u32::from_le_bytes(*w), m, keep);
+                let raw = u32::from_le_bytes(*w);
+                let flush = !keep && raw & 0x7f80_0000 == 0;
+                let raw = raw & if flush { SIGN } else { u32::MAX };
+                *o = f32::from_bits((raw & and) ^ xor);
             }
         }
         FSrc::Gather(..) => {}
