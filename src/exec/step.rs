@@ -273,6 +273,31 @@ impl Interpreter {
                     ctx.thread.control.pc = InstIdx(pc.0 + 1);
                     chen
                 }
+                // The other fast forms the same way (the f32 one may hand its instruction to
+                // the general path, which then runs it as any step).
+                Plan::Fast(_) | Plan::Float(_)
+                    if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
+                {
+                    let inst = &self.program.insts[pc.0 as usize];
+                    let (chen, em_part, pmask) =
+                        channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+                    let done = match plan {
+                        Plan::Fast(f) => ctx.run_fast(inst, f, chen, em_part, pmask).map(|()| true),
+                        Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
+                        _ => Ok(false),
+                    };
+                    match done {
+                        Ok(true) => {
+                            ctx.thread.control.pc = InstIdx(pc.0 + 1);
+                            chen
+                        }
+                        Ok(false) => self.step_in(&mut ctx, pc)?,
+                        Err(kind) => {
+                            let kind = kind.in_thread_channels(inst.exec.offset);
+                            return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
+                        }
+                    }
+                }
                 _ => self.step_in(&mut ctx, pc)?,
             };
             ctx.obs.end_step(pc.0, chen);
