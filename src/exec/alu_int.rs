@@ -249,7 +249,7 @@ pub(crate) fn bits(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(), 
 
 /// First bit from the MSB that differs from the sign (signed) or is set (unsigned);
 /// 0xFFFFFFFF when there is none (FBH.md).
-fn fbh(x: u32, signed: bool) -> i128 {
+pub(super) fn fbh(x: u32, signed: bool) -> i128 {
     if x == 0 || (signed && x == u32::MAX) {
         0xffff_ffff
     } else if signed && (x as i32) < 0 {

@@ -48,6 +48,19 @@ pub enum FastKind {
     Mulh,
     /// src0 · src1 + src2.
     Mad,
+    /// The one-source bit counts and reversal (of the source's bits, 32 at most).
+    Cbit,
+    Fbh,
+    Fbl,
+    Lzd,
+    Bfrev,
+}
+
+impl FastKind {
+    /// The one-source bit counts and reversal.
+    fn is_bit_op(self) -> bool {
+        matches!(self, FastKind::Cbit | FastKind::Fbh | FastKind::Fbl | FastKind::Lzd | FastKind::Bfrev)
+    }
 }
 
 /// One pre-decoded fast instruction.
@@ -58,6 +71,9 @@ pub struct FastOp {
     /// Type of src0 (for logical/arithmetic shift widths).
     pub src0_ty: DataType,
     pub dst_ty: DataType,
+    /// Whether compares and min/max order the lanes as unsigned 64-bit values: both sources
+    /// of unsigned types, one of them uq (above 2^63, as i64 it would be negative).
+    unsigned: bool,
 }
 
 fn int_ty(ty: DataType) -> bool {
@@ -127,9 +143,16 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         (Opcode::Max, _) => FastKind::Max,
         (Opcode::Mulh, _) => FastKind::Mulh,
         (Opcode::Mad, _) => FastKind::Mad,
+        (Opcode::Cbit, _) => FastKind::Cbit,
+        (Opcode::Fbh, _) => FastKind::Fbh,
+        (Opcode::Fbl, _) => FastKind::Fbl,
+        (Opcode::Lzd, _) => FastKind::Lzd,
+        (Opcode::Bfrev, _) => FastKind::Bfrev,
         _ => return None,
     };
+    let bit_op = kind.is_bit_op();
     let n_srcs = match kind {
+        _ if bit_op => 1,
         FastKind::Mov => 1,
         FastKind::Mad => 3,
         _ => 2,
@@ -147,18 +170,32 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     let b = if n_srcs >= 2 { fast_src(&ops[2])? } else { FastSrc::Imm(0, DataType::D) };
     let c = if n_srcs == 3 { fast_src(&ops[3])? } else { FastSrc::Imm(0, DataType::D) };
     let wide = |t: DataType| t.size() == 8;
-    let any_wide = wide(src_ty(&a)) || wide(src_ty(&b)) || (dst_ty != DataType::Bool && wide(dst_ty));
     let unsigned_wide = [src_ty(&a), src_ty(&b)].contains(&DataType::Uq);
     // 64-bit compares and arithmetic shifts need the exact (i128) path for uq values, as do
     // min/max (which compare); mulh takes 32-bit sources (a 64-bit product would not fit).
     let wide_src = wide(src_ty(&a)) || wide(src_ty(&b));
-    if matches!(kind, FastKind::Cmp(_)) && any_wide
-        || matches!(kind, FastKind::Asr | FastKind::Min | FastKind::Max) && unsigned_wide
+    // Compares and min/max with a uq source order as u64 where the other is unsigned too
+    // (an unsigned immediate is not negative) and no modifier makes either negative, as i64
+    // where no source is uq; otherwise they need the exact (i128) path.
+    let unsigned = unsigned_wide && [&a, &b].iter().all(|s| !src_ty(s).is_signed_int() && !has_modifier(s));
+    let orders = matches!(kind, FastKind::Cmp(_) | FastKind::Min | FastKind::Max);
+    if orders && unsigned_wide && !unsigned
+        || kind == FastKind::Asr && unsigned_wide
         || kind == FastKind::Mulh && (wide_src || dst_ty.size() > 4)
+        // The bit ops read 32 bits at most and take no modifier (the general path says so).
+        || bit_op && (wide(src_ty(&a)) || has_modifier(&a))
     {
         return None;
     }
-    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b, c], dst_ty })
+    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b, c], dst_ty, unsigned })
+}
+
+fn has_modifier(s: &FastSrc) -> bool {
+    match s {
+        FastSrc::Imm(..) => false,
+        FastSrc::Reg { modifier, .. } => *modifier != SrcMod::None,
+        FastSrc::Indirect(ind) => ind.modifier != SrcMod::None,
+    }
 }
 
 fn apply_mod(ty: DataType, m: SrcMod, v: i64) -> i64 {
@@ -281,9 +318,28 @@ impl<O: Observer> Ctx<'_, O> {
             FastKind::Asr => map2(lanes, &a, &b, &mut r, |x, y| (x >> (y & cnt_mask)) as u64),
             // Bits 32..63 of the product modulo 2^64: all a destination of at most 32 bits keeps.
             FastKind::Mulh => map2(lanes, &a, &b, &mut r, |x, y| (x.wrapping_mul(y) >> 32) as u64),
-            // min/max: one NaN-free order on the extended values (no uq here).
+            // min/max: one order on the extended values (u64 where `unsigned`).
+            FastKind::Min if f.unsigned => map2(lanes, &a, &b, &mut r, |x, y| (x as u64).min(y as u64)),
+            FastKind::Max if f.unsigned => map2(lanes, &a, &b, &mut r, |x, y| (x as u64).max(y as u64)),
             FastKind::Min => map2(lanes, &a, &b, &mut r, |x, y| x.min(y) as u64),
             FastKind::Max => map2(lanes, &a, &b, &mut r, |x, y| x.max(y) as u64),
+            FastKind::Cbit => map2(lanes, &a, &b, &mut r, |x, _| (x as u64 & width_mask).count_ones() as u64),
+            FastKind::Fbh => {
+                let signed = f.src0_ty.is_signed_int();
+                map2(lanes, &a, &b, &mut r, |x, _| {
+                    super::alu_int::fbh((x as u64 & width_mask) as u32, signed) as u64
+                })
+            }
+            FastKind::Fbl => map2(lanes, &a, &b, &mut r, |x, _| match (x as u64 & width_mask) as u32 {
+                0 => 0xffff_ffff,
+                v => v.trailing_zeros() as u64,
+            }),
+            FastKind::Lzd => {
+                map2(lanes, &a, &b, &mut r, |x, _| ((x as u64 & width_mask) as u32).leading_zeros() as u64)
+            }
+            FastKind::Bfrev => {
+                map2(lanes, &a, &b, &mut r, |x, _| ((x as u64 & width_mask) as u32).reverse_bits() as u64)
+            }
             FastKind::Mad => {
                 for (i, o) in r.iter_mut().enumerate().take(lanes) {
                     *o = a[i].wrapping_mul(b[i]).wrapping_add(c[i]) as u64;
@@ -296,7 +352,12 @@ impl<O: Observer> Ctx<'_, O> {
             }
             FastKind::Cmp(rel) => {
                 // One loop per relation: the relation is decided once, not per lane.
+                let u = |v: i64| v as u64;
                 let flags = match rel {
+                    CondMod::Lt if f.unsigned => compare(lanes, &a, &b, |x, y| u(x) < u(y)),
+                    CondMod::Le if f.unsigned => compare(lanes, &a, &b, |x, y| u(x) <= u(y)),
+                    CondMod::Gt if f.unsigned => compare(lanes, &a, &b, |x, y| u(x) > u(y)),
+                    CondMod::Ge if f.unsigned => compare(lanes, &a, &b, |x, y| u(x) >= u(y)),
                     CondMod::Eq => compare(lanes, &a, &b, |x, y| x == y),
                     CondMod::Ne => compare(lanes, &a, &b, |x, y| x != y),
                     CondMod::Lt => compare(lanes, &a, &b, |x, y| x < y),
@@ -398,6 +459,10 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
         return None;
     }
     let a = d32(&f.srcs[0])?;
+    // The bit ops count a register's 32 bits (an immediate's are fewer).
+    if f.kind.is_bit_op() && matches!(a, D32::Imm(..)) {
+        return None;
+    }
     let b = d32(&f.srcs[1])?;
     let (dst, pred_dst) = match &inst.operands[0] {
         Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => (None, Some(*p)),
@@ -599,6 +664,14 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
         FastKind::Shl => zip(&a, &b, |x, y| x << (y & 31)),
         FastKind::Shr => zip(&a, &b, |x, y| x >> (y & 31)),
         FastKind::Asr => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
+        FastKind::Cbit => zip(&a, &a, |x, _| x.count_ones()),
+        FastKind::Fbh => {
+            let signed = matches!(op.a, D32::Packed(_, true) | D32::Scalar(_, true) | D32::Strided(_, true));
+            zip(&a, &a, |x, _| super::alu_int::fbh(x, signed) as u32)
+        }
+        FastKind::Fbl => zip(&a, &a, |x, _| if x == 0 { u32::MAX } else { x.trailing_zeros() }),
+        FastKind::Lzd => zip(&a, &a, |x, _| x.leading_zeros()),
+        FastKind::Bfrev => zip(&a, &a, |x, _| x.reverse_bits()),
         FastKind::Sel => {
             let mut out = [0u32; L];
             for i in 0..L {
@@ -651,6 +724,11 @@ const fn kind_of_const(k: u8) -> FastKind {
         15 => FastKind::Cmp(CondMod::Ge),
         16 => FastKind::Min,
         17 => FastKind::Max,
+        19 => FastKind::Cbit,
+        20 => FastKind::Fbh,
+        21 => FastKind::Fbl,
+        22 => FastKind::Lzd,
+        23 => FastKind::Bfrev,
         _ => FastKind::Mulh,
     }
 }
@@ -690,6 +768,11 @@ fn kernel_for(kind: FastKind, n: u32) -> DwordKernel {
         FastKind::Max => kernel_sized::<17>(n),
         // Mad has three sources: it never reaches the in-place tier.
         FastKind::Mulh | FastKind::Mad => kernel_sized::<18>(n),
+        FastKind::Cbit => kernel_sized::<19>(n),
+        FastKind::Fbh => kernel_sized::<20>(n),
+        FastKind::Fbl => kernel_sized::<21>(n),
+        FastKind::Lzd => kernel_sized::<22>(n),
+        FastKind::Bfrev => kernel_sized::<23>(n),
     }
 }
 

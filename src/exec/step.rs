@@ -130,7 +130,7 @@ impl Interpreter {
     pub fn tier(&self, idx: usize) -> Tier {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
-            Some(Plan::Fast(_)) => Tier::Fast,
+            Some(Plan::Fast(_) | Plan::SetPred(..)) => Tier::Fast,
             Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
         }
@@ -273,6 +273,13 @@ impl Interpreter {
                     ctx.thread.control.pc = InstIdx(pc.0 + 1);
                     chen
                 }
+                Plan::SetPred(p, mask, bits) if !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
+                    let inst = &self.program.insts[pc.0 as usize];
+                    let (chen, _, _) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+                    ctx.write_pred(*p, *mask, *bits);
+                    ctx.thread.control.pc = InstIdx(pc.0 + 1);
+                    chen
+                }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
                 Plan::Fast(_) | Plan::Float(_)
@@ -325,6 +332,7 @@ impl Interpreter {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
+            Plan::SetPred(p, mask, bits) => ctx.write_pred(*p, *mask, *bits),
             Plan::Dword(_) | Plan::Fast(_) | Plan::Float(_) | Plan::Alu => {
                 self.alu(ctx, inst, chen, em_part, pmask)?
             }
@@ -499,6 +507,9 @@ enum Plan {
     Fast(super::fast::FastOp),
     /// f32 form (`fast_float.rs`).
     Float(Box<super::fast_float::FloatOp>),
+    /// `setp` from an immediate: the predicate bits it sets under their mask (at the
+    /// channel offset), the same every time (predication does not change them).
+    SetPred(crate::isa::PredId, u32, u32),
     Alu,
     Address,
     Control,
@@ -521,6 +532,13 @@ impl Plan {
             return Plan::StaticFault;
         }
         match inst.op.family() {
+            Family::Alu if inst.op == Opcode::Setp => match inst.operands.as_slice() {
+                [Operand::Pred(p), Operand::Imm(imm)] if !imm.ty.is_packed_vector() => {
+                    let (lanes, off) = (size_mask(inst.exec.size), inst.exec.offset.min(31));
+                    Plan::SetPred(*p, lanes << off, (imm.bits as u32 & lanes) << off)
+                }
+                _ => Plan::Alu,
+            },
             Family::Alu => match super::fast::compile(inst) {
                 Some(f) => super::fast::compile_dword(inst, &f).map_or(Plan::Fast(f), Plan::Dword),
                 None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),

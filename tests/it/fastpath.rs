@@ -188,9 +188,19 @@ fn run_filled(
     let mut interp = Interpreter::new(program.clone());
     interp.use_fast_paths = fast;
     let tier = interp.tier(at);
+    // The same run in a burst (where the fast forms run inline, not through a step) ends in
+    // the same registers and predicates, or the same fault.
+    let mut burst = machine.clone();
+    let burst_run = vdb::exec::run_to_end_unrecorded(&interp, &mut burst, &mut Scheduler::single_group(1));
     let mut sched = Scheduler::single_group(1);
     let mut writes = Writes::default();
-    let outcome = match run_to_end(&interp, &mut machine, &mut sched, &mut writes) {
+    let stepped = run_to_end(&interp, &mut machine, &mut sched, &mut writes);
+    assert_eq!(
+        burst_run.as_ref().map(|r| (r.lane_ops, burst.state_hash())).map_err(|f| f.render(&program)),
+        stepped.as_ref().map(|r| (r.lane_ops, machine.state_hash())).map_err(|f| f.render(&program)),
+        "a burst and single steps differ on\n{text}"
+    );
+    let outcome = match stepped {
         Err(f) => Err(f.render(&program)),
         Ok(_) => {
             let r = program.var(program.var_id(UnitId(0), "R").expect("R"));
@@ -232,9 +242,10 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 20] = [
+    const OPS: [&str; 26] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
-        "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad",
+        "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
+        "setp",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 4];
@@ -257,7 +268,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         };
         let (m0, m1, m2) = (modifier(), modifier(), modifier());
         let n_srcs = match op {
-            "mov" => 1,
+            "mov" | "cbit" | "fbh" | "fbl" | "lzd" | "bfrev" | "setp" => 1,
             "mad" => 3,
             _ => 2,
         };
@@ -275,13 +286,13 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             .map(|(i, (t, m))| src(i, t, m))
             .collect();
         // Packed, or every other element (how 64-bit emulation joins halves).
-        let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
+        let dst = if op == "setp" || op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
             "P1".to_string()
         } else {
             ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>", "R(0,1)<2>"][(lcg(&mut s) % 4) as usize].to_string()
         };
         let pred = match (op, lcg(&mut s) % 3) {
-            _ if op.starts_with("cmp") => "",
+            _ if op.starts_with("cmp") || op == "setp" => "",
             ("sel", 0) | (_, 1) => "(P0) ",
             ("sel", _) | (_, 2) => "(!P0) ",
             _ => "",
