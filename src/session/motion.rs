@@ -532,32 +532,62 @@ impl Session {
         }
         let rec = self.recorder.trace.at(step);
         let entries = self.recorder.trace.entries(step);
+        // The log keeps writes only: the memory a step read comes from running it again on
+        // the state before it, where a read or access watchpoint needs it.
+        let reads_wanted = self.watchpoints.iter().any(|w| {
+            w.enabled && w.kind != WatchKind::Write && matches!(w.target, WatchTarget::Memory { .. })
+        });
+        let reads: Vec<(crate::machine::MemSpace, u64, u64)> =
+            if reads_wanted && self.memory_pcs.contains(rec.pc) {
+                let undone;
+                let before = if after {
+                    let mut m = self.machine.clone();
+                    self.recorder.trace.undo(&mut m, step);
+                    undone = m;
+                    &undone
+                } else {
+                    &self.machine
+                };
+                let accesses = self.step_accesses(before, step);
+                accesses.iter().filter(|a| !a.write).map(|a| (a.space, a.addr, a.len)).collect()
+            } else {
+                Vec::new()
+            };
         for wi in 0..self.watchpoints.len() {
             if !self.watchpoints[wi].enabled {
                 continue;
             }
-            for e in &entries {
-                let wp = &self.watchpoints[wi];
-                let (access, xor, at) = match (&wp.target, &e.kind) {
+            let wp = &self.watchpoints[wi];
+            let read = match wp.target {
+                WatchTarget::Memory { space, addr, len } => reads
+                    .iter()
+                    .find(|&&(s, a, l)| s == space && a < addr + len && addr < a + l)
+                    .map(|&(_, a, _)| ("read", &[][..], a)),
+                WatchTarget::Register { .. } => None,
+            };
+            // The step's writes of the watched range, then its read of it.
+            let found: Vec<(&str, &[u8], u64)> = entries
+                .iter()
+                .filter_map(|e| match (&wp.target, &e.kind) {
                     (WatchTarget::Memory { space, addr, len }, EntryKind::Mem { space: s, addr: a, xor })
                         if s == space && *a < addr + len && *addr < *a + xor.len() as u64 =>
                     {
-                        ("write", &xor[..], *a)
+                        Some(("write", &xor[..], *a))
                     }
-                    (
-                        WatchTarget::Memory { space, addr, len },
-                        EntryKind::Read { space: s, addr: a, len: l },
-                    ) if s == space && *a < addr + len && *addr < *a + *l as u64 => ("read", &[][..], *a),
                     (WatchTarget::Register { thread, ranges, .. }, EntryKind::Grf { offset, xor })
                         if e.thread == *thread
                             && ranges
                                 .iter()
                                 .any(|(lo, hi)| *offset < *hi && *lo < offset + xor.len() as u32) =>
                     {
-                        ("write", &xor[..], *offset as u64)
+                        Some(("write", &xor[..], *offset as u64))
                     }
-                    _ => continue,
-                };
+                    _ => None,
+                })
+                .chain(read)
+                .collect();
+            for (access, xor, at) in found {
+                let wp = &self.watchpoints[wi];
                 let wanted = match wp.kind {
                     WatchKind::Write => access == "write",
                     WatchKind::Read => access == "read",

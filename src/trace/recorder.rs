@@ -1099,7 +1099,6 @@ impl Part {
                     machine.thread_mut(ThreadId(e.thread)).addrs[slot as usize] ^= xor
                 }
                 Kind::Mem { space, addr, xor } => xor_memory(machine, space, addr, xor),
-                Kind::Read { .. } => {}
                 Kind::Control { .. } | Kind::Pc { .. } if forward => self.set_control(machine, &e, true),
                 Kind::Control { .. } | Kind::Pc { .. } => {}
             }

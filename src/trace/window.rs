@@ -70,7 +70,6 @@ pub struct Stage {
     /// Changes that go to the recorder's control table: where their entry starts in `log`
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
-    last_read: Option<usize>,
     /// For the write index, which the appending core then builds without decoding entries:
     /// the 32-byte units of `thread`'s GRF its steps wrote ([`UNIT_WORDS`] words, the last
     /// unit standing for every unit above it), then a word of its predicates written (bit 63
@@ -125,10 +124,6 @@ impl Stage {
 impl Observer for Stage {
     const ACTIVE: bool = true;
 
-    fn mem_read(&mut self, thread: ThreadId, space: MemSpace, addr: u64, len: u64) {
-        log::push_read(&mut self.log, &mut self.last_read, thread.0, space, addr, len as u32);
-    }
-
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
         self.note_grf(thread, offset, new.len() as u32);
         let who = self.other(thread);
@@ -176,7 +171,6 @@ impl Observer for Stage {
 
 impl StepHooks for Stage {
     fn begin_step(&mut self) {
-        self.last_read = None;
         self.executing = true;
         self.own_control = false;
     }

@@ -158,7 +158,6 @@ fn step_json(session: &Session, step: u64) -> Value {
                     "new": {"pc": new.pc.0, "em": new.em, "call_mask": new.call_mask, "status": format!("{:?}", new.status)}}),
                 None => continue,
             },
-            EntryKind::Read { .. } => continue,
         };
         writes.push(w);
     }

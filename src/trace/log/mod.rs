@@ -10,8 +10,6 @@
 //! | 4 SLM | thread u32, group u32, addr u64, len u16, xor\[len\] |
 //! | 5 control | thread u32, index u32 (into the recorder's control table) |
 //! | 6 pc only | thread u32, old pc u32, new pc u32 |
-//! | 7 SVM read | thread u32, addr u64, len u32 (no state change; for read watchpoints) |
-//! | 8 SLM read | thread u32, group u32, addr u64, len u32 |
 //! | 9 GRF of the step's own thread | offset u32, len u16, xor\[len\] |
 //! | 10 predicate of the step's own thread | pred u32, xor u32 |
 //! | 11 GRF of the step's own thread, compact | offset u16, len u8, xor\[len\] |
@@ -81,12 +79,6 @@ pub enum Kind<X> {
     Pc {
         old: u32,
         new: u32,
-    },
-    /// A memory read (no change; kept so read watchpoints work in both directions).
-    Read {
-        space: MemSpace,
-        addr: u64,
-        len: u32,
     },
 }
 
@@ -186,7 +178,6 @@ impl<'a> LogEntry<Xor<'a>> {
             Kind::Addr { slot, xor } => Kind::Addr { slot, xor },
             Kind::Control { index } => Kind::Control { index },
             Kind::Pc { old, new } => Kind::Pc { old, new },
-            Kind::Read { space, addr, len } => Kind::Read { space, addr, len },
         };
         LogEntry { thread: self.thread, kind }
     }
@@ -510,53 +501,6 @@ pub fn push_pc(out: &mut Vec<u8>, thread: Option<u32>, old: u32, new: u32) {
     put_u32(out, new);
 }
 
-/// Appends a read, or extends the previous entry when it is a read that ends at `addr`.
-pub fn push_read(
-    out: &mut Vec<u8>,
-    last_read: &mut Option<usize>,
-    thread: u32,
-    space: MemSpace,
-    addr: u64,
-    len: u32,
-) {
-    if let Some(at) = *last_read {
-        let entry_len = if out[at] == 7 { 17 } else { 21 };
-        if at + entry_len == out.len() {
-            let addr_at = at + entry_len - 12;
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&out[addr_at..addr_at + 8]);
-            let mut l = [0u8; 4];
-            l.copy_from_slice(&out[addr_at + 8..addr_at + 12]);
-            let (prev_addr, prev_len) = (u64::from_le_bytes(a), u32::from_le_bytes(l));
-            let same_space = match space {
-                MemSpace::Svm => out[at] == 7,
-                MemSpace::Slm(g) => out[at] == 8 && out[at + 5..at + 9] == g.to_le_bytes(),
-            };
-            if same_space
-                && prev_addr + prev_len as u64 == addr
-                && out[at + 1..at + 5] == thread.to_le_bytes()
-            {
-                out[addr_at + 8..addr_at + 12].copy_from_slice(&(prev_len + len).to_le_bytes());
-                return;
-            }
-        }
-    }
-    *last_read = Some(out.len());
-    match space {
-        MemSpace::Svm => {
-            out.push(7);
-            put_u32(out, thread);
-        }
-        MemSpace::Slm(g) => {
-            out.push(8);
-            put_u32(out, thread);
-            put_u32(out, g);
-        }
-    }
-    put_u64(out, addr);
-    put_u32(out, len);
-}
-
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -742,7 +686,7 @@ fn walk_writes<const SPAN: bool>(bytes: &[u8], own: u32, mut f: impl FnMut(Writt
             Kind::Grf { offset, xor } => f(Written::Grf { thread: e.thread, offset, len: xor.len() as u32 }),
             Kind::Pred { pred, .. } => f(Written::Pred { thread: e.thread, pred }),
             Kind::Mem { space, addr, xor } => f(Written::Mem { space, addr, len: xor.len() as u64 }),
-            Kind::Addr { .. } | Kind::Read { .. } | Kind::Control { .. } | Kind::Pc { .. } => {}
+            Kind::Addr { .. } | Kind::Control { .. } | Kind::Pc { .. } => {}
         }
     }
 }
@@ -785,12 +729,8 @@ fn read_entry<'a>(r: &mut Reader<'a>, own: u32) -> LogEntry<Xor<'a>> {
             Kind::Mem { space: MemSpace::Slm(group), addr: r.u64(), xor: r.xor(Header::Long) }
         }
         5 => Kind::Control { index: r.u32() },
-        6 | 12 => Kind::Pc { old: r.u32(), new: r.u32() },
-        7 => Kind::Read { space: MemSpace::Svm, addr: r.u64(), len: r.u32() },
-        _ => {
-            let group = r.u32();
-            Kind::Read { space: MemSpace::Slm(group), addr: r.u64(), len: r.u32() }
-        }
+        // 6 and 12 (no other tag is written).
+        _ => Kind::Pc { old: r.u32(), new: r.u32() },
     };
     LogEntry { thread, kind }
 }
@@ -953,23 +893,17 @@ mod tests {
         push_pred(&mut log, None, 1, 0b1010, 0b0110);
         push_mem(&mut log, 2, MemSpace::Slm(5), 12, &[9], &[8]);
         push_control(&mut log, 4, 17);
-        let mut last = None;
-        push_read(&mut log, &mut last, 1, MemSpace::Svm, 100, 4);
-        push_read(&mut log, &mut last, 1, MemSpace::Svm, 104, 4);
-        push_read(&mut log, &mut last, 1, MemSpace::Slm(2), 0, 4);
         push_pc(&mut log, None, 5, 9);
         push_pc(&mut log, Some(4), 1, 2);
         push_grf(&mut log, None, 40, &[1, 2], &[3, 2]);
         let entries = decode(&log, 9);
-        assert_eq!(entries.len(), 9);
-        assert_eq!(entries[6], Entry { thread: 9, kind: EntryKind::Pc { old: 5, new: 9 } });
-        assert_eq!(entries[7], Entry { thread: 4, kind: EntryKind::Pc { old: 1, new: 2 } });
+        assert_eq!(entries.len(), 7);
+        assert_eq!(entries[4], Entry { thread: 9, kind: EntryKind::Pc { old: 5, new: 9 } });
+        assert_eq!(entries[5], Entry { thread: 4, kind: EntryKind::Pc { old: 1, new: 2 } });
         assert_eq!(
-            entries[8],
+            entries[6],
             Entry { thread: 9, kind: EntryKind::Grf { offset: 40, xor: Cow::Borrowed(&[2, 0]) } }
         );
-        assert_eq!(entries[4].kind, EntryKind::Read { space: MemSpace::Svm, addr: 100, len: 8 });
-        assert_eq!(entries[5].kind, EntryKind::Read { space: MemSpace::Slm(2), addr: 0, len: 4 });
         assert_eq!(
             entries[0],
             Entry { thread: 3, kind: EntryKind::Grf { offset: 64, xor: Cow::Borrowed(&[0, 2, 4]) } }
@@ -1086,14 +1020,13 @@ mod tests {
 
     /// What the write index is built from: every written location of a step's entries, in
     /// order, the compact GRF entries measured from their headers (sparse at every density,
-    /// and dense) and the rest decoded; reads, pc, control and address entries write nothing
-    /// the index keeps.
+    /// and dense) and the rest decoded; pc, control and address entries write nothing the
+    /// index keeps.
     #[test]
     fn for_each_write_names_every_location_written() {
         let mut next = xorshift(0x5eed);
         let mut log = Vec::new();
         let mut want = Vec::new();
-        let mut last = None;
         for (i, len) in [1usize, 3, 8, 9, 16, 17, 32, 64, 100, MAX_SHORT].into_iter().enumerate() {
             for density in [0u64, 2, 20, 64] {
                 let (old, new) = write(&mut next, len, density);
@@ -1101,7 +1034,6 @@ mod tests {
                 push_grf(&mut log, None, offset, &old, &new);
                 want.push(Written::Grf { thread: 7, offset, len: len as u32 });
             }
-            push_read(&mut log, &mut last, 7, MemSpace::Svm, 64 * i as u64, 4);
         }
         push_grf(&mut log, Some(9), 0x80, &[0; 4], &[1; 4]);
         push_grf(&mut log, None, 0x1_0000, &[0; 8], &[1; 8]);
