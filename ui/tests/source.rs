@@ -583,11 +583,11 @@ fn race_checks_report_each_kind_of_race_and_none_past_a_barrier() {
     }
 
     // The same array in a function IGC compiles as a stack call: it lives on the stack, in
-    // stateless private memory (a slot per thread, found from `%hw_id` on skl and from
+    // stateless private memory (a slot per thread, found from `%hw_id` on skl and tgllp, from
     // `%sr0` on acm-g10). The same 64 reads are reported, the same outputs come back, and
     // the threads' stacks neither race nor overlap.
     let options = "--build-options=-igc_opts 'FunctionControl=3,ForceInlineStackCallWithImplArg=0'";
-    for device in ["--device=skl", "--device=acm-g10"] {
+    for device in ["--device=skl", "--device=tgllp", "--device=acm-g10"] {
         let mut args =
             vec!["run", "tests/data/races/uninit_stack.cl", "--check", "all", "--stats", options, device];
         args.extend_from_slice(&geometry);
