@@ -141,7 +141,9 @@ fn kind_of(inst: &Inst, dst: Option<DataType>, srcs: &[DataType]) -> Option<Floa
         (Opcode::Mov, _) => {
             return match (srcs.first().copied()?, dst?) {
                 (DataType::F, DataType::F) => Some(K::Mov),
-                (DataType::F, to) if small_int(to) && !inst.sat => Some(K::ToInt(to)),
+                (DataType::F, to) if small_int(to) || matches!(to, DataType::Q | DataType::Uq) => {
+                    Some(K::ToInt(to))
+                }
                 (from, DataType::F) if small_int(from) => Some(K::FromInt(from)),
                 _ => None,
             };
@@ -444,12 +446,22 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             }
             K::ToInt(ty) => {
-                let (lo, hi) = int_range(ty);
                 let a = f32_lanes(&raw[0], mods[0], keep, n);
-                for (o, &x) in r.iter_mut().zip(&a).take(n) {
-                    // `as` truncates toward zero, saturates and maps NaN to 0.
-                    *o = (x as i64).clamp(lo, hi) as u32;
+                // `as` truncates toward zero, saturates and maps NaN to 0 (saturation to the
+                // destination's range is what the conversion does anyway).
+                let mut values = [0u64; 32];
+                for (o, &x) in values.iter_mut().zip(&a).take(n) {
+                    *o = match ty {
+                        DataType::Q => x as i64 as u64,
+                        DataType::Uq => x as u64,
+                        _ => {
+                            let (lo, hi) = int_range(ty);
+                            (x as i64).clamp(lo, hi) as u64
+                        }
+                    };
                 }
+                self.write_dst(&inst.operands[0], 0, n as u32, enabled, &values)?;
+                return Ok(true);
             }
             K::Mov | K::Sel | K::Min | K::Max => {
                 let first = match op.kind {

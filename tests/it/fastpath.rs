@@ -366,7 +366,7 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
         "cmp.le", "cmp.gt", "cmp.ge", "inv", "log", "exp", "sqrt", "rsqrt", "sin", "cos", "frc", "rndd",
         "rndu", "rnde",
     ];
-    const INTS: [&str; 6] = ["d", "ud", "w", "uw", "b", "ub"];
+    const INTS: [&str; 8] = ["d", "ud", "w", "uw", "b", "ub", "q", "uq"];
     let mut s = 0xf10a7_u64;
     let (mut float_tier, mut cases) = (0usize, 0usize);
     for case in 0..6000u32 {
