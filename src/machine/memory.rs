@@ -85,6 +85,14 @@ impl OverReads {
 
 type Page = [u8; PAGE_SIZE as usize];
 
+/// Pages by number, hashed by [`super::FastHasher`].
+type Pages = imbl::GenericHashMap<
+    u64,
+    Arc<Page>,
+    std::hash::BuildHasherDefault<super::FastHasher>,
+    imbl::shared_ptr::DefaultSharedPtr,
+>;
+
 /// The shared virtual memory: mapped regions (an access must lie inside one) backed by
 /// copy-on-write pages allocated on first touch.
 #[derive(Debug, Default)]
@@ -92,7 +100,7 @@ pub struct Svm {
     regions: Vec<Region>,
     /// A persistent map: cloning the SVM for a checkpoint shares the map's structure and
     /// every page; a write copies one page and one path of the map.
-    pages: imbl::HashMap<u64, Arc<Page>>,
+    pages: Pages,
     /// When set, the byte ranges instructions read and wrote (see [`Accesses`]).
     pub accesses: Option<Box<Accesses>>,
     /// Reads past a buffer's end into its padding, noted by the instructions that made them.

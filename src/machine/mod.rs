@@ -2,6 +2,7 @@
 //! to it goes through `exec`'s write path so that the recorder sees it.
 
 mod hash;
+pub use hash::FastHasher;
 mod memory;
 mod thread;
 mod threads;
