@@ -285,8 +285,6 @@ impl<'p> Checker<'p> {
         }
     }
 
-    /// A read of a byte of SLM (of group `group`) or private memory (None) that nothing
-    /// wrote before; `addr` is its offset there.
     /// A read of an unwritten byte of `memory` (`slm`, with its work-group, `private` or
     /// `stack`) at offset `addr`.
     fn uninitialised(&mut self, read: Access, memory: &'static str, group: Option<u32>, addr: u64) {

@@ -273,16 +273,9 @@ impl Interpreter {
                     ctx.thread.control.pc = InstIdx(pc.0 + 1);
                     chen
                 }
-                Plan::SetPred(p, mask, bits) if !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
-                    let inst = &self.program.insts[pc.0 as usize];
-                    let (chen, _, _) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
-                    ctx.write_pred(*p, *mask, *bits);
-                    ctx.thread.control.pc = InstIdx(pc.0 + 1);
-                    chen
-                }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
-                Plan::Fast(_) | Plan::Float(_)
+                Plan::Fast(_) | Plan::Float(_) | Plan::SetPred(..)
                     if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
                 {
                     let inst = &self.program.insts[pc.0 as usize];
@@ -291,6 +284,10 @@ impl Interpreter {
                     let done = match plan {
                         Plan::Fast(f) => ctx.run_fast(inst, f, chen, em_part, pmask).map(|()| true),
                         Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
+                        Plan::SetPred(p, mask, bits) => {
+                            ctx.write_pred(*p, *mask, *bits);
+                            Ok(true)
+                        }
                         _ => Ok(false),
                     };
                     match done {
@@ -332,8 +329,8 @@ impl Interpreter {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
-            Plan::SetPred(p, mask, bits) => ctx.write_pred(*p, *mask, *bits),
-            Plan::Dword(_) | Plan::Fast(_) | Plan::Float(_) | Plan::Alu => {
+            Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
+            Plan::Dword(_) | Plan::Fast(_) | Plan::Float(_) | Plan::SetPred(..) | Plan::Alu => {
                 self.alu(ctx, inst, chen, em_part, pmask)?
             }
             Plan::Address => self.addr_add(ctx, inst, chen)?,

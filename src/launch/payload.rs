@@ -396,7 +396,8 @@ impl CrossThread<'_> {
             ArgType::GroupCount => put_u32s(image, at, size, &self.geo.group_count),
             ArgType::GlobalSize => put_u32s(image, at, size, &range.global_size),
             ArgType::WorkDimensions => put_u32s(image, at, size, &[range.work_dim]),
-            // The stack of stack calls: each thread's slot is `%hw_id` times its size.
+            // The stack of stack calls: the kernel finds each thread's slot from its thread
+            // number (`%hw_id`, or `%sr0` and `%msg0`: `Platform::hw_thread_regs`).
             ArgType::PrivateBaseStateless if self.launch.kernel.private_size > 0 => {
                 put(image, at, &super::opencl::PRIVATE_BASE.to_le_bytes()[..size.min(8) as usize])
             }

@@ -44,7 +44,7 @@ pub struct Machine {
     /// `%scratch` surface, each thread's slot of it (its offset in r0.5).
     pub scratch: Option<Scratch>,
     /// Stateless private memory (the stack of stack calls), each thread's slot of it (its
-    /// index in `%hw_id`).
+    /// index the thread number the launch gives in `%hw_id`, `%sr0` and `%msg0`).
     pub stack: Option<Scratch>,
 }
 
