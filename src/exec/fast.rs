@@ -395,6 +395,18 @@ pub enum D32 {
     Strided(u32, bool),
 }
 
+impl D32 {
+    /// Whether the operand's type is signed.
+    fn signed(self) -> bool {
+        match self {
+            D32::Imm(_, signed)
+            | D32::Scalar(_, signed)
+            | D32::Packed(_, signed)
+            | D32::Strided(_, signed) => signed,
+        }
+    }
+}
+
 /// The in-place tier: packed dword destination (or a predicate for cmp), dword or immediate
 /// sources without modifiers. Every lane is read before any is written, so sources may overlap
 /// the destination. Writes are reported to the observer like the general path's (old bytes,
@@ -484,9 +496,7 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     }
     let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + dst_span(dst_stride, n)));
     // `asr` of an unsigned source is a logical shift.
-    let unsigned_a =
-        !matches!(a, D32::Imm(_, true) | D32::Scalar(_, true) | D32::Packed(_, true) | D32::Strided(_, true));
-    let kind = if f.kind == FastKind::Asr && unsigned_a { FastKind::Shr } else { f.kind };
+    let kind = if f.kind == FastKind::Asr && !a.signed() { FastKind::Shr } else { f.kind };
     // `shr` shifts src0 at its own width: a w or b immediate's sign bits are not the dword's.
     if kind == FastKind::Shr && matches!(f.srcs[0], FastSrc::Imm(_, ty) if ty.size() < 4) {
         return None;
@@ -549,8 +559,8 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
 fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
     match s {
         D32::Imm(v, _) => [v; L],
-        D32::Scalar(_, signed) | D32::Packed(_, signed) | D32::Strided(_, signed) => {
-            let raw = lanes_u32::<L>(grf, s);
+        _ => {
+            let (raw, signed) = (lanes_u32::<L>(grf, s), s.signed());
             let mut out = [0i64; L];
             for i in 0..L {
                 out[i] = if signed { raw[i] as i32 as i64 } else { raw[i] as i64 };
@@ -583,7 +593,7 @@ enum Domain {
 fn compare_domain(a: D32, b: D32) -> Domain {
     let fits = |s: D32| match s {
         D32::Imm(v, _) => (i32::try_from(v).is_ok(), u32::try_from(v).is_ok()),
-        D32::Scalar(_, signed) | D32::Packed(_, signed) | D32::Strided(_, signed) => (signed, !signed),
+        _ => (s.signed(), !s.signed()),
     };
     let ((a_i32, a_u32), (b_i32, b_u32)) = (fits(a), fits(b));
     if a_i32 && b_i32 {
@@ -666,7 +676,7 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
         FastKind::Asr => zip(&a, &b, |x, y| ((x as i32) >> (y & 31)) as u32),
         FastKind::Cbit => zip(&a, &a, |x, _| x.count_ones()),
         FastKind::Fbh => {
-            let signed = matches!(op.a, D32::Packed(_, true) | D32::Scalar(_, true) | D32::Strided(_, true));
+            let signed = op.a.signed();
             zip(&a, &a, |x, _| super::alu_int::fbh(x, signed) as u32)
         }
         FastKind::Fbl => zip(&a, &a, |x, _| if x == 0 { u32::MAX } else { x.trailing_zeros() }),

@@ -402,36 +402,32 @@ pub(super) fn build(
     // Private memory: a slot of the scratch surface per thread (slots reused only past the
     // 4 GiB r0.5 can address), zeros until written; the race check reports reads of bytes
     // nothing wrote.
+    // A region of per-thread slots at `base`, at most `numbers` of them (and 4 GiB in all),
+    // mapped under `name`.
+    let mut private = |name: &str, base: u64, per_thread: u64, numbers: u64| {
+        let slots = total_threads.min(numbers).min((1 << 32) / per_thread).max(1);
+        let region = Scratch { base, per_thread, slots };
+        machine.svm.map_buffer(base, per_thread * slots, name);
+        buffers.push((name.to_string(), base, per_thread * slots));
+        region
+    };
     let scratch = (kernel.scratch_size > 0).then(|| {
-        let per_thread = u64::from(kernel.scratch_size).next_multiple_of(1024);
-        Scratch { base: SCRATCH_BASE, per_thread, slots: total_threads.min((1 << 32) / per_thread).max(1) }
+        private("private", SCRATCH_BASE, u64::from(kernel.scratch_size).next_multiple_of(1024), u64::MAX)
     });
+    // Stateless private memory: a slot per thread, its index the thread number the kernel
+    // computes from `%hw_id` or `%sr0` and `%msg0` (each thread its own while the platform's
+    // numbers last: real hardware numbers the threads that run at once).
+    let stack = (kernel.private_size > 0)
+        .then(|| private("stack", PRIVATE_BASE, u64::from(kernel.private_size), platform.hw_thread_ids()));
     if let Some(s) = scratch {
-        let len = s.per_thread * s.slots;
-        machine.svm.map_buffer(s.base, len, "private");
         if let Some(id) = program.states.iter().position(|st| st.name == "%scratch") {
             if machine.surfaces.len() <= id {
                 machine.surfaces.resize(id + 1, None);
             }
-            machine.surfaces[id] = Some((s.base, len));
+            machine.surfaces[id] = Some((s.base, s.per_thread * s.slots));
         }
-        machine.scratch = Some(s);
-        buffers.push(("private".to_string(), s.base, len));
     }
-    // Stateless private memory: a slot per thread, its index the thread number the kernel
-    // computes from `%hw_id` or `%sr0` and `%msg0` (each thread its own while the platform's
-    // numbers last: real hardware numbers the threads that run at once).
-    let stack = (kernel.private_size > 0).then(|| {
-        let per_thread = u64::from(kernel.private_size);
-        let slots = total_threads.min(platform.hw_thread_ids()).min((1 << 32) / per_thread).max(1);
-        Scratch { base: PRIVATE_BASE, per_thread, slots }
-    });
-    if let Some(s) = stack {
-        let len = s.per_thread * s.slots;
-        machine.svm.map_buffer(s.base, len, "stack");
-        machine.stack = Some(s);
-        buffers.push(("stack".to_string(), s.base, len));
-    }
+    (machine.scratch, machine.stack) = (scratch, stack);
     // Threads are built as a run first reaches them (a launch of a million threads would
     // otherwise build gigabytes of registers before its first step); the first and the last
     // are built here, so that a payload that cannot be built is a launch error.
