@@ -73,7 +73,7 @@ pub struct FastOp {
     pub dst_ty: DataType,
     /// Whether compares and min/max order the lanes as unsigned 64-bit values: both sources
     /// of unsigned types, one of them uq (above 2^63, as i64 it would be negative).
-    unsigned: bool,
+    pub(super) unsigned: bool,
 }
 
 fn int_ty(ty: DataType) -> bool {
@@ -441,7 +441,7 @@ pub struct DwordOp {
 /// the kind.
 type DwordKernel = fn(&mut [u8], &DwordOp, u32, u32, u32) -> Result<Option<u32>, FaultKind>;
 
-fn d32(src: &FastSrc) -> Option<D32> {
+pub(super) fn d32(src: &FastSrc) -> Option<D32> {
     match src {
         // A 64-bit immediate would need 64-bit lanes (`shr` of a q immediate keeps its high bits).
         FastSrc::Imm(v, ty) if ty.size() <= 4 => Some(D32::Imm(*v, ty.is_signed_int())),
@@ -556,7 +556,7 @@ fn lanes_u32<const L: usize>(grf: &[u8], s: D32) -> [u32; L] {
 
 /// All `L` lanes of a dword operand extended to i64 by their type.
 #[inline(always)]
-fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
+pub(super) fn lanes_i64<const L: usize>(grf: &[u8], s: D32) -> [i64; L] {
     match s {
         D32::Imm(v, _) => [v; L],
         _ => {
@@ -859,7 +859,7 @@ pub(super) fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], e
     }
 }
 
-fn span(s: D32, n: u32) -> u32 {
+pub(super) fn span(s: D32, n: u32) -> u32 {
     match s {
         D32::Imm(..) => 0,
         D32::Scalar(off, _) => off + 4,

@@ -15,6 +15,7 @@ mod message;
 mod nbarrier;
 mod observer;
 mod operand;
+mod qword;
 mod schedule;
 mod split;
 mod step;

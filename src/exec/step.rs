@@ -130,6 +130,7 @@ impl Interpreter {
     pub fn tier(&self, idx: usize) -> Tier {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
+            Some(Plan::Qword(_)) => Tier::Qword,
             Some(Plan::Fast(_) | Plan::SetPred(..)) => Tier::Fast,
             Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
@@ -264,14 +265,14 @@ impl Interpreter {
                 // The common case, kept tight: the dword kernel, then the next instruction
                 // (no control state changes, so nothing to report beyond the writes).
                 Plan::Dword(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
-                    let (chen, em_part, pmask) =
-                        enables(op.exec, op.guard, ctx.thread.control.em, &ctx.thread.preds);
-                    if let Err(kind) = ctx.run_dword(op, chen, em_part, pmask) {
-                        let kind = kind.in_thread_channels(op.exec.offset);
-                        return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
-                    }
-                    ctx.thread.control.pc = InstIdx(pc.0 + 1);
-                    chen
+                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
+                        ctx.run_dword(op, chen, em_part, pmask)
+                    })?
+                }
+                Plan::Qword(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
+                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
+                        ctx.run_qword(op, chen, em_part, pmask)
+                    })?
                 }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
@@ -327,12 +328,16 @@ impl Interpreter {
         let off = inst.exec.offset.min(31);
         match plan {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
+            Plan::Qword(q) if self.use_fast_paths => ctx.run_qword(q, chen, em_part, pmask)?,
             Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
             Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
-            Plan::Dword(_) | Plan::Fast(_) | Plan::Float(_) | Plan::SetPred(..) | Plan::Alu => {
-                self.alu(ctx, inst, chen, em_part, pmask)?
-            }
+            Plan::Dword(_)
+            | Plan::Qword(_)
+            | Plan::Fast(_)
+            | Plan::Float(_)
+            | Plan::SetPred(..)
+            | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
             Plan::Address => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
                 let pred_true = pmask & 1 != 0;
@@ -488,6 +493,8 @@ impl Interpreter {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tier {
     Dword,
+    /// The in-place 64-bit tier (`qword.rs`).
+    Qword,
     Fast,
     /// The f32 tier (`fast_float.rs`).
     Float,
@@ -500,6 +507,8 @@ pub enum Tier {
 enum Plan {
     /// In-place packed dword form.
     Dword(super::fast::DwordOp),
+    /// In-place 64-bit form (`qword.rs`).
+    Qword(super::qword::QwordOp),
     /// Integer fast form on i64 lanes.
     Fast(super::fast::FastOp),
     /// f32 form (`fast_float.rs`).
@@ -537,7 +546,10 @@ impl Plan {
                 _ => Plan::Alu,
             },
             Family::Alu => match super::fast::compile(inst) {
-                Some(f) => super::fast::compile_dword(inst, &f).map_or(Plan::Fast(f), Plan::Dword),
+                Some(f) => match super::fast::compile_dword(inst, &f) {
+                    Some(d) => Plan::Dword(d),
+                    None => super::qword::compile_qword(inst, &f).map_or(Plan::Fast(f), Plan::Qword),
+                },
                 None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),
             },
             Family::Address => Plan::Address,
@@ -570,6 +582,26 @@ fn mnemonic_text(inst: &Inst) -> String {
         SubOp::Word(w) if !w.is_empty() => format!("{}.{w}", inst.op.mnemonic()),
         _ => inst.op.mnemonic().to_string(),
     }
+}
+
+/// One step of an in-place form in a burst: its channel enables from `exec` and `guard`,
+/// `run` under them, then the next instruction (an in-place form changes no control state).
+/// Returns the channel enables.
+#[inline(always)]
+fn in_place<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    pc: InstIdx,
+    exec: ExecMask,
+    guard: Option<Predicate>,
+    run: impl FnOnce(&mut Ctx<'_, O>, u32, u32, u32) -> Result<(), FaultKind>,
+) -> Result<u32, Fault> {
+    let (chen, em_part, pmask) = enables(exec, guard, ctx.thread.control.em, &ctx.thread.preds);
+    if let Err(kind) = run(ctx, chen, em_part, pmask) {
+        let kind = kind.in_thread_channels(exec.offset);
+        return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
+    }
+    ctx.thread.control.pc = InstIdx(pc.0 + 1);
+    Ok(chen)
 }
 
 /// Whether lanes waiting in `control` reconverge at instruction `at`.
