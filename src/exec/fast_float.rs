@@ -572,114 +572,96 @@ impl<O: Observer> Ctx<'_, O> {
         let sat = op.sat;
         let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
         let b = if arity(op.kind) > 1 { packed_lanes::<L>(grf, &op.srcs[1], keep) } else { [0.0; L] };
-        let mut r = [0u32; L];
-        let mut enabled = chen & super::control::size_mask(L as u32);
-        let one = |r: &mut [u32; L], f: fn(f32) -> f32| {
-            for i in 0..L {
-                r[i] = result(f(a[i]), sat, keep);
-            }
-        };
-        let wide1 = |r: &mut [u32; L], f: fn(f64) -> f64| {
-            for i in 0..L {
-                r[i] = result(via_f64(a[i], f), sat, keep);
-            }
-        };
+        let enabled = chen & super::control::size_mask(L as u32);
+        // Each arm computes its lanes and stores them itself: lanes computed in several arms
+        // and stored after them went through the stack, and the store stalled on reading
+        // them back (a quarter of fp_transcend's time).
+        macro_rules! lanes {
+            (|$i:ident| $e:expr) => {
+                lanes!(enabled, |$i| $e)
+            };
+            ($enabled:expr, |$i:ident| $e:expr) => {{
+                let mut r = [0u32; L];
+                for $i in 0..L {
+                    r[$i] = $e;
+                }
+                self.put_packed(dst, &r, $enabled)
+            }};
+        }
         match op.kind {
-            K::Add => {
-                for i in 0..L {
-                    r[i] = result(first_nan(a[i] + b[i], [a[i], b[i], 0.0]), sat, keep);
-                }
-            }
-            K::Mul => {
-                for i in 0..L {
-                    r[i] = result(first_nan(a[i] * b[i], [a[i], b[i], 0.0]), sat, keep);
-                }
-            }
+            K::Add => lanes!(|i| result(first_nan(a[i] + b[i], [a[i], b[i], 0.0]), sat, keep)),
+            K::Mul => lanes!(|i| result(first_nan(a[i] * b[i], [a[i], b[i], 0.0]), sat, keep)),
             K::Mad => {
                 let c = packed_lanes::<L>(grf, &op.srcs[2], keep);
-                for i in 0..L {
-                    r[i] = result(first_nan(a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]]), sat, keep);
-                }
+                lanes!(|i| result(first_nan(a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]]), sat, keep))
             }
             // DIV.md: x · INV(y), the inverse rounded to f32 first.
-            K::Div => {
-                for i in 0..L {
-                    r[i] = result(first_nan(a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]), sat, keep);
-                }
-            }
-            K::Pow => {
-                for i in 0..L {
-                    r[i] = result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep);
-                }
-            }
+            K::Div => lanes!(|i| result(first_nan(a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]), sat, keep)),
+            K::Pow => lanes!(|i| result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep)),
             K::Cmp(rel) => {
                 let mut flags = 0u32;
                 for i in 0..L {
                     flags |= (relation(rel, a[i], b[i]) as u32) << i;
                 }
                 match dst {
-                    InPlace::Pred(p) => {
-                        self.write_pred(p, enabled << off, flags << off);
-                        return;
-                    }
-                    InPlace::Reg(_) => {
-                        for (i, o) in r.iter_mut().enumerate() {
-                            *o = 0u32.wrapping_sub(flags >> i & 1);
-                        }
-                    }
+                    InPlace::Pred(p) => self.write_pred(p, enabled << off, flags << off),
+                    InPlace::Reg(_) => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),
                 }
             }
             K::Mov | K::Sel | K::Min | K::Max => {
-                let first = match op.kind {
-                    K::Mov => u32::MAX,
-                    K::Sel => {
-                        enabled = em_part & super::control::size_mask(L as u32);
-                        pmask
-                    }
+                let (first, enabled) = match op.kind {
+                    K::Mov => (u32::MAX, enabled),
+                    K::Sel => (pmask, em_part & super::control::size_mask(L as u32)),
                     _ => {
                         let mut take = 0u32;
                         for i in 0..L {
                             take |= (takes_first(a[i], b[i], op.kind == K::Max) as u32) << i;
                         }
-                        take
+                        (take, enabled)
                     }
                 };
                 // The chosen source moves by `mov`'s rule: its bits unchanged without a
                 // modifier or saturation, else converted (flushed, quieted, saturated).
                 let raw = [packed_raw::<L>(grf, &op.srcs[0]), packed_raw::<L>(grf, &op.srcs[1])];
                 let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
-                for (i, o) in r.iter_mut().enumerate() {
+                lanes!(enabled, |i| {
                     let s = usize::from(first >> i & 1 == 0);
                     let bits = raw[s][i];
-                    *o = if mods[s] == SrcMod::None && !sat {
+                    if mods[s] == SrcMod::None && !sat {
                         bits
                     } else {
                         result(value(bits, mods[s], keep), sat, keep)
-                    };
-                }
+                    }
+                })
             }
-            K::Inv => one(&mut r, |x| 1.0 / x),
-            K::Sqrt => one(&mut r, f32::sqrt),
-            K::Log => wide1(&mut r, f64::log2),
-            K::Exp => wide1(&mut r, f64::exp2),
-            K::Rsqrt => wide1(&mut r, |v| 1.0 / v.sqrt()),
-            K::Sin => wide1(&mut r, f64::sin),
-            K::Cos => wide1(&mut r, f64::cos),
-            K::Frc => one(&mut r, |x| x - x.floor()),
-            K::Rndd => one(&mut r, f32::floor),
-            K::Rndu => one(&mut r, f32::ceil),
-            K::Rnde => one(&mut r, f32::round_ties_even),
-            K::Rndz => one(&mut r, f32::trunc),
+            K::Inv => lanes!(|i| result(1.0 / a[i], sat, keep)),
+            K::Sqrt => lanes!(|i| result(a[i].sqrt(), sat, keep)),
+            K::Log => lanes!(|i| result(via_f64(a[i], f64::log2), sat, keep)),
+            K::Exp => lanes!(|i| result(via_f64(a[i], f64::exp2), sat, keep)),
+            K::Rsqrt => lanes!(|i| result(via_f64(a[i], |v| 1.0 / v.sqrt()), sat, keep)),
+            K::Sin => lanes!(|i| result(via_f64(a[i], f64::sin), sat, keep)),
+            K::Cos => lanes!(|i| result(via_f64(a[i], f64::cos), sat, keep)),
+            K::Frc => lanes!(|i| result(a[i] - a[i].floor(), sat, keep)),
+            K::Rndd => lanes!(|i| result(a[i].floor(), sat, keep)),
+            K::Rndu => lanes!(|i| result(a[i].ceil(), sat, keep)),
+            K::Rnde => lanes!(|i| result(a[i].round_ties_even(), sat, keep)),
+            K::Rndz => lanes!(|i| result(a[i].trunc(), sat, keep)),
             // Not compiled in place (`compile`).
-            K::FromInt(_) | K::ToInt(_) => return,
+            K::FromInt(_) | K::ToInt(_) => {}
         }
+    }
+
+    /// Blends `r` into the packed f32 destination `dst` under `enabled`, the write reported
+    /// as the general path reports it.
+    #[inline(always)]
+    fn put_packed<const L: usize>(&mut self, dst: InPlace, r: &[u32; L], enabled: u32) {
         let InPlace::Reg(dst) = dst else { return };
         let at = dst as usize;
         if O::ACTIVE {
             self.scratch.clear();
             self.scratch.extend_from_slice(&self.thread.grf[at..at + 4 * L]);
         }
-        super::fast::store_lanes(&mut self.thread.grf[at..at + 4 * L], &r, enabled);
+        super::fast::store_lanes(&mut self.thread.grf[at..at + 4 * L], r, enabled);
         if O::ACTIVE && enabled != 0 {
             self.report_lane_runs(dst, Region::dst(1), 4, L as u32, enabled);
         }
