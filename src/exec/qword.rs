@@ -1,10 +1,10 @@
-//! The in-place tier of 64-bit integer instructions: the integer fast forms (`fast.rs`) whose
-//! sources or destination are q/uq, as 64-bit emulation and 64-bit pointer arithmetic write
-//! them. Sources are packed or scalar q/uq registers, immediates, or dword operands extended
-//! to 64 bits; the destination is a packed q/uq or d/ud register (the low half kept), or a
-//! predicate for `cmp`. Like the dword tier, every lane is read before any is written, the
-//! lane work is specialised on the kind and exec size, and writes reach the observer as the
-//! general path reports them.
+//! The in-place tier on 64-bit lanes: the integer fast forms (`fast.rs`) that the dword tier
+//! does not take, with direct or immediate operands: q/uq operands (64-bit emulation, pointer
+//! arithmetic), byte and word types, source modifiers, `mad`, any register region. Each source
+//! is read as 64-bit lanes extended by its type, its modifier applied, exactly as the i64 fast
+//! form reads it; the result is stored at the destination's width. Like the dword tier, every
+//! lane is read before any is written, the lane work is specialised on the kind and exec size,
+//! and writes reach the observer as the general path reports them.
 
 use super::ctx::Ctx;
 use super::fast::{self, FastKind, FastOp, FastSrc, D32};
@@ -13,8 +13,8 @@ use super::observer::Observer;
 use crate::isa::{CondMod, DataType, ExecMask, Operand, PredId, Predicate, Region, SrcMod};
 use crate::program::Inst;
 
-/// A source of the qword tier.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// A source of the qword tier (before its modifier).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum S64 {
     /// An immediate extended to 64 bits by its type.
     Imm(u64),
@@ -24,18 +24,38 @@ pub enum S64 {
     Packed(u32),
     /// A dword operand, extended to 64 bits by its type.
     Dword(D32),
+    /// Any other register operand: each lane's GRF offset, and the type that extends it.
+    Gather(Box<[u32; 32]>, DataType),
+}
+
+/// Where a qword op's result goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct QDst {
+    /// GRF offset of lane 0.
+    base: u32,
+    /// Bytes of an element (the result's low bytes are kept).
+    size: u32,
+    /// Elements from one lane to the next.
+    stride: u32,
+}
+
+impl QDst {
+    /// Bytes from lane 0's element to the end of lane `n - 1`'s.
+    fn span(self, n: u32) -> u32 {
+        self.size * (self.stride * (n - 1) + 1)
+    }
 }
 
 /// One 64-bit instruction of the in-place tier.
 #[derive(Clone, Debug)]
 pub struct QwordOp {
     pub kind: FastKind,
-    a: S64,
-    b: S64,
-    /// GRF offset of a packed destination (None for `cmp` to a predicate), and the bytes of
-    /// its elements: 8 (q/uq) or 4 (d/ud, which keeps the low half of each result).
-    dst: Option<u32>,
-    dst_size: u32,
+    srcs: [S64; 3],
+    /// Each source's modifier, and whether its type is signed (`abs` of an unsigned value is
+    /// the value).
+    mods: [(SrcMod, bool); 3],
+    /// The register destination (None for `cmp` to a predicate).
+    dst: Option<QDst>,
     /// Shift counts are taken modulo the destination's width.
     count_mask: u64,
     /// Compares and min/max order the lanes as u64 (else as i64).
@@ -53,32 +73,54 @@ pub struct QwordOp {
 /// when the destination is a predicate.
 type QwordKernel = fn(&mut [u8], &QwordOp, u32, u32, u32) -> Result<Option<u32>, FaultKind>;
 
-fn s64(src: &FastSrc) -> Option<S64> {
+fn s64(src: &FastSrc, n: u32) -> Option<S64> {
     match src {
         FastSrc::Imm(v, _) => Some(S64::Imm(*v as u64)),
-        FastSrc::Reg { base, region, ty: DataType::Q | DataType::Uq, modifier: SrcMod::None } => {
-            if *region == Region::scalar() {
-                Some(S64::Scalar(*base))
-            } else if *region == Region::dst(1) || (region.hstride == 1 && region.vstride == region.width) {
-                Some(S64::Packed(*base))
-            } else {
-                None
+        FastSrc::Reg { base, region, ty, modifier } => {
+            let packed = *region == Region::dst(1) || (region.hstride == 1 && region.vstride == region.width);
+            let plain = *modifier == SrcMod::None;
+            match ty {
+                DataType::Q | DataType::Uq if *region == Region::scalar() => Some(S64::Scalar(*base)),
+                DataType::Q | DataType::Uq if packed => Some(S64::Packed(*base)),
+                DataType::D | DataType::Ud if plain => {
+                    fast::d32(src).map(S64::Dword).or_else(|| gather(*base, *region, *ty, n))
+                }
+                _ => gather(*base, *region, *ty, n),
             }
         }
-        _ => fast::d32(src).map(S64::Dword),
+        FastSrc::Indirect(_) => None,
+    }
+}
+
+/// A register source read lane by lane from offsets decided now.
+fn gather(base: u32, region: Region, ty: DataType, n: u32) -> Option<S64> {
+    let mut offsets = [0u32; 32];
+    for (lane, o) in offsets.iter_mut().enumerate().take(n as usize) {
+        *o = base + region.element(lane as u32) * ty.size();
+    }
+    Some(S64::Gather(Box::new(offsets), ty))
+}
+
+fn modifier(src: &FastSrc) -> (SrcMod, bool) {
+    match src {
+        FastSrc::Reg { ty, modifier, .. } => (*modifier, ty.is_signed_int()),
+        _ => (SrcMod::None, false),
     }
 }
 
 /// Whether a source's 64-bit value has zeros above its type's width (what `shr` shifts in).
 fn zero_extended(src: &FastSrc) -> bool {
     match src {
-        FastSrc::Imm(_, ty) | FastSrc::Reg { ty, .. } => ty.size() == 8 || !ty.is_signed_int(),
+        FastSrc::Imm(_, ty) => ty.size() == 8 || !ty.is_signed_int(),
+        FastSrc::Reg { ty, modifier, .. } => {
+            (ty.size() == 8 || !ty.is_signed_int()) && *modifier == SrcMod::None
+        }
         FastSrc::Indirect(_) => false,
     }
 }
 
-/// The in-place qword form of a fast op that the dword tier does not take, if it qualifies:
-/// a 64-bit source or destination, no modifiers, no indirect operand, a packed destination.
+/// The in-place form on 64-bit lanes of a fast op that the dword tier does not take, if it
+/// qualifies: direct or immediate operands, a direct destination.
 pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
     let kind = match f.kind {
         k @ (FastKind::Mov
@@ -93,40 +135,37 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         | FastKind::Sel
         | FastKind::Cmp(_)
         | FastKind::Min
-        | FastKind::Max) => k,
+        | FastKind::Max
+        | FastKind::Mad) => k,
         _ => return None,
     };
-    let (a, b) = (s64(&f.srcs[0])?, s64(&f.srcs[1])?);
-    // `shr` shifts src0's own bits: a signed narrower source would bring its sign bits.
-    if kind == FastKind::Shr && !zero_extended(&f.srcs[0]) {
-        return None;
-    }
-    let (dst, dst_size, pred_dst) = match &inst.operands[0] {
-        Operand::Pred(p) if matches!(kind, FastKind::Cmp(_)) => (None, 8, Some(*p)),
-        Operand::Direct(d) if d.region == Region::dst(1) => match d.ty {
-            DataType::Q | DataType::Uq => (Some(d.base), 8, None),
-            DataType::D | DataType::Ud => (Some(d.base), 4, None),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let wide = |s: S64| !matches!(s, S64::Dword(_));
-    if dst_size == 4 && !wide(a) && !wide(b) {
-        // All dwords: the dword tier's (it declined for a reason of its own).
-        return None;
-    }
     let n = inst.exec.size;
     if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
         return None;
     }
-    let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + dst_size * n));
-    let count_mask = if dst_size == 8 { 63 } else { 31 };
+    let srcs = [s64(&f.srcs[0], n)?, s64(&f.srcs[1], n)?, s64(&f.srcs[2], n)?];
+    // `shr` shifts src0's own bits: a signed narrower source would bring its sign bits.
+    if kind == FastKind::Shr && !zero_extended(&f.srcs[0]) {
+        return None;
+    }
+    let (dst, pred_dst) = match &inst.operands[0] {
+        Operand::Pred(p) if matches!(kind, FastKind::Cmp(_)) => (None, Some(*p)),
+        Operand::Direct(d) if !d.is_null && d.region.width == 1 && d.region.vstride >= 1 => {
+            (Some(QDst { base: d.base, size: d.ty.size(), stride: d.region.vstride as u32 }), None)
+        }
+        _ => return None,
+    };
+    let mut need = srcs.iter().map(|s| span(s, n)).max().unwrap_or(0);
+    if let Some(d) = dst {
+        need = need.max(d.base + d.span(n));
+    }
+    let count_mask = if dst.is_some_and(|d| d.size == 8) { 63 } else { 31 };
+    let mods = [modifier(&f.srcs[0]), modifier(&f.srcs[1]), modifier(&f.srcs[2])];
     Some(QwordOp {
         kind,
-        a,
-        b,
+        srcs,
+        mods,
         dst,
-        dst_size,
         count_mask,
         unsigned: f.unsigned,
         need,
@@ -137,28 +176,53 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
     })
 }
 
-fn span(s: S64, n: u32) -> u32 {
+fn span(s: &S64, n: u32) -> u32 {
     match s {
         S64::Imm(_) => 0,
         S64::Scalar(off) => off + 8,
         S64::Packed(off) => off + 8 * n,
-        S64::Dword(d) => fast::span(d, n),
+        S64::Dword(d) => fast::span(*d, n),
+        S64::Gather(offsets, ty) => offsets[..n as usize].iter().max().map_or(0, |o| o + ty.size()),
+    }
+}
+
+/// A lane's value under its source's modifier (on the value extended to 64 bits, as the
+/// i64 fast form applies it).
+#[inline(always)]
+fn apply(m: SrcMod, signed: bool, v: u64) -> u64 {
+    let abs = |v: u64| if signed { (v as i64).wrapping_abs() as u64 } else { v };
+    match m {
+        SrcMod::None => v,
+        SrcMod::Neg => v.wrapping_neg(),
+        SrcMod::Abs => abs(v),
+        SrcMod::NegAbs => abs(v).wrapping_neg(),
+        SrcMod::Not => !v,
+    }
+}
+
+/// Lanes `L` of source `i`, extended and modified.
+#[inline(always)]
+fn source<const L: usize>(grf: &[u8], op: &QwordOp, i: usize) -> [u64; L] {
+    let v = lanes::<L>(grf, &op.srcs[i]);
+    match op.mods[i] {
+        (SrcMod::None, _) => v,
+        (m, signed) => v.map(|x| apply(m, signed, x)),
     }
 }
 
 /// All `L` lanes of a source as 64-bit values.
 #[inline(always)]
-fn lanes<const L: usize>(grf: &[u8], s: S64) -> [u64; L] {
+fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
     let load = |at: usize| {
         let mut b = [0u8; 8];
         b.copy_from_slice(&grf[at..at + 8]);
         u64::from_le_bytes(b)
     };
     match s {
-        S64::Imm(v) => [v; L],
-        S64::Scalar(off) => [load(off as usize); L],
+        S64::Imm(v) => [*v; L],
+        S64::Scalar(off) => [load(*off as usize); L],
         S64::Packed(off) => {
-            let (chunks, _) = grf[off as usize..].as_chunks::<8>();
+            let (chunks, _) = grf[*off as usize..].as_chunks::<8>();
             let words: &[[u8; 8]; L] = chunks[..L].try_into().expect("span checked by the caller");
             let mut out = [0u64; L];
             for i in 0..L {
@@ -166,7 +230,16 @@ fn lanes<const L: usize>(grf: &[u8], s: S64) -> [u64; L] {
             }
             out
         }
-        S64::Dword(d) => fast::lanes_i64::<L>(grf, d).map(|v| v as u64),
+        S64::Dword(d) => fast::lanes_i64::<L>(grf, *d).map(|v| v as u64),
+        S64::Gather(offsets, ty) => {
+            let mut out = [0u64; L];
+            let size = ty.size() as usize;
+            for (o, &at) in out.iter_mut().zip(offsets.iter()) {
+                let at = at as usize;
+                *o = fast::sign_extend(*ty, super::operand::load_le(&grf[at..at + size], size as u32)) as u64;
+            }
+            out
+        }
     }
 }
 
@@ -231,7 +304,8 @@ const fn kind_of_const(k: u8) -> FastKind {
         14 => FastKind::Cmp(CondMod::Gt),
         15 => FastKind::Cmp(CondMod::Ge),
         16 => FastKind::Min,
-        _ => FastKind::Max,
+        17 => FastKind::Max,
+        _ => FastKind::Mad,
     }
 }
 
@@ -266,7 +340,8 @@ fn kernel_for(kind: FastKind, n: u32) -> QwordKernel {
         FastKind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
         FastKind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
         FastKind::Min => kernel_sized::<16>(n),
-        _ => kernel_sized::<17>(n),
+        FastKind::Max => kernel_sized::<17>(n),
+        _ => kernel_sized::<18>(n),
     }
 }
 
@@ -282,8 +357,8 @@ fn qword_kernel<const L: usize, const K: u8>(
     if op.need as usize > grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }
-    let a = lanes::<L>(grf, op.a);
-    let b = lanes::<L>(grf, op.b);
+    let a = source::<L>(grf, op, 0);
+    let b = source::<L>(grf, op, 1);
     let m = op.count_mask;
     let values = match kind {
         FastKind::Cmp(rel) => {
@@ -300,6 +375,14 @@ fn qword_kernel<const L: usize, const K: u8>(
         FastKind::Mov => a,
         FastKind::Add => zip(&a, &b, u64::wrapping_add),
         FastKind::Mul => zip(&a, &b, u64::wrapping_mul),
+        FastKind::Mad => {
+            let c = source::<L>(grf, op, 2);
+            let mut out = [0u64; L];
+            for i in 0..L {
+                out[i] = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
+            }
+            out
+        }
         FastKind::And => zip(&a, &b, |x, y| x & y),
         FastKind::Or => zip(&a, &b, |x, y| x | y),
         FastKind::Xor => zip(&a, &b, |x, y| x ^ y),
@@ -326,11 +409,18 @@ fn qword_kernel<const L: usize, const K: u8>(
     let Some(dst) = op.dst else { return Ok(None) };
     // `sel` writes under the execution mask alone: its predicate chooses.
     let enabled = if kind == FastKind::Sel { em_part } else { chen };
-    let bytes = &mut grf[dst as usize..];
-    if op.dst_size == 8 {
-        store_qwords(bytes, &values, enabled);
-    } else {
-        fast::store_lanes(bytes, &values.map(|v| v as u32), enabled);
+    let bytes = &mut grf[dst.base as usize..];
+    match (dst.size, dst.stride) {
+        (8, 1) => store_qwords(bytes, &values, enabled),
+        (4, 1) => fast::store_lanes(bytes, &values.map(|v| v as u32), enabled),
+        (size, stride) => {
+            let (size, step) = (size as usize, (size * stride) as usize);
+            for (lane, v) in values.iter().enumerate() {
+                if enabled >> lane & 1 != 0 {
+                    bytes[lane * step..lane * step + size].copy_from_slice(&v.to_le_bytes()[..size]);
+                }
+            }
+        }
     }
     Ok(None)
 }
@@ -357,14 +447,15 @@ impl<O: Observer> Ctx<'_, O> {
             op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
         if let Some(dst) = reported {
             self.scratch.clear();
-            self.scratch.extend_from_slice(&self.thread.grf[dst as usize..(dst + op.dst_size * n) as usize]);
+            self.scratch
+                .extend_from_slice(&self.thread.grf[dst.base as usize..(dst.base + dst.span(n)) as usize]);
         }
         let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask)?;
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);
         } else if let Some(dst) = reported {
-            self.report_lane_runs(dst, Region::dst(1), op.dst_size, n, enabled);
+            self.report_lane_runs(dst.base, Region::dst(dst.stride as u8), dst.size, n, enabled);
         }
         Ok(())
     }
