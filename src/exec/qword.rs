@@ -1,8 +1,9 @@
-//! The in-place tier on 64-bit lanes: the integer fast forms (`fast.rs`) that the dword tier
-//! does not take, with direct or immediate operands: q/uq operands (64-bit emulation, pointer
-//! arithmetic), byte and word types, source modifiers, `mad`, any register region. Each source
-//! is read as 64-bit lanes extended by its type, its modifier applied, exactly as the i64 fast
-//! form reads it; the result is stored at the destination's width. Like the dword tier, every
+//! The in-place tier on 64-bit lanes: every integer fast form (`fast.rs` decides which
+//! instructions have one) that the dword tier does not take: q/uq operands (64-bit
+//! emulation, pointer arithmetic), byte and word types, source modifiers, `mad`, `mulh`, the
+//! bit counts, any register region, indirect operands. Each source is read as 64-bit lanes
+//! extended by its type, its modifier applied; the result is stored at the destination's
+//! width. Like the dword tier, every
 //! lane is read before any is written, the lane work is specialised on the kind and exec size,
 //! and writes reach the observer as the general path reports them.
 
@@ -10,11 +11,11 @@ use super::ctx::Ctx;
 use super::fast::{self, FastKind, FastOp, FastSrc, D32};
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::isa::{CondMod, DataType, ExecMask, Operand, PredId, Predicate, Region, SrcMod};
+use crate::isa::{CondMod, DataType, ExecMask, IndirectOperand, Operand, PredId, Predicate, Region, SrcMod};
 use crate::program::Inst;
 
 /// A source of the qword tier (before its modifier).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum S64 {
     /// An immediate extended to 64 bits by its type.
     Imm(u64),
@@ -26,7 +27,13 @@ pub enum S64 {
     Dword(D32),
     /// Any other register operand: each lane's GRF offset, and the type that extends it.
     Gather(Box<[u32; 32]>, DataType),
+    /// Through an address register: each lane's offset is found when the instruction runs
+    /// (checked as the general path checks it), then read as `Gather` reads.
+    Indirect(Box<IndirectOperand>),
 }
+
+/// Each source's lane offsets, for the indirect ones.
+type Offsets = [[u32; 32]; 3];
 
 /// Where a qword op's result goes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -54,8 +61,18 @@ pub struct QwordOp {
     /// Each source's modifier, and whether its type is signed (`abs` of an unsigned value is
     /// the value).
     mods: [(SrcMod, bool); 3],
-    /// The register destination (None for `cmp` to a predicate).
+    /// The register destination (None for `cmp` to a predicate, a null or an indirect
+    /// destination).
     dst: Option<QDst>,
+    /// An indirect destination: the results go through the general write path, lane by lane
+    /// (lanes may alias, and a lane whose address faults stops the write there).
+    dst_indirect: Option<Box<Operand>>,
+    /// Whether a source is indirect.
+    indirect_src: bool,
+    /// src0's bits within its type's width (what `shr` shifts and the bit counts count).
+    width_mask: u64,
+    /// src0's type is signed (`fbh` counts sign bits).
+    signed0: bool,
     /// Shift counts are taken modulo the destination's width.
     count_mask: u64,
     /// Compares and min/max order the lanes as u64 (else as i64).
@@ -68,27 +85,37 @@ pub struct QwordOp {
     kernel: QwordKernel,
 }
 
-/// The lane work of one qword op on a thread's GRF: `(grf, op, chen, em_part, pmask)`, as
-/// [`fast::DwordOp`]'s kernels: it stores register results and returns a compare's flags
-/// when the destination is a predicate.
-type QwordKernel = fn(&mut [u8], &QwordOp, u32, u32, u32) -> Result<Option<u32>, FaultKind>;
+/// The lane work of one qword op on a thread's GRF: `(grf, op, offsets, chen, em_part, pmask,
+/// out)`, as [`fast::DwordOp`]'s kernels: it stores register results (or hands them to
+/// `out`, for an indirect destination) and returns a compare's flags when the destination is
+/// a predicate. `offsets` holds the indirect sources' lane offsets.
+type QwordKernel = fn(
+    &mut [u8],
+    &QwordOp,
+    Option<&Offsets>,
+    u32,
+    u32,
+    u32,
+    Option<&mut [u64; 32]>,
+) -> Result<Option<u32>, FaultKind>;
 
 fn s64(src: &FastSrc, n: u32) -> Option<S64> {
     match src {
         FastSrc::Imm(v, _) => Some(S64::Imm(*v as u64)),
-        FastSrc::Reg { base, region, ty, modifier } => {
+        FastSrc::Reg { base, region, ty, .. } => {
             let packed = *region == Region::dst(1) || (region.hstride == 1 && region.vstride == region.width);
-            let plain = *modifier == SrcMod::None;
             match ty {
                 DataType::Q | DataType::Uq if *region == Region::scalar() => Some(S64::Scalar(*base)),
                 DataType::Q | DataType::Uq if packed => Some(S64::Packed(*base)),
-                DataType::D | DataType::Ud if plain => {
-                    fast::d32(src).map(S64::Dword).or_else(|| gather(*base, *region, *ty, n))
+                DataType::D | DataType::Ud => {
+                    fast::d32(&FastSrc::Reg { base: *base, region: *region, ty: *ty, modifier: SrcMod::None })
+                        .map(S64::Dword)
+                        .or_else(|| gather(*base, *region, *ty, n))
                 }
                 _ => gather(*base, *region, *ty, n),
             }
         }
-        FastSrc::Indirect(_) => None,
+        FastSrc::Indirect(ind) => Some(S64::Indirect(ind.clone())),
     }
 }
 
@@ -104,68 +131,48 @@ fn gather(base: u32, region: Region, ty: DataType, n: u32) -> Option<S64> {
 fn modifier(src: &FastSrc) -> (SrcMod, bool) {
     match src {
         FastSrc::Reg { ty, modifier, .. } => (*modifier, ty.is_signed_int()),
-        _ => (SrcMod::None, false),
+        FastSrc::Indirect(ind) => (ind.modifier, ind.ty.is_signed_int()),
+        FastSrc::Imm(..) => (SrcMod::None, false),
     }
 }
 
-/// Whether a source's 64-bit value has zeros above its type's width (what `shr` shifts in).
-fn zero_extended(src: &FastSrc) -> bool {
-    match src {
-        FastSrc::Imm(_, ty) => ty.size() == 8 || !ty.is_signed_int(),
-        FastSrc::Reg { ty, modifier, .. } => {
-            (ty.size() == 8 || !ty.is_signed_int()) && *modifier == SrcMod::None
-        }
-        FastSrc::Indirect(_) => false,
-    }
-}
-
-/// The in-place form on 64-bit lanes of a fast op that the dword tier does not take, if it
-/// qualifies: direct or immediate operands, a direct destination.
+/// The in-place form on 64-bit lanes of a fast op that the dword tier does not take.
 pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
-    let kind = match f.kind {
-        k @ (FastKind::Mov
-        | FastKind::Add
-        | FastKind::Mul
-        | FastKind::And
-        | FastKind::Or
-        | FastKind::Xor
-        | FastKind::Shl
-        | FastKind::Shr
-        | FastKind::Asr
-        | FastKind::Sel
-        | FastKind::Cmp(_)
-        | FastKind::Min
-        | FastKind::Max
-        | FastKind::Mad) => k,
-        _ => return None,
-    };
+    let kind = f.kind;
     let n = inst.exec.size;
     if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
         return None;
     }
     let srcs = [s64(&f.srcs[0], n)?, s64(&f.srcs[1], n)?, s64(&f.srcs[2], n)?];
-    // `shr` shifts src0's own bits: a signed narrower source would bring its sign bits.
-    if kind == FastKind::Shr && !zero_extended(&f.srcs[0]) {
-        return None;
-    }
-    let (dst, pred_dst) = match &inst.operands[0] {
-        Operand::Pred(p) if matches!(kind, FastKind::Cmp(_)) => (None, Some(*p)),
-        Operand::Direct(d) if !d.is_null && d.region.width == 1 && d.region.vstride >= 1 => {
-            (Some(QDst { base: d.base, size: d.ty.size(), stride: d.region.vstride as u32 }), None)
+    let (mut dst, mut dst_indirect, mut pred_dst) = (None, None, None);
+    match &inst.operands[0] {
+        Operand::Pred(p) if matches!(kind, FastKind::Cmp(_)) => pred_dst = Some(*p),
+        Operand::Direct(d) if d.is_null => {}
+        Operand::Direct(d) if d.region.width == 1 && d.region.vstride >= 1 => {
+            dst = Some(QDst { base: d.base, size: d.ty.size(), stride: d.region.vstride as u32 })
         }
+        op @ Operand::Indirect(_) => dst_indirect = Some(Box::new(op.clone())),
         _ => return None,
-    };
+    }
     let mut need = srcs.iter().map(|s| span(s, n)).max().unwrap_or(0);
     if let Some(d) = dst {
         need = need.max(d.base + d.span(n));
     }
-    let count_mask = if dst.is_some_and(|d| d.size == 8) { 63 } else { 31 };
+    // Shift counts are taken modulo the destination's width.
+    let count_mask = if f.dst_ty.size() == 8 { 63 } else { 31 };
     let mods = [modifier(&f.srcs[0]), modifier(&f.srcs[1]), modifier(&f.srcs[2])];
+    let bits = f.src0_ty.bits();
+    let width_mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let indirect_src = srcs.iter().any(|s| matches!(s, S64::Indirect(_)));
     Some(QwordOp {
         kind,
         srcs,
         mods,
         dst,
+        dst_indirect,
+        indirect_src,
+        width_mask,
+        signed0: f.src0_ty.is_signed_int(),
         count_mask,
         unsigned: f.unsigned,
         need,
@@ -183,6 +190,7 @@ fn span(s: &S64, n: u32) -> u32 {
         S64::Packed(off) => off + 8 * n,
         S64::Dword(d) => fast::span(*d, n),
         S64::Gather(offsets, ty) => offsets[..n as usize].iter().max().map_or(0, |o| o + ty.size()),
+        S64::Indirect(_) => 0,
     }
 }
 
@@ -202,8 +210,11 @@ fn apply(m: SrcMod, signed: bool, v: u64) -> u64 {
 
 /// Lanes `L` of source `i`, extended and modified.
 #[inline(always)]
-fn source<const L: usize>(grf: &[u8], op: &QwordOp, i: usize) -> [u64; L] {
-    let v = lanes::<L>(grf, &op.srcs[i]);
+fn source<const L: usize>(grf: &[u8], op: &QwordOp, i: usize, offsets: Option<&Offsets>) -> [u64; L] {
+    let v = match (&op.srcs[i], offsets) {
+        (S64::Indirect(ind), Some(offsets)) => gathered::<L>(grf, &offsets[i], ind.ty),
+        (s, _) => lanes::<L>(grf, s),
+    };
     match op.mods[i] {
         (SrcMod::None, _) => v,
         (m, signed) => v.map(|x| apply(m, signed, x)),
@@ -231,16 +242,22 @@ fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
             out
         }
         S64::Dword(d) => fast::lanes_i64::<L>(grf, *d).map(|v| v as u64),
-        S64::Gather(offsets, ty) => {
-            let mut out = [0u64; L];
-            let size = ty.size() as usize;
-            for (o, &at) in out.iter_mut().zip(offsets.iter()) {
-                let at = at as usize;
-                *o = fast::sign_extend(*ty, super::operand::load_le(&grf[at..at + size], size as u32)) as u64;
-            }
-            out
-        }
+        S64::Gather(offsets, ty) => gathered::<L>(grf, offsets, *ty),
+        // Read through `offsets` (see `source`).
+        S64::Indirect(_) => [0; L],
     }
+}
+
+/// `L` elements of type `ty` at `offsets`, extended to 64 bits.
+#[inline(always)]
+fn gathered<const L: usize>(grf: &[u8], offsets: &[u32; 32], ty: DataType) -> [u64; L] {
+    let mut out = [0u64; L];
+    let size = ty.size() as usize;
+    for (o, &at) in out.iter_mut().zip(offsets.iter()) {
+        let at = at as usize;
+        *o = fast::sign_extend(ty, super::operand::load_le(&grf[at..at + size], size as u32)) as u64;
+    }
+    out
 }
 
 #[inline(always)]
@@ -305,7 +322,13 @@ const fn kind_of_const(k: u8) -> FastKind {
         15 => FastKind::Cmp(CondMod::Ge),
         16 => FastKind::Min,
         17 => FastKind::Max,
-        _ => FastKind::Mad,
+        18 => FastKind::Mad,
+        19 => FastKind::Mulh,
+        20 => FastKind::Cbit,
+        21 => FastKind::Fbh,
+        22 => FastKind::Fbl,
+        23 => FastKind::Lzd,
+        _ => FastKind::Bfrev,
     }
 }
 
@@ -341,7 +364,13 @@ fn kernel_for(kind: FastKind, n: u32) -> QwordKernel {
         FastKind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
         FastKind::Min => kernel_sized::<16>(n),
         FastKind::Max => kernel_sized::<17>(n),
-        _ => kernel_sized::<18>(n),
+        FastKind::Mad => kernel_sized::<18>(n),
+        FastKind::Mulh => kernel_sized::<19>(n),
+        FastKind::Cbit => kernel_sized::<20>(n),
+        FastKind::Fbh => kernel_sized::<21>(n),
+        FastKind::Fbl => kernel_sized::<22>(n),
+        FastKind::Lzd => kernel_sized::<23>(n),
+        FastKind::Bfrev => kernel_sized::<24>(n),
     }
 }
 
@@ -349,16 +378,19 @@ fn kernel_for(kind: FastKind, n: u32) -> QwordKernel {
 fn qword_kernel<const L: usize, const K: u8>(
     grf: &mut [u8],
     op: &QwordOp,
+    offsets: Option<&Offsets>,
     chen: u32,
     em_part: u32,
     pmask: u32,
+    out: Option<&mut [u64; 32]>,
 ) -> Result<Option<u32>, FaultKind> {
     let kind = kind_of_const(K);
     if op.need as usize > grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }
-    let a = source::<L>(grf, op, 0);
-    let b = source::<L>(grf, op, 1);
+    let a = source::<L>(grf, op, 0, offsets);
+    let b = source::<L>(grf, op, 1, offsets);
+    let wm = op.width_mask;
     let m = op.count_mask;
     let values = match kind {
         FastKind::Cmp(rel) => {
@@ -376,7 +408,7 @@ fn qword_kernel<const L: usize, const K: u8>(
         FastKind::Add => zip(&a, &b, u64::wrapping_add),
         FastKind::Mul => zip(&a, &b, u64::wrapping_mul),
         FastKind::Mad => {
-            let c = source::<L>(grf, op, 2);
+            let c = source::<L>(grf, op, 2, offsets);
             let mut out = [0u64; L];
             for i in 0..L {
                 out[i] = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
@@ -387,7 +419,7 @@ fn qword_kernel<const L: usize, const K: u8>(
         FastKind::Or => zip(&a, &b, |x, y| x | y),
         FastKind::Xor => zip(&a, &b, |x, y| x ^ y),
         FastKind::Shl => zip(&a, &b, |x, y| x << (y & m)),
-        FastKind::Shr => zip(&a, &b, |x, y| x >> (y & m)),
+        FastKind::Shr => zip(&a, &b, |x, y| (x & wm) >> (y & m)),
         FastKind::Asr => zip(&a, &b, |x, y| ((x as i64) >> (y & m)) as u64),
         FastKind::Sel => {
             let mut out = [0u64; L];
@@ -396,6 +428,20 @@ fn qword_kernel<const L: usize, const K: u8>(
             }
             out
         }
+        // Bits 32..63 of the product modulo 2^64: all a destination of at most 32 bits keeps.
+        FastKind::Mulh => zip(&a, &b, |x, y| ((x as i64).wrapping_mul(y as i64) >> 32) as u64),
+        // The bit counts and reversal read src0's bits (32 at most).
+        FastKind::Cbit => zip(&a, &a, |x, _| (x & wm).count_ones() as u64),
+        FastKind::Fbh => {
+            let signed = op.signed0;
+            zip(&a, &a, |x, _| super::alu_int::fbh((x & wm) as u32, signed) as u64)
+        }
+        FastKind::Fbl => zip(&a, &a, |x, _| match (x & wm) as u32 {
+            0 => 0xffff_ffff,
+            v => v.trailing_zeros() as u64,
+        }),
+        FastKind::Lzd => zip(&a, &a, |x, _| ((x & wm) as u32).leading_zeros() as u64),
+        FastKind::Bfrev => zip(&a, &a, |x, _| ((x & wm) as u32).reverse_bits() as u64),
         _ => {
             let rel = if kind == FastKind::Max { CondMod::Gt } else { CondMod::Lt };
             let first = ordered(op, &a, &b, rel);
@@ -406,6 +452,10 @@ fn qword_kernel<const L: usize, const K: u8>(
             out
         }
     };
+    if let Some(out) = out {
+        out[..L].copy_from_slice(&values);
+        return Ok(None);
+    }
     let Some(dst) = op.dst else { return Ok(None) };
     // `sel` writes under the execution mask alone: its predicate chooses.
     let enabled = if kind == FastKind::Sel { em_part } else { chen };
@@ -441,6 +491,23 @@ impl<O: Observer> Ctx<'_, O> {
     /// Runs an in-place qword op, reporting its write as [`Ctx::run_dword`] does.
     #[inline(always)]
     pub fn run_qword(&mut self, op: &QwordOp, chen: u32, em_part: u32, pmask: u32) -> Result<(), FaultKind> {
+        if op.indirect_src || op.dst_indirect.is_some() {
+            return self.run_qword_indirect(op, chen, em_part, pmask);
+        }
+        self.run_qword_with(op, None, chen, em_part, pmask)
+    }
+
+    /// The lane work and the store into a direct destination or a predicate; `offsets`
+    /// holds the indirect sources' lane offsets.
+    #[inline(always)]
+    fn run_qword_with(
+        &mut self,
+        op: &QwordOp,
+        offsets: Option<&Offsets>,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
         let n = op.exec.size;
         let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
         let reported =
@@ -450,7 +517,7 @@ impl<O: Observer> Ctx<'_, O> {
             self.scratch
                 .extend_from_slice(&self.thread.grf[dst.base as usize..(dst.base + dst.span(n)) as usize]);
         }
-        let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask)?;
+        let flags = (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, None)?;
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);
@@ -458,5 +525,36 @@ impl<O: Observer> Ctx<'_, O> {
             self.report_lane_runs(dst.base, Region::dst(dst.stride as u8), dst.size, n, enabled);
         }
         Ok(())
+    }
+
+    /// [`Ctx::run_qword`] of an op with an indirect operand: each indirect source's lane
+    /// offsets found and checked (every lane, in order, as the general path reads them), the
+    /// lane work, then the results written through the destination.
+    #[inline(never)]
+    fn run_qword_indirect(
+        &mut self,
+        op: &QwordOp,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+    ) -> Result<(), FaultKind> {
+        let n = op.exec.size;
+        let mut offsets: Offsets = [[0; 32]; 3];
+        for (i, s) in op.srcs.iter().enumerate() {
+            if let S64::Indirect(ind) = s {
+                for lane in 0..n {
+                    let at = self.indirect_address(ind, i + 1, lane)?;
+                    self.grf(at, ind.ty.size())?;
+                    offsets[i][lane as usize] = at;
+                }
+            }
+        }
+        let Some(dst) = &op.dst_indirect else {
+            return self.run_qword_with(op, Some(&offsets), chen, em_part, pmask);
+        };
+        let mut values = [0u64; 32];
+        (op.kernel)(&mut self.thread.grf, op, Some(&offsets), chen, em_part, pmask, Some(&mut values))?;
+        let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
+        self.write_dst(dst, 0, n, enabled, &values)
     }
 }

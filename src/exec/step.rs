@@ -131,7 +131,7 @@ impl Interpreter {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
             Some(Plan::Qword(_)) => Tier::Qword,
-            Some(Plan::Fast(_) | Plan::SetPred(..)) => Tier::Fast,
+            Some(Plan::SetPred(..)) => Tier::SetPred,
             Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
         }
@@ -276,14 +276,13 @@ impl Interpreter {
                 }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
-                Plan::Fast(_) | Plan::Float(_) | Plan::SetPred(..)
+                Plan::Float(_) | Plan::SetPred(..)
                     if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
                 {
                     let inst = &self.program.insts[pc.0 as usize];
                     let (chen, em_part, pmask) =
                         channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
                     let done = match plan {
-                        Plan::Fast(f) => ctx.run_fast(inst, f, chen, em_part, pmask).map(|()| true),
                         Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
                         Plan::SetPred(p, mask, bits) => {
                             ctx.write_pred(*p, *mask, *bits);
@@ -329,15 +328,11 @@ impl Interpreter {
         match plan {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Qword(q) if self.use_fast_paths => ctx.run_qword(q, chen, em_part, pmask)?,
-            Plan::Fast(f) if self.use_fast_paths => ctx.run_fast(inst, f, chen, em_part, pmask)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
             Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
-            Plan::Dword(_)
-            | Plan::Qword(_)
-            | Plan::Fast(_)
-            | Plan::Float(_)
-            | Plan::SetPred(..)
-            | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
+            Plan::Dword(_) | Plan::Qword(_) | Plan::Float(_) | Plan::SetPred(..) | Plan::Alu => {
+                self.alu(ctx, inst, chen, em_part, pmask)?
+            }
             Plan::Address => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
                 let pred_true = pmask & 1 != 0;
@@ -488,16 +483,17 @@ impl Interpreter {
     }
 }
 
-/// The path an ALU instruction runs on: the in-place dword kernels, the i64 fast form, or
-/// everything else (the general ALU, control, memory).
+/// The path an ALU instruction runs on: the in-place dword kernels, the kernels on 64-bit
+/// lanes, the f32 ones, `setp` from an immediate, or everything else (the general ALU,
+/// control, memory).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tier {
     Dword,
-    /// The in-place 64-bit tier (`qword.rs`).
+    /// The in-place tier on 64-bit lanes (`qword.rs`).
     Qword,
-    Fast,
     /// The f32 tier (`fast_float.rs`).
     Float,
+    SetPred,
     General,
 }
 
@@ -507,10 +503,8 @@ pub enum Tier {
 enum Plan {
     /// In-place packed dword form.
     Dword(super::fast::DwordOp),
-    /// In-place 64-bit form (`qword.rs`).
+    /// In-place form on 64-bit lanes (`qword.rs`).
     Qword(super::qword::QwordOp),
-    /// Integer fast form on i64 lanes.
-    Fast(super::fast::FastOp),
     /// f32 form (`fast_float.rs`).
     Float(Box<super::fast_float::FloatOp>),
     /// `setp` from an immediate: the predicate bits it sets under their mask (at the
@@ -548,7 +542,7 @@ impl Plan {
             Family::Alu => match super::fast::compile(inst) {
                 Some(f) => match super::fast::compile_dword(inst, &f) {
                     Some(d) => Plan::Dword(d),
-                    None => super::qword::compile_qword(inst, &f).map_or(Plan::Fast(f), Plan::Qword),
+                    None => super::qword::compile_qword(inst, &f).map_or(Plan::Alu, Plan::Qword),
                 },
                 None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),
             },
