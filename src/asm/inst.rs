@@ -184,13 +184,25 @@ impl UnitParser<'_> {
         Ok(())
     }
 
-    /// What the real verifier would reject: a bad mask for the size, or a region past the end
-    /// of its variable. (Regions spanning more than two GRFs are not flagged: IGC's own SIMD16
+    /// What the real verifier would reject: a bad mask for the size, `mulh` of 64-bit sources,
+    /// or a region past the end of its variable. (Regions spanning more than two GRFs are not flagged: IGC's own SIMD16
     /// 64-bit operations span four and GenX_IR accepts them; the finalizer splits them.)
     fn static_fault(&self, inst: &Inst, kind: ExecKind) -> Option<String> {
         let e = inst.exec;
         if kind == ExecKind::Simd && ((e.offset / e.size) * e.size != e.offset || e.offset + e.size > 32) {
             return Some(format!("invalid emask M{} for SIMD{} instruction", e.offset / 4 + 1, e.size));
+        }
+        if inst.op == Opcode::Mulh {
+            // MULH.md: the high dword of the product of two 32-bit integers.
+            let wide = inst.operands.iter().skip(1).find_map(|op| match op {
+                Operand::Direct(d) if d.ty.size() > 4 => Some(d.ty),
+                Operand::Indirect(i) if i.ty.size() > 4 => Some(i.ty),
+                Operand::Imm(imm) if imm.ty.size() > 4 => Some(imm.ty),
+                _ => None,
+            });
+            if let Some(ty) = wide {
+                return Some(format!("mulh multiplies 32-bit integers, not {}", ty.name()));
+            }
         }
         let lanes = if kind == ExecKind::Simd { e.size } else { 1 };
         for op in &inst.operands {

@@ -67,8 +67,9 @@ pub(crate) fn arith(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Result<(),
         Opcode::Avg => map2(m, &mut r, &a, &b, |x, y| (x + y + 1) >> 1),
         Opcode::Mul => map2(m, &mut r, &a, &b, mul),
         Opcode::Mad => map3(m, &mut r, [&a, &b, &c], |x, y, z| add(mul(x, y), z)),
-        // Sources are 32-bit: the product is exact; `>> 32` keeps its high dword.
-        Opcode::Mulh => map2(m, &mut r, &a, &b, |x, y| (x * y) >> 32),
+        // Sources are 32-bit (the parser faults others): the product is exact; `>> 32` keeps
+        // its high dword.
+        Opcode::Mulh => map2(m, &mut r, &a, &b, |x, y| x.wrapping_mul(y) >> 32),
         Opcode::Div => map2(m, &mut r, &a, &b, div),
         Opcode::Mod => map2(m, &mut r, &a, &b, rem),
         Opcode::Sad2 | Opcode::Sad2add => sad2(m, &mut r, [&a, &b, &c], cx.op == Opcode::Sad2add),

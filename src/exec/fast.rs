@@ -49,6 +49,10 @@ pub enum FastKind {
     Mulh,
     /// src0 · src1 + src2.
     Mad,
+    /// src0 + src1 + src2.
+    Add3,
+    /// The three-input boolean function of this truth table (BFN.md).
+    Bfn(u8),
     /// The one-source bit counts and reversal (of the source's bits, 32 at most).
     Cbit,
     Fbh,
@@ -144,6 +148,8 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         (Opcode::Max, _) => FastKind::Max,
         (Opcode::Mulh, _) => FastKind::Mulh,
         (Opcode::Mad, _) => FastKind::Mad,
+        (Opcode::Add3, _) => FastKind::Add3,
+        (Opcode::Bfn, SubOp::Bfn(table)) => FastKind::Bfn(*table),
         (Opcode::Cbit, _) => FastKind::Cbit,
         (Opcode::Fbh, _) => FastKind::Fbh,
         (Opcode::Fbl, _) => FastKind::Fbl,
@@ -155,7 +161,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     let n_srcs = match kind {
         _ if bit_op => 1,
         FastKind::Mov => 1,
-        FastKind::Mad => 3,
+        FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => 3,
         _ => 2,
     };
     if ops.len() != 1 + n_srcs {
@@ -286,7 +292,7 @@ pub(super) fn d32(src: &FastSrc) -> Option<D32> {
 
 /// The in-place dword form of a fast op, if it qualifies.
 pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
-    if f.kind == FastKind::Mad {
+    if matches!(f.kind, FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_)) {
         return None;
     }
     let a = d32(&f.srcs[0])?;
@@ -528,7 +534,7 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
             }
             out
         }
-        FastKind::Cmp(_) | FastKind::Mad => a,
+        FastKind::Cmp(_) | FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => a,
     })
 }
 
@@ -596,7 +602,7 @@ fn kernel_for(kind: FastKind, n: u32) -> DwordKernel {
         FastKind::Min => kernel_sized::<16>(n),
         FastKind::Max => kernel_sized::<17>(n),
         // Mad has three sources: it never reaches the in-place tier.
-        FastKind::Mulh | FastKind::Mad => kernel_sized::<18>(n),
+        FastKind::Mulh | FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => kernel_sized::<18>(n),
         FastKind::Cbit => kernel_sized::<19>(n),
         FastKind::Fbh => kernel_sized::<20>(n),
         FastKind::Fbl => kernel_sized::<21>(n),

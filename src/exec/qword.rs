@@ -73,6 +73,8 @@ pub struct QwordOp {
     width_mask: u64,
     /// src0's type is signed (`fbh` counts sign bits).
     signed0: bool,
+    /// `bfn`'s truth table.
+    table: u8,
     /// Shift counts are taken modulo the destination's width.
     count_mask: u64,
     /// Compares and min/max order the lanes as u64 (else as i64).
@@ -173,6 +175,7 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         indirect_src,
         width_mask,
         signed0: f.src0_ty.is_signed_int(),
+        table: if let FastKind::Bfn(t) = kind { t } else { 0 },
         count_mask,
         unsigned: f.unsigned,
         need,
@@ -328,7 +331,10 @@ const fn kind_of_const(k: u8) -> FastKind {
         21 => FastKind::Fbh,
         22 => FastKind::Fbl,
         23 => FastKind::Lzd,
-        _ => FastKind::Bfrev,
+        24 => FastKind::Bfrev,
+        25 => FastKind::Add3,
+        // The table is the op's (`QwordOp::table`).
+        _ => FastKind::Bfn(0),
     }
 }
 
@@ -371,6 +377,8 @@ fn kernel_for(kind: FastKind, n: u32) -> QwordKernel {
         FastKind::Fbl => kernel_sized::<22>(n),
         FastKind::Lzd => kernel_sized::<23>(n),
         FastKind::Bfrev => kernel_sized::<24>(n),
+        FastKind::Add3 => kernel_sized::<25>(n),
+        FastKind::Bfn(_) => kernel_sized::<26>(n),
     }
 }
 
@@ -412,6 +420,22 @@ fn qword_kernel<const L: usize, const K: u8>(
             let mut out = [0u64; L];
             for i in 0..L {
                 out[i] = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
+            }
+            out
+        }
+        FastKind::Add3 => {
+            let c = source::<L>(grf, op, 2, offsets);
+            let mut out = [0u64; L];
+            for i in 0..L {
+                out[i] = a[i].wrapping_add(b[i]).wrapping_add(c[i]);
+            }
+            out
+        }
+        FastKind::Bfn(_) => {
+            let c = source::<L>(grf, op, 2, offsets);
+            let mut out = [0u64; L];
+            for i in 0..L {
+                out[i] = bfn(op.table, a[i], b[i], c[i]);
             }
             out
         }
@@ -473,6 +497,22 @@ fn qword_kernel<const L: usize, const K: u8>(
         }
     }
     Ok(None)
+}
+
+/// The three-input boolean function of truth table `table`: result bit = table bit
+/// (s0 + 2·s1 + 4·s2), as the union of the minterms the table selects.
+#[inline(always)]
+fn bfn(table: u8, x: u64, y: u64, z: u64) -> u64 {
+    let mut r = 0;
+    for k in 0..8 {
+        if table >> k & 1 != 0 {
+            let p = if k & 1 != 0 { x } else { !x };
+            let q = if k & 2 != 0 { y } else { !y };
+            let t = if k & 4 != 0 { z } else { !z };
+            r |= p & q & t;
+        }
+    }
+    r
 }
 
 /// Stores `values` to the qword lanes of `enabled` (a branch-free blend).

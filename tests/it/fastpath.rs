@@ -242,10 +242,10 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 26] = [
+    const OPS: [&str; 28] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
         "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
-        "setp",
+        "setp", "add3", "bfn",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 5];
@@ -264,20 +264,21 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let offsets: Vec<u32> = (0..32).step_by(size.max(4) as usize).collect();
         let offset = offsets[(lcg(&mut s) % offsets.len() as u64) as usize];
         let mask = format!("M{}", offset / 4 + 1);
-        let arith = matches!(op, "mov" | "add" | "mul" | "sel" | "min" | "max" | "mulh" | "mad")
+        let arith = matches!(op, "mov" | "add" | "mul" | "sel" | "min" | "max" | "mulh" | "mad" | "add3")
             || op.starts_with("cmp");
         let mut modifier = || match (lcg(&mut s) % 6, arith) {
             (0, true) => "(-)",
             (1, true) => "(abs)",
-            (0, false) if matches!(op, "and" | "or" | "xor") => "(~)",
+            (0, false) if matches!(op, "and" | "or" | "xor" | "bfn") => "(~)",
             _ => "",
         };
         let (m0, m1, m2) = (modifier(), modifier(), modifier());
         let n_srcs = match op {
             "mov" | "cbit" | "fbh" | "fbl" | "lzd" | "bfrev" | "setp" => 1,
-            "mad" => 3,
+            "mad" | "add3" | "bfn" => 3,
             _ => 2,
         };
+        let mnemonic = if op == "bfn" { format!("bfn.x{:x}", lcg(&mut s) % 256) } else { op.to_string() };
         let mut src = |i: usize, ty: &str, m: &str| {
             if lcg(&mut s).is_multiple_of(3) {
                 immediate(&mut s, ty)
@@ -303,7 +304,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             ("sel", _) | (_, 2) => "(!P0) ",
             _ => "",
         };
-        let body = format!("    {pred}{op} ({mask}, {size}) {dst} {}", srcs.join(" "));
+        let body = format!("    {pred}{mnemonic} ({mask}, {size}) {dst} {}", srcs.join(" "));
         let decls = format!(
             ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
         );
@@ -514,4 +515,22 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
     }
     assert!(fast_tier > 1200, "only {fast_tier} cases took the qword tier");
     assert!(faults > 20 && faults < 700, "{faults} cases faulted");
+}
+
+/// `mulh` multiplies 32-bit integers (MULH.md): with a 64-bit source it stops at the
+/// instruction with a fault, on both paths (the general ALU's 128-bit product used to
+/// overflow on two uq sources).
+#[test]
+fn mulh_of_64_bit_sources_faults() {
+    for (ta, tb) in [("uq", "uq"), ("q", "d"), ("d", "uq")] {
+        let decls = format!(
+            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type=d num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, "    mulh (M1, 16) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>", 32);
+        for fast in [true, false] {
+            let (outcome, _) = run_generated(&text, 3, u32::MAX, fast);
+            let fault = outcome.expect_err("mulh of a 64-bit source must fault");
+            assert!(fault.contains("mulh multiplies 32-bit integers"), "{ta} {tb}: {fault}");
+        }
+    }
 }
