@@ -10,7 +10,8 @@ use super::fault::{Fault, FaultKind};
 use super::observer::{Observer, StepHooks};
 use super::tables::Tables;
 use crate::isa::{
-    DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, Predicate, Region, SrcMod, SubOp,
+    DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, PredId, Predicate, Region, SrcMod,
+    SubOp,
 };
 use crate::machine::{Control, Machine, ThreadId, ThreadStatus};
 use crate::program::{Inst, Program};
@@ -131,7 +132,7 @@ impl Interpreter {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
             Some(Plan::Qword(_)) => Tier::Qword,
-            Some(Plan::SetPred(..)) => Tier::SetPred,
+            Some(Plan::SetPred(..) | Plan::PredLogic(..)) => Tier::Pred,
             Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
         }
@@ -276,7 +277,7 @@ impl Interpreter {
                 }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
-                Plan::Float(_) | Plan::SetPred(..)
+                Plan::Float(_) | Plan::SetPred(..) | Plan::PredLogic(..)
                     if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
                 {
                     let inst = &self.program.insts[pc.0 as usize];
@@ -286,6 +287,11 @@ impl Interpreter {
                         Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
                         Plan::SetPred(p, mask, bits) => {
                             ctx.write_pred(*p, *mask, *bits);
+                            Ok(true)
+                        }
+                        Plan::PredLogic(op, d, a, b) => {
+                            let (a, b) = (ctx.pred(*a), ctx.pred(*b));
+                            pred_apply(&mut ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
                             Ok(true)
                         }
                         _ => Ok(false),
@@ -330,9 +336,16 @@ impl Interpreter {
             Plan::Qword(q) if self.use_fast_paths => ctx.run_qword(q, chen, em_part, pmask)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
             Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
-            Plan::Dword(_) | Plan::Qword(_) | Plan::Float(_) | Plan::SetPred(..) | Plan::Alu => {
-                self.alu(ctx, inst, chen, em_part, pmask)?
+            Plan::PredLogic(op, d, a, b) if self.use_fast_paths => {
+                let (a, b) = (ctx.pred(*a), ctx.pred(*b));
+                pred_apply(ctx, *op, *d, a, b, chen << off)
             }
+            Plan::Dword(_)
+            | Plan::Qword(_)
+            | Plan::Float(_)
+            | Plan::SetPred(..)
+            | Plan::PredLogic(..)
+            | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
             Plan::Address => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
                 let pred_true = pmask & 1 != 0;
@@ -484,7 +497,7 @@ impl Interpreter {
 }
 
 /// The path an ALU instruction runs on: the in-place dword kernels, the kernels on 64-bit
-/// lanes, the f32 ones, `setp` from an immediate, or everything else (the general ALU,
+/// lanes, the f32 ones, the predicate forms, or everything else (the general ALU,
 /// control, memory).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tier {
@@ -493,7 +506,8 @@ pub enum Tier {
     Qword,
     /// The f32 tier (`fast_float.rs`).
     Float,
-    SetPred,
+    /// `setp` from an immediate, predicate logic.
+    Pred,
     General,
 }
 
@@ -509,7 +523,10 @@ enum Plan {
     Float(Box<super::fast_float::FloatOp>),
     /// `setp` from an immediate: the predicate bits it sets under their mask (at the
     /// channel offset), the same every time (predication does not change them).
-    SetPred(crate::isa::PredId, u32, u32),
+    SetPred(PredId, u32, u32),
+    /// `and`/`or`/`xor`/`not` of predicates: the opcode, the destination, the sources (`not`
+    /// reads the first only).
+    PredLogic(Opcode, PredId, PredId, PredId),
     Alu,
     Address,
     Control,
@@ -539,13 +556,18 @@ impl Plan {
                 }
                 _ => Plan::Alu,
             },
-            Family::Alu => match super::fast::compile(inst) {
-                Some(f) => match super::fast::compile_dword(inst, &f) {
-                    Some(d) => Plan::Dword(d),
-                    None => super::qword::compile_qword(inst, &f).map_or(Plan::Alu, Plan::Qword),
-                },
-                None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),
-            },
+            Family::Alu if matches!(inst.op, Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not) => {
+                match inst.operands.as_slice() {
+                    [Operand::Pred(d), Operand::Pred(a)] if inst.op == Opcode::Not => {
+                        Plan::PredLogic(inst.op, *d, *a, *a)
+                    }
+                    [Operand::Pred(d), Operand::Pred(a), Operand::Pred(b)] if inst.op != Opcode::Not => {
+                        Plan::PredLogic(inst.op, *d, *a, *b)
+                    }
+                    _ => Self::alu_plan(inst),
+                }
+            }
+            Family::Alu => Self::alu_plan(inst),
             Family::Address => Plan::Address,
             Family::Control => Plan::Control,
             Family::Memory => Plan::Memory,
@@ -558,6 +580,18 @@ impl Plan {
                 super::dpas::compile(inst).map_or(Plan::Unsupported, Plan::Dpas)
             }
             Family::Unsupported => Plan::Unsupported,
+        }
+    }
+
+    /// The plan of an ALU instruction on registers: an in-place integer form, the f32 form,
+    /// or the general ALU.
+    fn alu_plan(inst: &Inst) -> Plan {
+        match super::fast::compile(inst) {
+            Some(f) => match super::fast::compile_dword(inst, &f) {
+                Some(d) => Plan::Dword(d),
+                None => super::qword::compile_qword(inst, &f).map_or(Plan::Alu, Plan::Qword),
+            },
+            None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),
         }
     }
 
@@ -685,7 +719,7 @@ pub fn dst_holds_byte(inst: &Inst, channel: u32, grf_size: u32, byte: u64) -> bo
 fn pred_logic<O: Observer>(
     ctx: &mut Ctx<'_, O>,
     inst: &Inst,
-    dst: crate::isa::PredId,
+    dst: PredId,
     chen: u32,
 ) -> Result<(), FaultKind> {
     let off = inst.exec.offset.min(31);
@@ -694,12 +728,18 @@ fn pred_logic<O: Observer>(
         other => Err(FaultKind::Alu(format!("predicate logic operand {other:?}"))),
     };
     let a = value(inst.operands.get(1))?;
-    let result = match inst.op {
-        Opcode::Not => !a,
-        Opcode::And => a & value(inst.operands.get(2))?,
-        Opcode::Or => a | value(inst.operands.get(2))?,
-        _ => a ^ value(inst.operands.get(2))?,
-    };
-    ctx.write_pred(dst, chen << off, result);
+    let b = if inst.op == Opcode::Not { 0 } else { value(inst.operands.get(2))? };
+    pred_apply(ctx, inst.op, dst, a, b, chen << off);
     Ok(())
+}
+
+/// Predicate logic on the values `a` and `b` (`not` takes `a` only), into `dst` under `mask`.
+fn pred_apply<O: Observer>(ctx: &mut Ctx<'_, O>, op: Opcode, dst: PredId, a: u32, b: u32, mask: u32) {
+    let result = match op {
+        Opcode::Not => !a,
+        Opcode::And => a & b,
+        Opcode::Or => a | b,
+        _ => a ^ b,
+    };
+    ctx.write_pred(dst, mask, result);
 }
