@@ -537,17 +537,12 @@ impl Session {
         let reads_wanted = self.watchpoints.iter().any(|w| {
             w.enabled && w.kind != WatchKind::Write && matches!(w.target, WatchTarget::Memory { .. })
         });
+        // After a forward step, the state before it is one undo away: made once, for the
+        // reads and for a hit's lanes.
+        let mut undone = None;
         let reads: Vec<(crate::machine::MemSpace, u64, u64)> =
             if reads_wanted && self.memory_pcs.contains(rec.pc) {
-                let undone;
-                let before = if after {
-                    let mut m = self.machine.clone();
-                    self.recorder.trace.undo(&mut m, step);
-                    undone = m;
-                    &undone
-                } else {
-                    &self.machine
-                };
+                let before = if after { undone.insert(self.before_step(step)) } else { &self.machine };
                 let accesses = self.step_accesses(before, step);
                 accesses.iter().filter(|a| !a.write).map(|a| (a.space, a.addr, a.len)).collect()
             } else {
@@ -611,9 +606,10 @@ impl Session {
                 }
                 let (id, wp) = (w.id, &self.watchpoints[wi]);
                 let lanes = if after {
-                    // Forward stops are just after the step: its inputs are one undo away.
-                    let mut before = self.machine.clone();
-                    self.recorder.trace.undo(&mut before, step);
+                    let before = match undone.take() {
+                        Some(before) => before,
+                        None => self.before_step(step),
+                    };
                     self.lanes_touching(step, &wp.target, &before)
                 } else {
                     self.lanes_touching(step, &wp.target, &self.machine)
@@ -638,6 +634,13 @@ impl Session {
             }
         }
         None
+    }
+
+    /// The machine as it was before step `step`, the step just behind the current state.
+    fn before_step(&self, step: u64) -> crate::machine::Machine {
+        let mut before = self.machine.clone();
+        self.recorder.trace.undo(&mut before, step);
+        before
     }
 
     /// Values of the watched range around a write whose XOR starts at `at`.
