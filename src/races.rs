@@ -81,18 +81,49 @@ pub enum RaceKind {
 }
 
 /// Races between one pair of instructions, of one kind, in one kind of memory.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+/// The memory an access went to, as the reports name it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    Global,
+    /// The SLM of this work-group.
+    Slm(u32),
+    /// The reading thread's slot of the scratch surface.
+    Private,
+    /// The reading thread's slot of stateless private memory, where stack calls keep their
+    /// frames.
+    Stack,
+}
+
+impl Place {
+    /// The name the JSON replies give it (`memory`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Place::Global => "global",
+            Place::Slm(_) => "slm",
+            Place::Private => "private",
+            Place::Stack => "stack",
+        }
+    }
+
+    /// The work-group of an SLM place.
+    pub fn slm_group(self) -> Option<u32> {
+        match self {
+            Place::Slm(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct Race {
     pub kind: RaceKind,
-    /// `slm` or `global`.
-    pub memory: &'static str,
+    /// Global memory or a work-group's SLM.
+    pub place: Place,
     /// The first pair found: the earlier access, then the later.
     pub first: Access,
     pub second: Access,
     /// The byte of that pair (for SLM, its offset in the group's SLM).
     pub addr: u64,
-    /// The SLM's work-group (SLM races only).
-    pub slm_group: Option<u32>,
     /// Racing pairs of accesses between these instructions (a pair counted once however
     /// many of its bytes race).
     pub count: u64,
@@ -107,9 +138,9 @@ impl Race {
             RaceKind::WriteRead => "write then read",
             RaceKind::ReadWrite => "read then write",
         };
-        let place = match self.slm_group {
-            Some(g) => format!("SLM of work-group {g} + {:#x}", self.addr),
-            None => format!("global {:#x}", self.addr),
+        let place = match self.place {
+            Place::Slm(g) => format!("SLM of work-group {g} + {:#x}", self.addr),
+            _ => format!("global {:#x}", self.addr),
         };
         let side = |a: &Access| describe(a, program, geometry);
         format!(
@@ -124,15 +155,12 @@ impl Race {
 
 /// Reads of SLM that no access of the run wrote before (SLM starts undefined on the
 /// hardware: vdb's zeros are luck), grouped by instruction.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UninitRead {
     /// The first such read.
     pub read: Access,
-    /// `slm`, `private` (the reading thread's scratch slot) or `stack` (its slot of
-    /// stateless private memory, where stack calls keep their frames).
-    pub memory: &'static str,
-    /// The SLM's work-group, for SLM.
-    pub slm_group: Option<u32>,
+    /// A work-group's SLM, or the reading thread's private memory or stack.
+    pub place: Place,
     /// Its first unwritten byte, an offset in the group's SLM or the thread's private memory.
     pub addr: u64,
     /// Reads by this instruction of unwritten bytes (a lane's read counted once).
@@ -142,10 +170,10 @@ pub struct UninitRead {
 impl UninitRead {
     /// One paragraph for people, as [`Race::render`].
     pub fn render(&self, program: &Program, geometry: Option<&NdGeometry>) -> String {
-        let place = match self.slm_group {
-            Some(g) => format!("SLM of work-group {g}"),
-            None if self.memory == "stack" => format!("stack of thread {}", self.read.thread),
-            None => format!("private memory of thread {}", self.read.thread),
+        let place = match self.place {
+            Place::Slm(g) => format!("SLM of work-group {g}"),
+            Place::Stack => format!("stack of thread {}", self.read.thread),
+            _ => format!("private memory of thread {}", self.read.thread),
         };
         format!(
             "read of uninitialised {place} + {:#x} ({} {}):\n{}",
@@ -271,23 +299,21 @@ impl<'p> Checker<'p> {
                 self.by_pair.insert(key, self.races.len());
                 self.races.push(Race {
                     kind,
-                    memory: if slm { "slm" } else { "global" },
+                    place: match space {
+                        MemSpace::Slm(g) => Place::Slm(g),
+                        MemSpace::Svm => Place::Global,
+                    },
                     first: earlier,
                     second: later,
                     addr,
-                    slm_group: match space {
-                        MemSpace::Slm(g) => Some(g),
-                        MemSpace::Svm => None,
-                    },
                     count: 1,
                 });
             }
         }
     }
 
-    /// A read of an unwritten byte of `memory` (`slm`, with its work-group, `private` or
-    /// `stack`) at offset `addr`.
-    fn uninitialised(&mut self, read: Access, memory: &'static str, group: Option<u32>, addr: u64) {
+    /// A read of an unwritten byte of `place` at offset `addr` in it.
+    fn uninitialised(&mut self, read: Access, place: Place, addr: u64) {
         let who = (read.step, read.channel);
         if self.last_uninit == Some(who) {
             return;
@@ -297,7 +323,7 @@ impl<'p> Checker<'p> {
             Some(&i) => self.uninit[i].count += 1,
             None => {
                 self.uninit_by_pc.insert(read.pc, self.uninit.len());
-                self.uninit.push(UninitRead { read, memory, slm_group: group, addr, count: 1 });
+                self.uninit.push(UninitRead { read, place, addr, count: 1 });
             }
         }
     }
@@ -316,14 +342,14 @@ impl<'p> Checker<'p> {
             let private = match space {
                 MemSpace::Svm => {
                     let [scratch, stack] = self.private.map(|s| s.and_then(|s| s.locate(at)));
-                    scratch.map(|(_, o)| ("private", o)).or(stack.map(|(_, o)| ("stack", o)))
+                    scratch.map(|(_, o)| (Place::Private, o)).or(stack.map(|(_, o)| (Place::Stack, o)))
                 }
                 MemSpace::Slm(_) => None,
             };
             if let (false, None) = (write, byte.write) {
                 match (space, private) {
-                    (MemSpace::Slm(group), _) => self.uninitialised(access, "slm", Some(group), at),
-                    (_, Some((memory, offset))) => self.uninitialised(access, memory, None, offset),
+                    (MemSpace::Slm(group), _) => self.uninitialised(access, Place::Slm(group), at),
+                    (_, Some((place, offset))) => self.uninitialised(access, place, offset),
                     _ => {}
                 }
             }

@@ -1313,14 +1313,14 @@ impl Session {
         let rows: Vec<Value> = races
             .iter()
             .map(|r| {
-                json!({"kind": r.kind, "memory": r.memory, "addr": r.addr, "slm_group": r.slm_group,
+                json!({"kind": r.kind, "memory": r.place.name(), "addr": r.addr, "slm_group": r.place.slm_group(),
                        "count": r.count, "accesses": [access(&r.first), access(&r.second)]})
             })
             .collect();
         let uninit_rows: Vec<Value> = uninit
             .iter()
             .map(|u| {
-                json!({"memory": u.memory, "slm_group": u.slm_group, "addr": u.addr, "count": u.count,
+                json!({"memory": u.place.name(), "slm_group": u.place.slm_group(), "addr": u.addr, "count": u.count,
                        "read": access(&u.read)})
             })
             .collect();

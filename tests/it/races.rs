@@ -5,7 +5,7 @@
 //! write, in one barrier interval, at steps the recording reaches with the same instructions.
 
 use vdb::exec::Interpreter;
-use vdb::races::{check_races, check_races_stepwise, RaceKind};
+use vdb::races::{check_races, check_races_stepwise, Place, RaceKind};
 
 use crate::harness::session;
 
@@ -25,7 +25,7 @@ fn race_free_samples_report_nothing() {
         if name.contains("/atomics/") {
             let run = check(&path);
             assert!(
-                run.races.iter().all(|r| r.first.atomic != r.second.atomic && r.memory == "global"),
+                run.races.iter().all(|r| r.first.atomic != r.second.atomic && r.place == Place::Global),
                 "{name}: {:?}",
                 run.races
             );
@@ -49,7 +49,7 @@ fn a_reduction_without_barriers_reports_its_slm_races_at_recorded_steps() {
     assert!(!run.races.is_empty());
     let mut s = session(&path);
     for race in &run.races {
-        assert_eq!(race.memory, "slm");
+        assert!(matches!(race.place, Place::Slm(_)), "{race:?}");
         assert!(race.first.write || race.second.write);
         assert!(race.first.step <= race.second.step);
         let (a, b) = (race.first, race.second);
@@ -157,7 +157,7 @@ fn block_writes_race_per_lane() {
     let racing = run("    svm_block_st (1) B(0,0)<0;1,0> S.0");
     assert_eq!(racing.races.len(), 1, "{:?}", racing.races);
     let race = &racing.races[0];
-    assert_eq!((race.kind, race.memory, race.count), (RaceKind::WriteWrite, "global", 4));
+    assert_eq!((race.kind, race.place, race.count), (RaceKind::WriteWrite, Place::Global, 4));
     assert_eq!((race.first.thread, race.second.thread), (0, 1));
     assert_eq!((race.first.channel, race.second.channel), (0, 0));
     // Thread 0 stores before the barrier, thread 1 after it: ordered; without the barrier,
