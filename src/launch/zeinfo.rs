@@ -380,23 +380,19 @@ fn kernel(node: &Node) -> Result<ZeKernel, ZeInfoError> {
         payload_arguments: map_list(f.list("payload_arguments")?, payload_arg)?,
         per_thread_payload_arguments: map_list(f.list("per_thread_payload_arguments")?, per_thread_arg)?,
         binding_table_indices: map_list(f.list("binding_table_indices")?, binding_table_index)?,
-        scratch_size: buffer_size(f.list("per_thread_memory_buffers")?, "scratch", 1)?,
-        private_size: buffer_size(f.list("per_thread_memory_buffers")?, "private_space", simd)?,
+        scratch_size: buffer_size(f.list("per_thread_memory_buffers")?, ("type", "scratch"), 1)?,
+        private_size: buffer_size(f.list("per_thread_memory_buffers")?, ("usage", "private_space"), simd)?,
     })
 }
 
-/// The bytes a hardware thread gets of one kind of `per_thread_memory_buffers`: the
-/// `scratch` entries (by type) or the `private_space` ones (by usage), an entry given per
-/// work-item (`is_simt_thread: true`) counted `simd` times.
-fn buffer_size(buffers: &[Node], kind: &str, simd: u32) -> Result<u32, ZeInfoError> {
+/// The bytes a hardware thread gets of the `per_thread_memory_buffers` whose `key` is
+/// `value` (`type: scratch`, `usage: private_space`), an entry given per work-item
+/// (`is_simt_thread: true`) counted `simd` times.
+fn buffer_size(buffers: &[Node], (key, value): (&str, &str), simd: u32) -> Result<u32, ZeInfoError> {
     let mut total = 0u32;
     for node in buffers {
         let f = Fields::of(node, "a per-thread memory buffer")?;
-        let matches = match kind {
-            "scratch" => f.text("type")? == Some("scratch"),
-            _ => f.text("usage")? == Some(kind),
-        };
-        if matches {
+        if f.text(key)? == Some(value) {
             let per_item = f.text("is_simt_thread")? == Some("true");
             let size: u32 = f.number("size")?.unwrap_or(0);
             let per_thread = if per_item { size.checked_mul(simd.max(1)) } else { Some(size) };
