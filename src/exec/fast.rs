@@ -108,7 +108,7 @@ pub(super) fn sign_extend(ty: DataType, bits: u64) -> i64 {
     }
 }
 
-fn fast_src(op: &Operand) -> Option<FastSrc> {
+pub(super) fn fast_src(op: &Operand) -> Option<FastSrc> {
     match op {
         Operand::Imm(imm) if int_ty(imm.ty) => Some(FastSrc::Imm(sign_extend(imm.ty, imm.bits), imm.ty)),
         Operand::Direct(DirectOperand { base, region, ty, modifier, is_null: false, .. }) if int_ty(*ty) => {

@@ -598,3 +598,130 @@ impl<O: Observer> Ctx<'_, O> {
         self.write_dst(dst, 0, n, enabled, &values)
     }
 }
+
+/// `addc` and `subb` in place: two destinations, the result and the carry (or borrow),
+/// from sources of any register region or immediates, as the general ALU computes them:
+/// each source (modified, extended) taken at the destination's width.
+#[derive(Clone, Debug)]
+pub struct CarryOp {
+    /// `subb` (else `addc`).
+    sub: bool,
+    srcs: [S64; 2],
+    mods: [(SrcMod, bool); 2],
+    /// The result's destination, then the carry's.
+    dsts: [QDst; 2],
+    /// The destination's bits set.
+    width_mask: u64,
+    width: u32,
+    need: u32,
+    pub exec: ExecMask,
+    pub guard: Option<Predicate>,
+}
+
+/// The in-place form of `addc`/`subb`, where both destinations are direct registers and
+/// both sources are direct or immediate integers without saturation.
+pub fn compile_carry(inst: &Inst) -> Option<CarryOp> {
+    let sub = match inst.op {
+        crate::isa::Opcode::Addc => false,
+        crate::isa::Opcode::Subb => true,
+        _ => return None,
+    };
+    let n = inst.exec.size;
+    if inst.sat || inst.static_fault.is_some() || !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
+        return None;
+    }
+    let [d0, d1, s0, s1] = inst.operands.as_slice() else { return None };
+    let dst = |op: &Operand| match op {
+        Operand::Direct(d) if !d.is_null && d.region.width == 1 && d.region.vstride >= 1 && d.ty.is_int() => {
+            Some(QDst { base: d.base, size: d.ty.size(), stride: d.region.vstride as u32 })
+        }
+        _ => None,
+    };
+    let src = |op: &Operand| match fast::fast_src(op)? {
+        FastSrc::Indirect(_) => None,
+        s => Some((s64(&s, n)?, modifier(&s))),
+    };
+    let dsts = [dst(d0)?, dst(d1)?];
+    let ((a, ma), (b, mb)) = (src(s0)?, src(s1)?);
+    let width = super::operand::operand_type(d0)?.bits();
+    let srcs = [a, b];
+    let need =
+        srcs.iter().map(|s| span(s, n)).chain(dsts.iter().map(|d| d.base + d.span(n))).max().unwrap_or(0);
+    let width_mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+    Some(CarryOp {
+        sub,
+        srcs,
+        mods: [ma, mb],
+        dsts,
+        width_mask,
+        width,
+        need,
+        exec: inst.exec,
+        guard: inst.pred,
+    })
+}
+
+/// The result and the carry (or borrow) of lanes `L`.
+fn carry_lanes<const L: usize>(grf: &[u8], op: &CarryOp) -> ([u64; 32], [u64; 32]) {
+    let read = |i: usize| {
+        let v = lanes::<L>(grf, &op.srcs[i]);
+        match op.mods[i] {
+            (SrcMod::None, _) => v,
+            (m, signed) => v.map(|x| apply(m, signed, x)),
+        }
+    };
+    let (a, b) = (read(0), read(1));
+    let (mut lo, mut hi) = ([0u64; 32], [0u64; 32]);
+    for i in 0..L {
+        let (x, y) = ((a[i] & op.width_mask) as u128, (b[i] & op.width_mask) as u128);
+        let (l, h) = if op.sub {
+            (x.wrapping_sub(y) as u64, (x < y) as u64)
+        } else {
+            ((x + y) as u64, ((x + y) >> op.width) as u64)
+        };
+        (lo[i], hi[i]) = (l & op.width_mask, h & op.width_mask);
+    }
+    (lo, hi)
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Runs an in-place `addc`/`subb`: the result, then the carry, each stored and reported
+    /// as the general path stores and reports it.
+    pub fn run_carry(&mut self, op: &CarryOp, chen: u32) -> Result<(), FaultKind> {
+        let n = op.exec.size;
+        if op.need as usize > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
+        }
+        let grf = &self.thread.grf;
+        let (lo, hi) = match n {
+            1 => carry_lanes::<1>(grf, op),
+            2 => carry_lanes::<2>(grf, op),
+            4 => carry_lanes::<4>(grf, op),
+            8 => carry_lanes::<8>(grf, op),
+            16 => carry_lanes::<16>(grf, op),
+            _ => carry_lanes::<32>(grf, op),
+        };
+        let enabled = chen & super::control::size_mask(n);
+        if enabled == 0 {
+            return Ok(());
+        }
+        for (dst, values) in op.dsts.iter().zip([&lo, &hi]) {
+            let (at, end) = (dst.base as usize, (dst.base + dst.span(n)) as usize);
+            if O::ACTIVE {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(&self.thread.grf[at..end]);
+            }
+            let (size, step) = (dst.size as usize, (dst.size * dst.stride) as usize);
+            let bytes = &mut self.thread.grf[at..end];
+            for (lane, v) in values.iter().enumerate().take(n as usize) {
+                if enabled >> lane & 1 != 0 {
+                    bytes[lane * step..lane * step + size].copy_from_slice(&v.to_le_bytes()[..size]);
+                }
+            }
+            if O::ACTIVE {
+                self.report_lane_runs(dst.base, Region::dst(dst.stride as u8), dst.size, n, enabled);
+            }
+        }
+        Ok(())
+    }
+}

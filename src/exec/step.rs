@@ -131,7 +131,7 @@ impl Interpreter {
     pub fn tier(&self, idx: usize) -> Tier {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
-            Some(Plan::Qword(_)) => Tier::Qword,
+            Some(Plan::Qword(_) | Plan::Carry(_)) => Tier::Qword,
             Some(Plan::SetPred(..) | Plan::PredLogic(..)) => Tier::Pred,
             Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
@@ -275,6 +275,9 @@ impl Interpreter {
                         ctx.run_qword(op, chen, em_part, pmask)
                     })?
                 }
+                Plan::Carry(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
+                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_carry(op, chen))?
+                }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
                 Plan::Float(_) | Plan::SetPred(..) | Plan::PredLogic(..)
@@ -334,6 +337,7 @@ impl Interpreter {
         match plan {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Qword(q) if self.use_fast_paths => ctx.run_qword(q, chen, em_part, pmask)?,
+            Plan::Carry(c) if self.use_fast_paths => ctx.run_carry(c, chen)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
             Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
             Plan::PredLogic(op, d, a, b) if self.use_fast_paths => {
@@ -342,6 +346,7 @@ impl Interpreter {
             }
             Plan::Dword(_)
             | Plan::Qword(_)
+            | Plan::Carry(_)
             | Plan::Float(_)
             | Plan::SetPred(..)
             | Plan::PredLogic(..)
@@ -519,6 +524,8 @@ enum Plan {
     Dword(super::fast::DwordOp),
     /// In-place form on 64-bit lanes (`qword.rs`).
     Qword(super::qword::QwordOp),
+    /// `addc`/`subb` in place (`qword.rs`).
+    Carry(Box<super::qword::CarryOp>),
     /// f32 form (`fast_float.rs`).
     Float(Box<super::fast_float::FloatOp>),
     /// `setp` from an immediate: the predicate bits it sets under their mask (at the
@@ -566,6 +573,9 @@ impl Plan {
                     }
                     _ => Self::alu_plan(inst),
                 }
+            }
+            Family::Alu if matches!(inst.op, Opcode::Addc | Opcode::Subb) => {
+                super::qword::compile_carry(inst).map_or(Plan::Alu, |c| Plan::Carry(Box::new(c)))
             }
             Family::Alu => Self::alu_plan(inst),
             Family::Address => Plan::Address,

@@ -243,10 +243,10 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 32] = [
+    const OPS: [&str; 34] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
         "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
-        "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not",
+        "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 5];
@@ -256,6 +256,8 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         // 32-bit types, the qword tier's (chosen at random: the opcode follows the case
         // number, and a pool that did too would meet only every other opcode).
         let pool = match lcg(&mut s) % 3 {
+            // addc and subb are defined on ud (ADDC.md, SUBB.md), mostly.
+            _ if matches!(op, "addc" | "subb") && !lcg(&mut s).is_multiple_of(4) => &["ud"][..],
             0 => &TYPES[..2],
             1 => &["q", "uq", "d", "ud"][..],
             _ => &TYPES[..],
@@ -265,8 +267,10 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let offsets: Vec<u32> = (0..32).step_by(size.max(4) as usize).collect();
         let offset = offsets[(lcg(&mut s) % offsets.len() as u64) as usize];
         let mask = format!("M{}", offset / 4 + 1);
-        let arith = matches!(op, "mov" | "add" | "mul" | "sel" | "min" | "max" | "mulh" | "mad" | "add3")
-            || op.starts_with("cmp");
+        let arith = matches!(
+            op,
+            "mov" | "add" | "mul" | "sel" | "min" | "max" | "mulh" | "mad" | "add3" | "addc" | "subb"
+        ) || op.starts_with("cmp");
         let mut modifier = || match (lcg(&mut s) % 6, arith) {
             (0, true) => "(-)",
             (1, true) => "(abs)",
@@ -284,7 +288,9 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             if lcg(&mut s).is_multiple_of(3) {
                 immediate(&mut s, ty)
             } else {
-                register(&mut s, ["A", "B", "A"][i], m)
+                // Now and then src1 reads src0's register (equal operands: borrows, compares).
+                let name = if i == 1 && lcg(&mut s).is_multiple_of(4) { "A" } else { ["A", "B", "A"][i] };
+                register(&mut s, name, m)
             }
         };
         let srcs: Vec<String> = [(ta, m0), (tb, m1), (ta, m2)]
@@ -309,6 +315,11 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             // Predicate logic: P1 from P0 and P1.
             Some("not") => format!("    not ({mask}, {size}) P1 P0"),
             Some(logic) => format!("    {logic} ({mask}, {size}) P1 P0 P1"),
+            // The carry (or borrow) into R's second half, or over the result's odd elements.
+            None if matches!(op, "addc" | "subb") => {
+                let carry = if lcg(&mut s).is_multiple_of(2) { "R(0,1)<2>" } else { "R(4,0)<1>" };
+                format!("    {pred}{op} ({mask}, {size}) {dst} {carry} {}", srcs.join(" "))
+            }
             None => format!("    {pred}{mnemonic} ({mask}, {size}) {dst} {}", srcs.join(" ")),
         };
         let decls = format!(
