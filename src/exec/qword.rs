@@ -1,11 +1,11 @@
 //! The in-place tier on 64-bit lanes: every integer fast form (`fast.rs` decides which
 //! instructions have one) that the dword tier does not take: q/uq operands (64-bit
-//! emulation, pointer arithmetic), byte and word types, source modifiers, `mad`, `mulh`, the
-//! bit counts, any register region, indirect operands. Each source is read as 64-bit lanes
-//! extended by its type, its modifier applied; the result is stored at the destination's
-//! width. Like the dword tier, every
-//! lane is read before any is written, the lane work is specialised on the kind and exec size,
-//! and writes reach the observer as the general path reports them.
+//! emulation, pointer arithmetic), byte and word types, source modifiers, `mad`, `mulh`,
+//! `add3`, `bfn`, the bit counts, any register region, indirect operands; and `addc`/`subb`
+//! with their two destinations. Each source is read as 64-bit lanes extended by its type,
+//! its modifier applied; the result is stored at the destination's width. Like the dword
+//! tier, every lane is read before any is written, the lane work is specialised on the kind
+//! and exec size, and writes reach the observer as the general path reports them.
 
 use super::ctx::Ctx;
 use super::fast::{self, FastKind, FastOp, FastSrc, D32};
