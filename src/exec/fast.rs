@@ -442,7 +442,11 @@ fn flags<T: Copy, const L: usize>(a: &[T; L], b: &[T; L], f: impl Fn(T, T) -> bo
 
 /// Compare flags of `a rel b`, the relation decided once.
 #[inline(always)]
-fn compare_lanes<T: Copy + PartialOrd, const L: usize>(a: &[T; L], b: &[T; L], rel: CondMod) -> u32 {
+pub(super) fn compare_lanes<T: Copy + PartialOrd, const L: usize>(
+    a: &[T; L],
+    b: &[T; L],
+    rel: CondMod,
+) -> u32 {
     match rel {
         CondMod::Eq => flags(a, b, |x, y| x == y),
         CondMod::Ne => flags(a, b, |x, y| x != y),
@@ -538,37 +542,87 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
     })
 }
 
-/// The kind a kernel's constant parameter `K` stands for (see [`kernel_for`]).
-const fn kind_of_const(k: u8) -> FastKind {
-    match k {
-        0 => FastKind::Mov,
-        1 => FastKind::Add,
-        2 => FastKind::Mul,
-        3 => FastKind::And,
-        4 => FastKind::Or,
-        5 => FastKind::Xor,
-        6 => FastKind::Shl,
-        7 => FastKind::Shr,
-        8 => FastKind::Asr,
-        9 => FastKind::Sel,
-        10 => FastKind::Cmp(CondMod::Eq),
-        11 => FastKind::Cmp(CondMod::Ne),
-        12 => FastKind::Cmp(CondMod::Lt),
-        13 => FastKind::Cmp(CondMod::Le),
-        14 => FastKind::Cmp(CondMod::Gt),
-        15 => FastKind::Cmp(CondMod::Ge),
-        16 => FastKind::Min,
-        17 => FastKind::Max,
-        19 => FastKind::Cbit,
-        20 => FastKind::Fbh,
-        21 => FastKind::Fbl,
-        22 => FastKind::Lzd,
-        23 => FastKind::Bfrev,
-        _ => FastKind::Mulh,
-    }
+/// Every kind in the order of its code: the constant parameter `K` of the specialised
+/// kernels of both in-place tiers (`Bfn`'s table is the op's, not the kind's).
+const KINDS: [FastKind; 27] = [
+    FastKind::Mov,
+    FastKind::Add,
+    FastKind::Mul,
+    FastKind::And,
+    FastKind::Or,
+    FastKind::Xor,
+    FastKind::Shl,
+    FastKind::Shr,
+    FastKind::Asr,
+    FastKind::Sel,
+    FastKind::Cmp(CondMod::Eq),
+    FastKind::Cmp(CondMod::Ne),
+    FastKind::Cmp(CondMod::Lt),
+    FastKind::Cmp(CondMod::Le),
+    FastKind::Cmp(CondMod::Gt),
+    FastKind::Cmp(CondMod::Ge),
+    FastKind::Min,
+    FastKind::Max,
+    FastKind::Mad,
+    FastKind::Mulh,
+    FastKind::Cbit,
+    FastKind::Fbh,
+    FastKind::Fbl,
+    FastKind::Lzd,
+    FastKind::Bfrev,
+    FastKind::Add3,
+    FastKind::Bfn(0),
+];
+
+/// The kind a kernel's constant parameter `K` stands for.
+pub(super) const fn kind_of_code(k: u8) -> FastKind {
+    KINDS[k as usize]
 }
 
-/// The kernel of kind `K` (see [`kind_of_const`]) for exec size `n`.
+/// The code of `kind` (its index in [`KINDS`]).
+pub(super) fn kind_code(kind: FastKind) -> u8 {
+    let kind = if let FastKind::Bfn(_) = kind { FastKind::Bfn(0) } else { kind };
+    KINDS.iter().position(|k| *k == kind).expect("every kind is listed") as u8
+}
+
+/// `$sized::<K>($n)` for the kind code `$code` (see [`KINDS`]): the specialised kernel of a
+/// kind, chosen once per instruction.
+macro_rules! kernel_of_code {
+    ($sized:ident, $code:expr, $n:expr) => {
+        match $code {
+            0 => $sized::<0>($n),
+            1 => $sized::<1>($n),
+            2 => $sized::<2>($n),
+            3 => $sized::<3>($n),
+            4 => $sized::<4>($n),
+            5 => $sized::<5>($n),
+            6 => $sized::<6>($n),
+            7 => $sized::<7>($n),
+            8 => $sized::<8>($n),
+            9 => $sized::<9>($n),
+            10 => $sized::<10>($n),
+            11 => $sized::<11>($n),
+            12 => $sized::<12>($n),
+            13 => $sized::<13>($n),
+            14 => $sized::<14>($n),
+            15 => $sized::<15>($n),
+            16 => $sized::<16>($n),
+            17 => $sized::<17>($n),
+            18 => $sized::<18>($n),
+            19 => $sized::<19>($n),
+            20 => $sized::<20>($n),
+            21 => $sized::<21>($n),
+            22 => $sized::<22>($n),
+            23 => $sized::<23>($n),
+            24 => $sized::<24>($n),
+            25 => $sized::<25>($n),
+            _ => $sized::<26>($n),
+        }
+    };
+}
+pub(super) use kernel_of_code;
+
+/// The kernel of kind `K` (see [`KINDS`]) for exec size `n`.
 fn kernel_sized<const K: u8>(n: u32) -> DwordKernel {
     match n {
         1 => dword_kernel::<1, K>,
@@ -582,33 +636,7 @@ fn kernel_sized<const K: u8>(n: u32) -> DwordKernel {
 
 /// The kernel of `kind` for exec size `n`.
 fn kernel_for(kind: FastKind, n: u32) -> DwordKernel {
-    match kind {
-        FastKind::Mov => kernel_sized::<0>(n),
-        FastKind::Add => kernel_sized::<1>(n),
-        FastKind::Mul => kernel_sized::<2>(n),
-        FastKind::And => kernel_sized::<3>(n),
-        FastKind::Or => kernel_sized::<4>(n),
-        FastKind::Xor => kernel_sized::<5>(n),
-        FastKind::Shl => kernel_sized::<6>(n),
-        FastKind::Shr => kernel_sized::<7>(n),
-        FastKind::Asr => kernel_sized::<8>(n),
-        FastKind::Sel => kernel_sized::<9>(n),
-        FastKind::Cmp(CondMod::Eq) => kernel_sized::<10>(n),
-        FastKind::Cmp(CondMod::Ne) => kernel_sized::<11>(n),
-        FastKind::Cmp(CondMod::Lt) => kernel_sized::<12>(n),
-        FastKind::Cmp(CondMod::Le) => kernel_sized::<13>(n),
-        FastKind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
-        FastKind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
-        FastKind::Min => kernel_sized::<16>(n),
-        FastKind::Max => kernel_sized::<17>(n),
-        // Mad has three sources: it never reaches the in-place tier.
-        FastKind::Mulh | FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => kernel_sized::<18>(n),
-        FastKind::Cbit => kernel_sized::<19>(n),
-        FastKind::Fbh => kernel_sized::<20>(n),
-        FastKind::Fbl => kernel_sized::<21>(n),
-        FastKind::Lzd => kernel_sized::<22>(n),
-        FastKind::Bfrev => kernel_sized::<23>(n),
-    }
+    kernel_of_code!(kernel_sized, kind_code(kind), n)
 }
 
 /// The lane work of dword op `op` of kind `K` and exec size `L` (a [`DwordKernel`]).
@@ -619,7 +647,7 @@ fn dword_kernel<const L: usize, const K: u8>(
     em_part: u32,
     pmask: u32,
 ) -> Result<Option<u32>, FaultKind> {
-    let kind = kind_of_const(K);
+    let kind = const { kind_of_code(K) };
     if op.need as usize > grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }

@@ -272,69 +272,13 @@ fn zip<const L: usize>(a: &[u64; L], b: &[u64; L], f: impl Fn(u64, u64) -> u64) 
     out
 }
 
-/// Bit i set where `f(a[i], b[i])`.
-#[inline(always)]
-fn flags<T: Copy, const L: usize>(a: &[T; L], b: &[T; L], f: impl Fn(T, T) -> bool) -> u32 {
-    let mut flags = 0u32;
-    for i in 0..L {
-        flags |= (f(a[i], b[i]) as u32) << i;
-    }
-    flags
-}
-
-#[inline(always)]
-fn compare<T: Copy + PartialOrd, const L: usize>(a: &[T; L], b: &[T; L], rel: CondMod) -> u32 {
-    match rel {
-        CondMod::Eq => flags(a, b, |x, y| x == y),
-        CondMod::Ne => flags(a, b, |x, y| x != y),
-        CondMod::Lt => flags(a, b, |x, y| x < y),
-        CondMod::Le => flags(a, b, |x, y| x <= y),
-        CondMod::Gt => flags(a, b, |x, y| x > y),
-        CondMod::Ge => flags(a, b, |x, y| x >= y),
-    }
-}
-
 /// Compare flags of `a rel b` in the op's order (u64 or i64).
 #[inline(always)]
 fn ordered<const L: usize>(op: &QwordOp, a: &[u64; L], b: &[u64; L], rel: CondMod) -> u32 {
     if op.unsigned {
-        compare(a, b, rel)
+        fast::compare_lanes(a, b, rel)
     } else {
-        compare(&a.map(|v| v as i64), &b.map(|v| v as i64), rel)
-    }
-}
-
-/// The kind a kernel's constant parameter `K` stands for (see [`kernel_for`]).
-const fn kind_of_const(k: u8) -> FastKind {
-    match k {
-        0 => FastKind::Mov,
-        1 => FastKind::Add,
-        2 => FastKind::Mul,
-        3 => FastKind::And,
-        4 => FastKind::Or,
-        5 => FastKind::Xor,
-        6 => FastKind::Shl,
-        7 => FastKind::Shr,
-        8 => FastKind::Asr,
-        9 => FastKind::Sel,
-        10 => FastKind::Cmp(CondMod::Eq),
-        11 => FastKind::Cmp(CondMod::Ne),
-        12 => FastKind::Cmp(CondMod::Lt),
-        13 => FastKind::Cmp(CondMod::Le),
-        14 => FastKind::Cmp(CondMod::Gt),
-        15 => FastKind::Cmp(CondMod::Ge),
-        16 => FastKind::Min,
-        17 => FastKind::Max,
-        18 => FastKind::Mad,
-        19 => FastKind::Mulh,
-        20 => FastKind::Cbit,
-        21 => FastKind::Fbh,
-        22 => FastKind::Fbl,
-        23 => FastKind::Lzd,
-        24 => FastKind::Bfrev,
-        25 => FastKind::Add3,
-        // The table is the op's (`QwordOp::table`).
-        _ => FastKind::Bfn(0),
+        fast::compare_lanes(&a.map(|v| v as i64), &b.map(|v| v as i64), rel)
     }
 }
 
@@ -349,37 +293,9 @@ fn kernel_sized<const K: u8>(n: u32) -> QwordKernel {
     }
 }
 
-/// The kernel of `kind` (one [`compile_qword`] takes) for exec size `n`.
+/// The kernel of `kind` for exec size `n`.
 fn kernel_for(kind: FastKind, n: u32) -> QwordKernel {
-    match kind {
-        FastKind::Mov => kernel_sized::<0>(n),
-        FastKind::Add => kernel_sized::<1>(n),
-        FastKind::Mul => kernel_sized::<2>(n),
-        FastKind::And => kernel_sized::<3>(n),
-        FastKind::Or => kernel_sized::<4>(n),
-        FastKind::Xor => kernel_sized::<5>(n),
-        FastKind::Shl => kernel_sized::<6>(n),
-        FastKind::Shr => kernel_sized::<7>(n),
-        FastKind::Asr => kernel_sized::<8>(n),
-        FastKind::Sel => kernel_sized::<9>(n),
-        FastKind::Cmp(CondMod::Eq) => kernel_sized::<10>(n),
-        FastKind::Cmp(CondMod::Ne) => kernel_sized::<11>(n),
-        FastKind::Cmp(CondMod::Lt) => kernel_sized::<12>(n),
-        FastKind::Cmp(CondMod::Le) => kernel_sized::<13>(n),
-        FastKind::Cmp(CondMod::Gt) => kernel_sized::<14>(n),
-        FastKind::Cmp(CondMod::Ge) => kernel_sized::<15>(n),
-        FastKind::Min => kernel_sized::<16>(n),
-        FastKind::Max => kernel_sized::<17>(n),
-        FastKind::Mad => kernel_sized::<18>(n),
-        FastKind::Mulh => kernel_sized::<19>(n),
-        FastKind::Cbit => kernel_sized::<20>(n),
-        FastKind::Fbh => kernel_sized::<21>(n),
-        FastKind::Fbl => kernel_sized::<22>(n),
-        FastKind::Lzd => kernel_sized::<23>(n),
-        FastKind::Bfrev => kernel_sized::<24>(n),
-        FastKind::Add3 => kernel_sized::<25>(n),
-        FastKind::Bfn(_) => kernel_sized::<26>(n),
-    }
+    fast::kernel_of_code!(kernel_sized, fast::kind_code(kind), n)
 }
 
 /// The lane work of qword op `op` of kind `K` and exec size `L` (a [`QwordKernel`]).
@@ -392,7 +308,7 @@ fn qword_kernel<const L: usize, const K: u8>(
     pmask: u32,
     out: Option<&mut [u64; 32]>,
 ) -> Result<Option<u32>, FaultKind> {
-    let kind = kind_of_const(K);
+    let kind = const { fast::kind_of_code(K) };
     if op.need as usize > grf.len() {
         return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
     }
