@@ -1,8 +1,8 @@
 //! The in-place tier on 64-bit lanes: every integer fast form (`fast.rs` decides which
 //! instructions have one) that the dword tier does not take: q/uq operands (64-bit
 //! emulation, pointer arithmetic), byte and word types, source modifiers, `mad`, `mulh`,
-//! `add3`, `bfn`, the bit counts, any register region, indirect operands; and `addc`/`subb`
-//! with their two destinations. Each source is read as 64-bit lanes extended by its type,
+//! `add3`, `bfn`, the bit counts, any register region, indirect operands; `addc`/`subb`
+//! with their two destinations, and `addr_add`. Each source is read as 64-bit lanes extended by its type,
 //! its modifier applied; the result is stored at the destination's width. Like the dword
 //! tier, every lane is read before any is written, the lane work is specialised on the kind
 //! and exec size, and writes reach the observer as the general path reports them.
@@ -640,4 +640,111 @@ impl<O: Observer> Ctx<'_, O> {
         }
         Ok(())
     }
+}
+
+/// `addr_add` in place: address register elements (or a variable's address) plus integer
+/// offsets, into address register elements, as the general path computes them (the offset
+/// extended by its type, the sum kept to 32 bits).
+#[derive(Clone, Debug)]
+pub struct AddrAddOp {
+    base: AddrBase,
+    offset: S64,
+    /// The destination's first slot and element, and its variable's element count.
+    dst: (u32, u32, u32),
+    need: u32,
+    pub exec: ExecMask,
+    pub guard: Option<Predicate>,
+}
+
+/// The address `addr_add` adds to.
+#[derive(Copy, Clone, Debug)]
+enum AddrBase {
+    /// `&V[off]`: the same GRF address for every lane.
+    Const(u32),
+    /// Address register elements from `elem`, `width` of them repeated: the variable's first
+    /// slot, `elem`, `width` and its element count.
+    Reg { slot: u32, elem: u32, width: u32, num_elts: u32 },
+}
+
+/// The in-place form of `addr_add`, where the offset is a direct or immediate integer.
+pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Option<AddrAddOp> {
+    let n = inst.exec.size;
+    if inst.op != crate::isa::Opcode::AddrAdd
+        || inst.static_fault.is_some()
+        || !matches!(n, 1 | 2 | 4 | 8 | 16 | 32)
+    {
+        return None;
+    }
+    let [Operand::Addr(d), src0, src1] = inst.operands.as_slice() else { return None };
+    let base = match src0 {
+        Operand::AddrOf(a) => AddrBase::Const(a.address),
+        Operand::Addr(a) => {
+            let var = program.addr(a.addr);
+            AddrBase::Reg { slot: var.slot, elem: a.elem, width: a.width.max(1), num_elts: var.num_elts }
+        }
+        _ => return None,
+    };
+    let offset = match fast::fast_src(src1)? {
+        FastSrc::Indirect(_) => return None,
+        s => s64(&s, n)?,
+    };
+    let var = program.addr(d.addr);
+    Some(AddrAddOp {
+        base,
+        need: span(&offset, n),
+        offset,
+        dst: (var.slot, d.elem, var.num_elts),
+        exec: inst.exec,
+        guard: inst.pred,
+    })
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Runs an in-place `addr_add` under the channel enables `chen`.
+    pub fn run_addr_add(&mut self, op: &AddrAddOp, chen: u32) -> Result<(), FaultKind> {
+        let n = op.exec.size;
+        if op.need as usize > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds { operand: 2, offset: 0, len: op.need });
+        }
+        let mut sum = [0u64; 32];
+        match op.base {
+            AddrBase::Const(address) => sum[..n as usize].fill(address as u64),
+            AddrBase::Reg { slot, elem, width, num_elts } => {
+                for (lane, s) in sum.iter_mut().enumerate().take(n as usize) {
+                    let e = elem + lane as u32 % width;
+                    let fault = FaultKind::AddressOutOfBounds { operand: 1, element: e };
+                    *s = self.addr_slot(slot + e).filter(|_| e < num_elts).ok_or(fault)? as u64;
+                }
+            }
+        }
+        let grf = &self.thread.grf;
+        let offsets: [u64; 32] = match n {
+            1 => widen(lanes::<1>(grf, &op.offset)),
+            2 => widen(lanes::<2>(grf, &op.offset)),
+            4 => widen(lanes::<4>(grf, &op.offset)),
+            8 => widen(lanes::<8>(grf, &op.offset)),
+            16 => widen(lanes::<16>(grf, &op.offset)),
+            _ => lanes::<32>(grf, &op.offset),
+        };
+        let (slot, elem, num_elts) = op.dst;
+        let mut rest = chen & super::control::size_mask(n);
+        while rest != 0 {
+            let lane = rest.trailing_zeros();
+            rest &= rest - 1;
+            let e = elem + lane;
+            if e >= num_elts {
+                return Err(FaultKind::AddressOutOfBounds { operand: 0, element: e });
+            }
+            let value = sum[lane as usize].wrapping_add(offsets[lane as usize]) & 0xffff_ffff;
+            self.write_addr(slot + e, value as u32)?;
+        }
+        Ok(())
+    }
+}
+
+/// `L` lanes in an array of 32.
+fn widen<const L: usize>(lanes: [u64; L]) -> [u64; 32] {
+    let mut out = [0u64; 32];
+    out[..L].copy_from_slice(&lanes);
+    out
 }

@@ -122,7 +122,7 @@ pub(super) fn enables(exec: ExecMask, pred: Option<Predicate>, em: u32, preds: &
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        let plans = program.insts.iter().map(Plan::new).collect();
+        let plans = program.insts.iter().map(|inst| Plan::new(inst, &program)).collect();
         Interpreter { program, tables, plans, use_fast_paths: true }
     }
 
@@ -131,7 +131,7 @@ impl Interpreter {
     pub fn tier(&self, idx: usize) -> Tier {
         match self.plans.get(idx) {
             Some(Plan::Dword(_)) => Tier::Dword,
-            Some(Plan::Qword(_) | Plan::Carry(_)) => Tier::Qword,
+            Some(Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_)) => Tier::Qword,
             Some(Plan::SetPred(..) | Plan::PredLogic(..)) => Tier::Pred,
             Some(Plan::Float(_)) => Tier::Float,
             _ => Tier::General,
@@ -278,6 +278,11 @@ impl Interpreter {
                 Plan::Carry(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
                     in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_carry(op, chen))?
                 }
+                Plan::AddrAdd(op)
+                    if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
+                {
+                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_addr_add(op, chen))?
+                }
                 // The other fast forms the same way (the f32 one may hand its instruction to
                 // the general path, which then runs it as any step).
                 Plan::Float(_) | Plan::SetPred(..) | Plan::PredLogic(..)
@@ -338,6 +343,7 @@ impl Interpreter {
             Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
             Plan::Qword(q) if self.use_fast_paths => ctx.run_qword(q, chen, em_part, pmask)?,
             Plan::Carry(c) if self.use_fast_paths => ctx.run_carry(c, chen)?,
+            Plan::AddrAdd(a) if self.use_fast_paths => ctx.run_addr_add(a, chen)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
             Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
             Plan::PredLogic(op, d, a, b) if self.use_fast_paths => {
@@ -351,7 +357,7 @@ impl Interpreter {
             | Plan::SetPred(..)
             | Plan::PredLogic(..)
             | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
-            Plan::Address => self.addr_add(ctx, inst, chen)?,
+            Plan::Address | Plan::AddrAdd(_) => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
                 let pred_true = pmask & 1 != 0;
                 return control::execute(ctx, inst, pc, chen << off, pred_true).map(|()| chen);
@@ -526,6 +532,8 @@ enum Plan {
     Qword(super::qword::QwordOp),
     /// `addc`/`subb` in place (`qword.rs`).
     Carry(Box<super::qword::CarryOp>),
+    /// `addr_add` in place (`qword.rs`).
+    AddrAdd(Box<super::qword::AddrAddOp>),
     /// f32 form (`fast_float.rs`).
     Float(Box<super::fast_float::FloatOp>),
     /// `setp` from an immediate: the predicate bits it sets under their mask (at the
@@ -551,7 +559,7 @@ enum Plan {
 }
 
 impl Plan {
-    fn new(inst: &Inst) -> Plan {
+    fn new(inst: &Inst, program: &Program) -> Plan {
         if inst.static_fault.is_some() {
             return Plan::StaticFault;
         }
@@ -578,7 +586,8 @@ impl Plan {
                 super::qword::compile_carry(inst).map_or(Plan::Alu, |c| Plan::Carry(Box::new(c)))
             }
             Family::Alu => Self::alu_plan(inst),
-            Family::Address => Plan::Address,
+            Family::Address => super::qword::compile_addr_add(inst, program)
+                .map_or(Plan::Address, |a| Plan::AddrAdd(Box::new(a))),
             Family::Control => Plan::Control,
             Family::Memory => Plan::Memory,
             Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,

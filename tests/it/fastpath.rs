@@ -108,10 +108,18 @@ impl Observer for Writes {
         }
     }
     fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {}
-    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    /// Address register writes go in as bytes far past any GRF offset (slot `s` at
+    /// `ADDR_BYTES + 4s`).
+    fn addr(&mut self, _: ThreadId, slot: u32, old: u32, new: u32) {
+        let bytes = old.to_le_bytes().into_iter().zip(new.to_le_bytes());
+        self.0.extend(bytes.enumerate().map(|(i, (o, n))| (ADDR_BYTES + 4 * slot + i as u32, o, n)));
+    }
     fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
     fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
 }
+
+/// Where [`Writes`] puts address register bytes.
+const ADDR_BYTES: u32 = 1 << 24;
 
 /// The first byte the two paths report differently.
 fn written_differ(fast: &[(u32, u8, u8)], general: &[(u32, u8, u8)]) -> String {
@@ -550,4 +558,46 @@ fn mulh_of_64_bit_sources_faults() {
             assert!(fault.contains("mulh multiplies 32-bit integers"), "{ta} {tb}: {fault}");
         }
     }
+}
+
+/// `addr_add` from a variable's address or from address register elements (any width),
+/// plus an immediate or a register offset of any integer type and region, into address
+/// register elements past the end of their variable now and then, under dispatch masks: the
+/// in-place form and the general path write the same address registers (compared through
+/// the writes reported) and fault alike.
+#[test]
+fn generated_addr_adds_agree_on_fast_and_general_paths() {
+    let mut s = 0xadd_u64;
+    let (mut compiled, mut faults) = (0, 0);
+    for _ in 0..1500u32 {
+        let ty = TYPES[(lcg(&mut s) % TYPES.len() as u64) as usize];
+        let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
+        let src0 = match lcg(&mut s) % 3 {
+            0 => format!("&A[{}]", 8 * (lcg(&mut s) % 4)),
+            1 => format!("A0({})<1>", lcg(&mut s) % 4),
+            _ => format!("A0({})<{}>", lcg(&mut s) % 8, [1, 2, 4][(lcg(&mut s) % 3) as usize]),
+        };
+        let offset = match lcg(&mut s) % 3 {
+            0 => immediate(&mut s, ty),
+            _ => register(&mut s, "B", ""),
+        };
+        let body = format!(
+            "    addr_add (M1_NM, 16) A0(0)<1> &A O(0,0)<1;1,0>\n    addr_add (M1, {size}) A1({})<1> {src0} {offset}",
+            [0, 0, 2, 10][(lcg(&mut s) % 4) as usize]
+        );
+        let decls = format!(
+            ".decl A v_type=G type=d num_elts=128 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type=d num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl A1 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
+        let seed = lcg(&mut s);
+        // Dispatch masks with disabled lanes now and then (addr_add takes no predicate).
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let (fast, tier) = run_filled(&text, seed, dispatch, true, Fill::Integers, 1);
+        let (general, _) = run_filled(&text, seed, dispatch, false, Fill::Integers, 1);
+        assert_eq!(fast, general, "the in-place ({tier:?}) and general paths differ on\n{body}\n(B: {ty})");
+        compiled += usize::from(tier == vdb::exec::Tier::Qword);
+        faults += usize::from(fast.is_err());
+    }
+    assert!(compiled > 1200, "only {compiled} cases took the in-place form");
+    assert!(faults > 50 && faults < 700, "{faults} cases faulted");
 }
