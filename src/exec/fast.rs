@@ -27,6 +27,9 @@ pub enum FastSrc {
     /// Through an address register: each lane's address checked as the general path checks
     /// it (`Ctx::indirect_address`).
     Indirect(Box<IndirectOperand>),
+    /// A `:v` or `:uv` immediate: each lane's value (eight 4-bit elements, repeated),
+    /// extended by the type it expands to (w or uw).
+    Vector(Box<[i64; 32]>, DataType),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -115,13 +118,17 @@ pub(super) fn fast_src(op: &Operand) -> Option<FastSrc> {
             Some(FastSrc::Reg { base: *base, region: *region, ty: *ty, modifier: *modifier })
         }
         Operand::Indirect(ind) if int_ty(ind.ty) => Some(FastSrc::Indirect(Box::new(ind.clone()))),
+        Operand::Imm(imm) if matches!(imm.ty, DataType::V | DataType::Uv) => {
+            let (ty, lanes) = super::alu::expand_vector_imm(imm.ty, imm.bits);
+            Some(FastSrc::Vector(Box::new(lanes.map(|bits| sign_extend(ty, bits))), ty))
+        }
         _ => None,
     }
 }
 
 fn src_ty(s: &FastSrc) -> DataType {
     match s {
-        FastSrc::Imm(_, ty) | FastSrc::Reg { ty, .. } => *ty,
+        FastSrc::Imm(_, ty) | FastSrc::Reg { ty, .. } | FastSrc::Vector(_, ty) => *ty,
         FastSrc::Indirect(ind) => ind.ty,
     }
 }
@@ -199,7 +206,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
 
 fn has_modifier(s: &FastSrc) -> bool {
     match s {
-        FastSrc::Imm(..) => false,
+        FastSrc::Imm(..) | FastSrc::Vector(..) => false,
         FastSrc::Reg { modifier, .. } => *modifier != SrcMod::None,
         FastSrc::Indirect(ind) => ind.modifier != SrcMod::None,
     }

@@ -30,6 +30,8 @@ pub enum S64 {
     /// Through an address register: each lane's offset is found when the instruction runs
     /// (checked as the general path checks it), then read as `Gather` reads.
     Indirect(Box<IndirectOperand>),
+    /// Each lane's value, the same every time (a `:v` or `:uv` immediate).
+    Lanes(Box<[u64; 32]>),
 }
 
 /// Each source's lane offsets, for the indirect ones.
@@ -118,6 +120,7 @@ fn s64(src: &FastSrc, n: u32) -> Option<S64> {
             }
         }
         FastSrc::Indirect(ind) => Some(S64::Indirect(ind.clone())),
+        FastSrc::Vector(lanes, _) => Some(S64::Lanes(Box::new(lanes.map(|v| v as u64)))),
     }
 }
 
@@ -134,7 +137,7 @@ fn modifier(src: &FastSrc) -> (SrcMod, bool) {
     match src {
         FastSrc::Reg { ty, modifier, .. } => (*modifier, ty.is_signed_int()),
         FastSrc::Indirect(ind) => (ind.modifier, ind.ty.is_signed_int()),
-        FastSrc::Imm(..) => (SrcMod::None, false),
+        FastSrc::Imm(..) | FastSrc::Vector(..) => (SrcMod::None, false),
     }
 }
 
@@ -193,7 +196,7 @@ fn span(s: &S64, n: u32) -> u32 {
         S64::Packed(off) => off + 8 * n,
         S64::Dword(d) => fast::span(*d, n),
         S64::Gather(offsets, ty) => offsets[..n as usize].iter().max().map_or(0, |o| o + ty.size()),
-        S64::Indirect(_) => 0,
+        S64::Indirect(_) | S64::Lanes(_) => 0,
     }
 }
 
@@ -248,6 +251,11 @@ fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
         S64::Gather(offsets, ty) => gathered::<L>(grf, offsets, *ty),
         // Read through `offsets` (see `source`).
         S64::Indirect(_) => [0; L],
+        S64::Lanes(values) => {
+            let mut out = [0u64; L];
+            out.copy_from_slice(&values[..L]);
+            out
+        }
     }
 }
 
