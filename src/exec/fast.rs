@@ -1,6 +1,6 @@
 //! The integer fast forms: which integer instructions have one (`compile`, decided once per
-//! instruction when the interpreter is built: add, mul, mad, mulh, logic, shifts, mov, cmp,
-//! sel, min/max and the bit counts on b/w/d/q types without saturation), and the in-place
+//! instruction when the interpreter is built: add, add3, mul, mad, mulh, logic, bfn, shifts,
+//! mov, cmp, sel, min/max and the bit counts on b/w/d/q types without saturation), and the in-place
 //! dword tier that runs the packed-dword ones. `qword.rs` runs the others on 64-bit lanes.
 //! Each gives exactly what `alu::eval` gives (generated tests compare them bit for bit).
 

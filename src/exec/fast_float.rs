@@ -573,9 +573,8 @@ impl<O: Observer> Ctx<'_, O> {
         let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
         let b = if arity(op.kind) > 1 { packed_lanes::<L>(grf, &op.srcs[1], keep) } else { [0.0; L] };
         let enabled = chen & super::control::size_mask(L as u32);
-        // Each arm computes its lanes and stores them itself: lanes computed in several arms
-        // and stored after them went through the stack, and the store stalled on reading
-        // them back (a quarter of fp_transcend's time).
+        // Each arm computes its lanes and stores them itself, rather than all arms meeting
+        // after the match with their lanes passed through the stack.
         macro_rules! lanes {
             (|$i:ident| $e:expr) => {
                 lanes!(enabled, |$i| $e)
