@@ -144,7 +144,9 @@ fn kind_of(inst: &Inst, dst: Option<DataType>, srcs: &[DataType]) -> Option<Floa
                 (DataType::F, to) if small_int(to) || matches!(to, DataType::Q | DataType::Uq) => {
                     Some(K::ToInt(to))
                 }
-                (from, DataType::F) if small_int(from) => Some(K::FromInt(from)),
+                (from, DataType::F) if small_int(from) || matches!(from, DataType::Q | DataType::Uq) => {
+                    Some(K::FromInt(from))
+                }
                 _ => None,
             };
         }
@@ -208,7 +210,8 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
                 *slot = FSrc::Imm(imm.bits as u32);
                 imm.ty
             }
-            Operand::Direct(d) if !d.is_null && d.ty.size() <= 4 => {
+            // Eight-byte registers only as the source of a conversion to f32 (checked below).
+            Operand::Direct(d) if !d.is_null && d.ty.size() <= 8 => {
                 let size = d.ty.size();
                 let mut at = [0u32; 32];
                 for (lane, a) in at.iter_mut().enumerate().take(n as usize) {
@@ -229,7 +232,9 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
         types.push(ty);
     }
     let kind = kind_of(inst, dst_ty, &types)?;
-    if src_ops.len() != arity(kind) {
+    if src_ops.len() != arity(kind)
+        || types.iter().any(|t| t.size() == 8) && !matches!(kind, FloatKind::FromInt(_))
+    {
         return None;
     }
     // Integer sources take no `(~)`; f32 ones no `(~)` either (the general ALU decides).
@@ -262,6 +267,19 @@ fn element(grf: &[u8], at: usize, size: u32) -> u32 {
             u32::from_le_bytes(w)
         }
     }
+}
+
+/// Lane `lane` of an eight-byte register source (the caller checked the bounds).
+fn wide_element(grf: &[u8], s: &FSrc, lane: usize) -> u64 {
+    let at = match s {
+        FSrc::Imm(_) => return 0,
+        FSrc::Scalar(at, _) => *at as usize,
+        FSrc::Packed(at, _) => *at as usize + 8 * lane,
+        FSrc::Gather(at, _) => at[lane] as usize,
+    };
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&grf[at..at + 8]);
+    u64::from_le_bytes(b)
 }
 
 /// Lanes `0..n` of a source as raw 32-bit elements (narrower types zero-extended).
@@ -434,8 +452,13 @@ impl<O: Observer> Ctx<'_, O> {
         use FloatKind as K;
         match op.kind {
             K::FromInt(ty) => {
-                for (o, &x) in r.iter_mut().zip(&raw[0]).take(n) {
-                    let v = super::fast::sign_extend(ty, x as u64);
+                for (l, o) in r.iter_mut().enumerate().take(n) {
+                    // Exact in i128 (a negated q minimum, a uq above 2^63), rounded once.
+                    let v = match ty {
+                        DataType::Q => wide_element(grf, &op.srcs[0], l) as i64 as i128,
+                        DataType::Uq => wide_element(grf, &op.srcs[0], l) as i128,
+                        _ => super::fast::sign_extend(ty, raw[0][l] as u64) as i128,
+                    };
                     let v = match mods[0] {
                         SrcMod::Neg => -v,
                         SrcMod::Abs => v.abs(),

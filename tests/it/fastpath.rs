@@ -604,3 +604,21 @@ fn generated_addr_adds_agree_on_fast_and_general_paths() {
     assert!(compiled > 1200, "only {compiled} cases took the in-place form");
     assert!(faults > 50 && faults < 700, "{faults} cases faulted");
 }
+
+/// A 64-bit integer converts to f32 with one rounding: values just above a tie of f32 that
+/// an f64 step would round onto the tie (and then to even) round up. 2^60 + 2^36 + 1 is
+/// 2^60 + 2^37 in f32, not 2^60; its negation and the uq form likewise.
+#[test]
+fn q_to_f32_rounds_once() {
+    let decls = ".decl A v_type=G type=q num_elts=16 align=hword\n.decl B v_type=G type=uq num_elts=16 align=hword\n.decl R v_type=G type=f num_elts=16 align=hword\n.decl P0 v_type=P num_elts=16\n.decl P1 v_type=P num_elts=16";
+    let v: i64 = (1 << 60) + (1 << 36) + 1;
+    let body = format!(
+        "    mov (M1_NM, 1) A(0,0)<1> {v:#x}:q\n    mov (M1_NM, 1) B(0,0)<1> {v:#x}:uq\n    mov (M1, 1) R(0,0)<1> A(0,0)<0;1,0>\n    mov (M1, 1) R(0,1)<1> (-)A(0,0)<0;1,0>\n    mov (M1, 1) R(0,2)<1> B(0,0)<0;1,0>"
+    );
+    let up = ((60 + 127) << 23 | 1) as u32;
+    for fast in [true, false] {
+        let (r, _) = run(decls, &body, 1, fast);
+        let word = |i: usize| u32::from_le_bytes(r[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        assert_eq!([word(0), word(1), word(2)], [up, up | 1 << 31, up], "fast paths {fast}");
+    }
+}
