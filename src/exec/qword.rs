@@ -221,9 +221,44 @@ fn source<const L: usize>(grf: &[u8], op: &QwordOp, i: usize, offsets: Option<&O
         (S64::Indirect(ind), Some(offsets)) => gathered::<L>(grf, &offsets[i], ind.ty),
         (s, _) => lanes::<L>(grf, s),
     };
-    match op.mods[i] {
-        (SrcMod::None, _) => v,
-        (m, signed) => v.map(|x| apply(m, signed, x)),
+    modified(v, op.mods[i])
+}
+
+/// Lanes under a source's modifier and signedness.
+#[inline(always)]
+fn modified<const L: usize>(v: [u64; L], (m, signed): (SrcMod, bool)) -> [u64; L] {
+    match m {
+        SrcMod::None => v,
+        m => v.map(|x| apply(m, signed, x)),
+    }
+}
+
+/// Lanes `0..n` of a direct or immediate source, in an array of 32 (`lanes` at the exec
+/// size, for the forms whose lane work is not specialised on it).
+fn lanes_n(grf: &[u8], s: &S64, n: u32) -> [u64; 32] {
+    fn widen<const L: usize>(lanes: [u64; L]) -> [u64; 32] {
+        let mut out = [0u64; 32];
+        out[..L].copy_from_slice(&lanes);
+        out
+    }
+    match n {
+        1 => widen(lanes::<1>(grf, s)),
+        2 => widen(lanes::<2>(grf, s)),
+        4 => widen(lanes::<4>(grf, s)),
+        8 => widen(lanes::<8>(grf, s)),
+        16 => widen(lanes::<16>(grf, s)),
+        _ => lanes::<32>(grf, s),
+    }
+}
+
+/// Stores the low `size` bytes of each value of `enabled` lanes into `bytes`, lane i at
+/// `i · size · stride`.
+fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, size: u32, stride: u32) {
+    let (size, step) = (size as usize, (size * stride) as usize);
+    for (lane, v) in values.iter().enumerate() {
+        if enabled >> lane & 1 != 0 {
+            bytes[lane * step..lane * step + size].copy_from_slice(&v.to_le_bytes()[..size]);
+        }
     }
 }
 
@@ -339,27 +374,16 @@ fn qword_kernel<const L: usize, const K: u8>(
         FastKind::Mov => a,
         FastKind::Add => zip(&a, &b, u64::wrapping_add),
         FastKind::Mul => zip(&a, &b, u64::wrapping_mul),
-        FastKind::Mad => {
+        FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => {
             let c = source::<L>(grf, op, 2, offsets);
             let mut out = [0u64; L];
             for i in 0..L {
-                out[i] = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
-            }
-            out
-        }
-        FastKind::Add3 => {
-            let c = source::<L>(grf, op, 2, offsets);
-            let mut out = [0u64; L];
-            for i in 0..L {
-                out[i] = a[i].wrapping_add(b[i]).wrapping_add(c[i]);
-            }
-            out
-        }
-        FastKind::Bfn(_) => {
-            let c = source::<L>(grf, op, 2, offsets);
-            let mut out = [0u64; L];
-            for i in 0..L {
-                out[i] = bfn(op.table, a[i], b[i], c[i]);
+                // `kind` is a constant here: the match folds away.
+                out[i] = match kind {
+                    FastKind::Mad => a[i].wrapping_mul(b[i]).wrapping_add(c[i]),
+                    FastKind::Add3 => a[i].wrapping_add(b[i]).wrapping_add(c[i]),
+                    _ => bfn(op.table, a[i], b[i], c[i]),
+                };
             }
             out
         }
@@ -411,14 +435,7 @@ fn qword_kernel<const L: usize, const K: u8>(
     match (dst.size, dst.stride) {
         (8, 1) => store_qwords(bytes, &values, enabled),
         (4, 1) => fast::store_lanes(bytes, &values.map(|v| v as u32), enabled),
-        (size, stride) => {
-            let (size, step) = (size as usize, (size * stride) as usize);
-            for (lane, v) in values.iter().enumerate() {
-                if enabled >> lane & 1 != 0 {
-                    bytes[lane * step..lane * step + size].copy_from_slice(&v.to_le_bytes()[..size]);
-                }
-            }
-        }
+        (size, stride) => store_elements(bytes, &values, enabled, size, stride),
     }
     Ok(None)
 }
@@ -585,29 +602,6 @@ pub fn compile_carry(inst: &Inst) -> Option<CarryOp> {
     })
 }
 
-/// The result and the carry (or borrow) of lanes `L`.
-fn carry_lanes<const L: usize>(grf: &[u8], op: &CarryOp) -> ([u64; 32], [u64; 32]) {
-    let read = |i: usize| {
-        let v = lanes::<L>(grf, &op.srcs[i]);
-        match op.mods[i] {
-            (SrcMod::None, _) => v,
-            (m, signed) => v.map(|x| apply(m, signed, x)),
-        }
-    };
-    let (a, b) = (read(0), read(1));
-    let (mut lo, mut hi) = ([0u64; 32], [0u64; 32]);
-    for i in 0..L {
-        let (x, y) = ((a[i] & op.width_mask) as u128, (b[i] & op.width_mask) as u128);
-        let (l, h) = if op.sub {
-            (x.wrapping_sub(y) as u64, (x < y) as u64)
-        } else {
-            ((x + y) as u64, ((x + y) >> op.width) as u64)
-        };
-        (lo[i], hi[i]) = (l & op.width_mask, h & op.width_mask);
-    }
-    (lo, hi)
-}
-
 impl<O: Observer> Ctx<'_, O> {
     /// Runs an in-place `addc`/`subb`: the result, then the carry, each stored and reported
     /// as the general path stores and reports it.
@@ -617,14 +611,18 @@ impl<O: Observer> Ctx<'_, O> {
             return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
         }
         let grf = &self.thread.grf;
-        let (lo, hi) = match n {
-            1 => carry_lanes::<1>(grf, op),
-            2 => carry_lanes::<2>(grf, op),
-            4 => carry_lanes::<4>(grf, op),
-            8 => carry_lanes::<8>(grf, op),
-            16 => carry_lanes::<16>(grf, op),
-            _ => carry_lanes::<32>(grf, op),
-        };
+        let [a, b] = [0, 1].map(|i| modified(lanes_n(grf, &op.srcs[i], n), op.mods[i]));
+        let (mut lo, mut hi) = ([0u64; 32], [0u64; 32]);
+        for i in 0..n as usize {
+            // At the destination's width, exactly.
+            let (x, y) = ((a[i] & op.width_mask) as u128, (b[i] & op.width_mask) as u128);
+            let (l, h) = if op.sub {
+                (x.wrapping_sub(y) as u64, (x < y) as u64)
+            } else {
+                ((x + y) as u64, ((x + y) >> op.width) as u64)
+            };
+            (lo[i], hi[i]) = (l & op.width_mask, h & op.width_mask);
+        }
         let enabled = chen & super::control::size_mask(n);
         if enabled == 0 {
             return Ok(());
@@ -635,13 +633,13 @@ impl<O: Observer> Ctx<'_, O> {
                 self.scratch.clear();
                 self.scratch.extend_from_slice(&self.thread.grf[at..end]);
             }
-            let (size, step) = (dst.size as usize, (dst.size * dst.stride) as usize);
-            let bytes = &mut self.thread.grf[at..end];
-            for (lane, v) in values.iter().enumerate().take(n as usize) {
-                if enabled >> lane & 1 != 0 {
-                    bytes[lane * step..lane * step + size].copy_from_slice(&v.to_le_bytes()[..size]);
-                }
-            }
+            store_elements(
+                &mut self.thread.grf[at..end],
+                &values[..n as usize],
+                enabled,
+                dst.size,
+                dst.stride,
+            );
             if O::ACTIVE {
                 self.report_lane_runs(dst.base, Region::dst(dst.stride as u8), dst.size, n, enabled);
             }
@@ -725,15 +723,7 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             }
         }
-        let grf = &self.thread.grf;
-        let offsets: [u64; 32] = match n {
-            1 => widen(lanes::<1>(grf, &op.offset)),
-            2 => widen(lanes::<2>(grf, &op.offset)),
-            4 => widen(lanes::<4>(grf, &op.offset)),
-            8 => widen(lanes::<8>(grf, &op.offset)),
-            16 => widen(lanes::<16>(grf, &op.offset)),
-            _ => lanes::<32>(grf, &op.offset),
-        };
+        let offsets = lanes_n(&self.thread.grf, &op.offset, n);
         let (slot, elem, num_elts) = op.dst;
         let mut rest = chen & super::control::size_mask(n);
         while rest != 0 {
@@ -748,11 +738,4 @@ impl<O: Observer> Ctx<'_, O> {
         }
         Ok(())
     }
-}
-
-/// `L` lanes in an array of 32.
-fn widen<const L: usize>(lanes: [u64; L]) -> [u64; 32] {
-    let mut out = [0u64; 32];
-    out[..L].copy_from_slice(&lanes);
-    out
 }
