@@ -399,11 +399,9 @@ pub(super) fn build(
     let extra = if nbar { crate::exec::NBAR_BYTES } else { 0 };
     let shared_slm = Shared::new(Slm::new(slm_total as usize + extra));
     let n_groups = groups.iter().product::<u32>();
-    // Private memory: a slot of the scratch surface per thread (slots reused only past the
-    // 4 GiB r0.5 can address), zeros until written; the race check reports reads of bytes
-    // nothing wrote.
     // A region of per-thread slots at `base`, at most `numbers` of them (and 4 GiB in all),
-    // mapped under `name`.
+    // mapped under `name`: zeros until written (the race check reports reads of bytes nothing
+    // wrote).
     let mut private = |name: &str, base: u64, per_thread: u64, numbers: u64| {
         let slots = total_threads.min(numbers).min((1 << 32) / per_thread).max(1);
         let region = Scratch { base, per_thread, slots };
@@ -411,6 +409,8 @@ pub(super) fn build(
         buffers.push((name.to_string(), base, per_thread * slots));
         region
     };
+    // Private memory: a slot of the scratch surface per thread (slots reused only past the
+    // 4 GiB r0.5 can address).
     let scratch = (kernel.scratch_size > 0).then(|| {
         private("private", SCRATCH_BASE, u64::from(kernel.scratch_size).next_multiple_of(1024), u64::MAX)
     });
