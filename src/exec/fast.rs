@@ -84,7 +84,7 @@ pub struct FastOp {
     pub(super) unsigned: bool,
 }
 
-fn int_ty(ty: DataType) -> bool {
+pub(super) fn int_ty(ty: DataType) -> bool {
     matches!(
         ty,
         DataType::B

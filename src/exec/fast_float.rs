@@ -1,7 +1,7 @@
 //! The float tier: f32 instructions compiled once, when the interpreter is built, into a
 //! [`FloatOp`] (sources resolved to per-lane GRF byte offsets or a splat, the operation and
 //! the conversion chosen), and run on native f32 lanes: add, mul, mad, div, pow, min/max,
-//! sel, cmp, mov between f32 and 32-bit-or-narrower integers, and the one-source math
+//! sel, cmp, mov between f32 and integers, and the one-source math
 //! (inv, log, exp, sqrt, rsqrt, sin, cos, frc, rnd*).
 //!
 //! Native f32 add, mul, fma, division and square root are correctly rounded to nearest, which
@@ -22,9 +22,9 @@ use crate::program::Inst;
 pub enum FloatKind {
     /// f32 to f32 (a raw copy without modifier or saturation, as `mov`'s rule says).
     Mov,
-    /// A 32-bit-or-narrower integer to f32 (round to nearest even).
+    /// An integer to f32 (round to nearest even, once).
     FromInt(DataType),
-    /// f32 to a 32-bit-or-narrower integer (toward zero, saturating; NaN gives 0).
+    /// f32 to an integer (toward zero, saturating; NaN gives 0).
     ToInt(DataType),
     Add,
     Mul,
@@ -127,12 +127,8 @@ fn result(v: f32, sat: bool, keep: bool) -> u32 {
     (bits & if flush { SIGN } else { u32::MAX }) | if v.is_nan() { QUIET } else { 0 }
 }
 
-fn small_int(ty: DataType) -> bool {
-    matches!(ty, DataType::B | DataType::Ub | DataType::W | DataType::Uw | DataType::D | DataType::Ud)
-}
-
 /// The kind of a float instruction (all sources and the destination f32, or a `mov`
-/// converting between f32 and a small integer), if the tier runs it.
+/// converting between f32 and an integer), if the tier runs it.
 fn kind_of(inst: &Inst, dst: Option<DataType>, srcs: &[DataType]) -> Option<FloatKind> {
     use FloatKind as K;
     let all_f = srcs.iter().all(|&t| t == DataType::F);
@@ -141,12 +137,8 @@ fn kind_of(inst: &Inst, dst: Option<DataType>, srcs: &[DataType]) -> Option<Floa
         (Opcode::Mov, _) => {
             return match (srcs.first().copied()?, dst?) {
                 (DataType::F, DataType::F) => Some(K::Mov),
-                (DataType::F, to) if small_int(to) || matches!(to, DataType::Q | DataType::Uq) => {
-                    Some(K::ToInt(to))
-                }
-                (from, DataType::F) if small_int(from) || matches!(from, DataType::Q | DataType::Uq) => {
-                    Some(K::FromInt(from))
-                }
+                (DataType::F, to) if super::fast::int_ty(to) => Some(K::ToInt(to)),
+                (from, DataType::F) if super::fast::int_ty(from) => Some(K::FromInt(from)),
                 _ => None,
             };
         }
