@@ -42,10 +42,11 @@ impl<O: Observer> Ctx<'_, O> {
     /// Reads `len` GRF bytes at `offset`.
     #[inline]
     pub fn grf(&self, offset: u32, len: u32) -> Result<&[u8], FaultKind> {
-        self.thread
-            .grf
-            .get(offset as usize..offset as usize + len as usize)
-            .ok_or(FaultKind::RegionOutOfBounds { operand: 0, offset, len })
+        // Not `ok_or`: its unused error is dropped through a call on every read.
+        match self.thread.grf.get(offset as usize..offset as usize + len as usize) {
+            Some(bytes) => Ok(bytes),
+            None => Err(FaultKind::RegionOutOfBounds { operand: 0, offset, len }),
+        }
     }
 
     /// Writes GRF bytes `[offset, offset+len)` through `apply`, reporting the change.
@@ -74,6 +75,12 @@ impl<O: Observer> Ctx<'_, O> {
     /// Writes `bytes` at GRF `offset`.
     pub fn write_grf(&mut self, offset: u32, bytes: &[u8]) -> Result<(), FaultKind> {
         self.write_grf_with(offset, bytes.len() as u32, |dst| dst.copy_from_slice(bytes))
+    }
+
+    /// Writes the low `size` bytes (1, 2, 4 or 8) of `value` at GRF `offset`.
+    #[inline]
+    pub fn write_grf_elem(&mut self, offset: u32, size: u32, value: u64) -> Result<(), FaultKind> {
+        self.write_grf_with(offset, size, |dst| super::operand::store_le(dst, size, value))
     }
 
     pub fn pred(&self, id: PredId) -> u32 {

@@ -6,8 +6,9 @@
 
 use super::ctx::Ctx;
 use super::fault::FaultKind;
+use super::mem_pass::{Batch, MemOp, Results};
 use super::observer::Observer;
-use super::operand::{load_le, store_le};
+use super::operand::load_le;
 use crate::isa::{AtomicOp, LscAddrModel, LscAddrSize, LscDataSize, Opcode, Operand, RawOperand, SubOp};
 use crate::machine::MemSpace;
 use crate::program::{Inst, StateKind};
@@ -37,34 +38,6 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(load_le(self.grf(base + lane * size, size)?, size))
     }
 
-    fn load(
-        &mut self,
-        space: MemSpace,
-        addr: u64,
-        len: u32,
-        lane: Option<u32>,
-    ) -> Result<[u8; 8], FaultKind> {
-        let mut buf = [0u8; 8];
-        if O::ACTIVE {
-            self.obs.access_lane(lane);
-        }
-        self.mem_read(space, addr, &mut buf[..len as usize]).map_err(|e| relane(e, lane))?;
-        Ok(buf)
-    }
-
-    fn store(
-        &mut self,
-        space: MemSpace,
-        addr: u64,
-        bytes: &[u8],
-        lane: Option<u32>,
-    ) -> Result<(), FaultKind> {
-        if O::ACTIVE {
-            self.obs.access_lane(lane);
-        }
-        self.mem_write(space, addr, bytes).map_err(|e| relane(e, lane))
-    }
-
     /// The memory a surface operand names: SLM for `%slm`, a bound buffer otherwise.
     fn surface(&self, op: Option<&Operand>) -> Result<(MemSpace, u64), FaultKind> {
         let Some(Operand::State(id)) = op else {
@@ -88,14 +61,7 @@ impl<O: Observer> Ctx<'_, O> {
     }
 }
 
-fn relane(e: FaultKind, lane: Option<u32>) -> FaultKind {
-    match e {
-        FaultKind::Memory { message, .. } => FaultKind::Memory { lane, message },
-        other => other,
-    }
-}
-
-fn check_align(addr: u64, align: u64, lane: u32) -> Result<(), FaultKind> {
+pub(super) fn check_align(addr: u64, align: u64, lane: u32) -> Result<(), FaultKind> {
     if align > 1 && !addr.is_multiple_of(align) {
         return Err(mem_fault(Some(lane), format!("address {addr:#x} is not {align}-byte aligned")));
     }
@@ -197,27 +163,20 @@ fn svm_gather_scatter<O: Observer>(
         }
     };
     let count = if block == 1 { 1 } else { blocks };
+    let len = if block == 1 { blocks } else { block };
+    let op = if store { MemOp::Store } else { MemOp::Load };
+    let results = data.map(|_| Results { slot: len, shift: 0 });
+    let mut batch = Batch::new(MemSpace::Svm, len, block as u64, op, results);
+    let d = data.unwrap_or(0);
     for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-        let addr = ctx.raw_elem(addrs, lane, 8)?;
-        check_align(addr, block as u64, lane)?;
+        let addr = batch.or_flush(ctx, ctx.raw_elem(addrs, lane, 8))?;
         for j in 0..count {
             let (mem_off, reg_off, len) = pieces(lane, j);
-            let at = addr + mem_off as u64;
-            match data {
-                Some(d) if store => {
-                    let bytes = ctx.grf(d + reg_off, len)?.to_vec();
-                    ctx.store(MemSpace::Svm, at, &bytes, Some(lane))?;
-                }
-                _ => {
-                    let v = ctx.load(MemSpace::Svm, at, len, Some(lane))?;
-                    if let Some(d) = data {
-                        ctx.write_grf(d + reg_off, &v[..len as usize])?;
-                    }
-                }
-            }
+            let value = if store { batch.or_flush(ctx, ctx.raw_elem(d + reg_off, 0, len))? } else { 0 };
+            batch.push(ctx, lane, addr.wrapping_add(mem_off as u64), (value, 0), d + reg_off)?;
         }
     }
-    Ok(())
+    batch.flush(ctx)
 }
 
 /// `svm_block_ld/st (n) addr data`: n OWords at one address, whatever the channel enables.
@@ -279,32 +238,28 @@ fn four_scaled<O: Observer>(
 ) -> Result<(), FaultKind> {
     let n = inst.exec.size;
     let plane = n.max(ctx.tables.grf_size / 4) * 4;
+    let op = if store { MemOp::Store } else { MemOp::Load };
+    let d = match (store, data) {
+        (true, d) => Some(need(d, "data")?),
+        (false, d) => d,
+    };
+    let mut batch = Batch::new(space, 4, 4, op, d.map(|_| Results { slot: 4, shift: 0 }));
+    let d = d.unwrap_or(0);
     let mut pos = 0;
     for c in 0..4u32 {
         if channels >> c & 1 == 0 {
             continue;
         }
         for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-            let addr = base.wrapping_add(ctx.raw_elem(offsets, lane, offset_size)?) + 4 * c as u64;
-            check_align(addr, 4, lane)?;
-            let at = pos * plane + lane * 4;
-            match (store, data) {
-                (false, Some(d)) => {
-                    let v = ctx.load(space, addr, 4, Some(lane))?;
-                    ctx.write_grf(d + at, &v[..4])?;
-                }
-                (false, None) => {
-                    ctx.load(space, addr, 4, Some(lane))?;
-                }
-                (true, d) => {
-                    let bytes = ctx.grf(need(d, "data")? + at, 4)?.to_vec();
-                    ctx.store(space, addr, &bytes, Some(lane))?;
-                }
-            }
+            let offset = batch.or_flush(ctx, ctx.raw_elem(offsets, lane, offset_size))?;
+            let addr = base.wrapping_add(offset) + 4 * c as u64;
+            let at = d + pos * plane + lane * 4;
+            let value = if store { batch.or_flush(ctx, ctx.raw_elem(at, 0, 4))? } else { 0 };
+            batch.push(ctx, lane, addr, (value, 0), at)?;
         }
         pos += 1;
     }
-    Ok(())
+    batch.flush(ctx)
 }
 
 /// `gather_scaled.N` / `scatter_scaled.N`: N (1, 2 or 4) bytes per lane in a dword slot.
@@ -317,17 +272,15 @@ fn scaled<O: Observer>(
     offsets: u32,
     data: u32,
 ) -> Result<(), FaultKind> {
+    let store = inst.op != Opcode::GatherScaled;
+    let op = if store { MemOp::Store } else { MemOp::Load };
+    let mut batch = Batch::new(space, blocks, 1, op, Some(Results { slot: blocks, shift: 0 }));
     for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
-        let addr = base + ctx.raw_elem(offsets, lane, 4)?;
-        if inst.op == Opcode::GatherScaled {
-            let v = ctx.load(space, addr, blocks, Some(lane))?;
-            ctx.write_grf(data + lane * 4, &v[..blocks as usize])?;
-        } else {
-            let bytes = ctx.grf(data + lane * 4, blocks)?.to_vec();
-            ctx.store(space, addr, &bytes, Some(lane))?;
-        }
+        let addr = base + batch.or_flush(ctx, ctx.raw_elem(offsets, lane, 4))?;
+        let value = if store { batch.or_flush(ctx, ctx.raw_elem(data + lane * 4, 0, blocks))? } else { 0 };
+        batch.push(ctx, lane, addr, (value, 0), data + lane * 4)?;
     }
-    Ok(())
+    batch.flush(ctx)
 }
 
 /// New value and returned value of one atomic operation on `bits`-wide data.
@@ -401,7 +354,7 @@ pub fn apply_atomic(op: AtomicOp, bits: u32, old: u64, s0: u64, s1: u64) -> (u64
 
 /// Whether an atomic writes memory: loads never do, and a compare-exchange whose compare
 /// failed leaves memory untouched (so it is not reported as a writer).
-fn stores(op: AtomicOp, old: u64, new: u64) -> bool {
+pub(super) fn atomic_stores(op: AtomicOp, old: u64, new: u64) -> bool {
     match op {
         AtomicOp::Load => false,
         AtomicOp::Cmpxchg | AtomicOp::Fcmpwr => old != new,
@@ -428,31 +381,25 @@ where
     let size = bits / 8;
     // Sources and results use dword slots for 16- and 32-bit atomics, qwords for 64-bit.
     let slot = size.max(4);
+    let mut batch: Option<Batch> = None;
+    let results = dst.map(|_| Results { slot, shift: 0 });
     for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
-        let (space, addr) = addr_of(ctx, lane)?;
-        check_align(addr, size as u64, lane)?;
-        let old = load_le(&ctx.load(space, addr, size, Some(lane))?, size);
-        let a = match s0 {
-            Some(b) => ctx.raw_elem(b, lane, slot)?,
-            None => 0,
+        let at = addr_of(ctx, lane);
+        let (space, addr) = match (&mut batch, at) {
+            (Some(b), at) => b.or_flush(ctx, at)?,
+            (None, at) => at?,
         };
-        let b = match s1 {
-            Some(b) => ctx.raw_elem(b, lane, slot)?,
-            None => 0,
-        };
-        let (new, ret) = apply_atomic(op, bits, old, a, b);
-        if stores(op, old, new) {
-            let mut bytes = [0u8; 8];
-            store_le(&mut bytes, size, new);
-            ctx.store(space, addr, &bytes[..size as usize], Some(lane))?;
-        }
-        if let Some(d) = dst {
-            let mut bytes = [0u8; 8];
-            store_le(&mut bytes, slot, ret);
-            ctx.write_grf(d + lane * slot, &bytes[..slot as usize])?;
-        }
+        let b = batch
+            .get_or_insert_with(|| Batch::new(space, size, size as u64, MemOp::Atomic(op, bits), results));
+        let src = |ctx: &Ctx<'_, O>, s: Option<u32>| s.map_or(Ok(0), |s| ctx.raw_elem(s, lane, slot));
+        let a = b.or_flush(ctx, src(ctx, s0))?;
+        let c = b.or_flush(ctx, src(ctx, s1))?;
+        b.push(ctx, lane, addr, (a, c), dst.unwrap_or(0) + lane * slot)?;
     }
-    Ok(())
+    match batch {
+        Some(mut b) => b.flush(ctx),
+        None => Ok(()),
+    }
 }
 
 /// LSC load/store/atomic on ugm (flat A64/A32) or slm (A32), per LSC_UNTYPED.md: component
@@ -489,86 +436,55 @@ fn lsc<O: Observer>(
     let plane = (n * reg_bytes).div_ceil(ctx.tables.grf_size) * ctx.tables.grf_size;
     let lanes = if data.transpose { 1 } else { chen };
     let addr_base = need(Some(addr.addr.base).filter(|_| !addr.addr.is_null), "address")?;
+    let store = inst.op == Opcode::LscStore;
+    let high = data.data_size == LscDataSize::D16U32H;
+    let results =
+        (!data.raw.is_null).then_some(Results { slot: reg_bytes, shift: if high { 16 } else { 0 } });
+    let src = |i: usize| match ops.get(i) {
+        Some(Operand::Raw(r)) if !r.is_null => Some(r.base),
+        Some(Operand::LscData(d)) if !d.raw.is_null => Some(d.raw.base),
+        _ => None,
+    };
+    let mut batch = match aop {
+        // Atomics must be aligned to their data.
+        Some(op) => Batch::new(space, mem_bytes, mem_bytes as u64, MemOp::Atomic(op, mem_bytes * 8), results),
+        // Plain LSC loads and stores may be unaligned: IGC stores two packed halves with one
+        // d32 at a 2-byte-aligned address (vstore_half on acm-g10).
+        None if store => Batch::new(space, mem_bytes, 1, MemOp::Store, None),
+        None => Batch::new(space, mem_bytes, 1, MemOp::Load, results),
+    };
+    let (s1, s2) = (src(2), src(3));
     for lane in (0..n).filter(|l| lanes >> l & 1 != 0) {
-        let a = ctx.raw_elem(addr_base, lane, asize)?;
+        let a = batch.or_flush(ctx, ctx.raw_elem(addr_base, lane, asize))?;
         let a = (a as i64).wrapping_mul(addr.scale.max(1) as i64).wrapping_add(addr.offset) as u64;
         let a = if asize < 8 { a & ((1u64 << (asize * 8)) - 1) } else { a };
         if let Some(op) = aop {
-            check_align(a, mem_bytes as u64, lane)?;
-            lsc_atomic_lane(ctx, inst, op, space, a, lane, data, mem_bytes)?;
+            // Operands `dst addr src1 src2`; for a compare-and-swap src1 is the compare value
+            // and src2 the value stored on a match.
+            let slot = data.data_size.reg_bytes();
+            let read = |ctx: &Ctx<'_, O>, s: Option<u32>| s.map_or(Ok(0), |s| ctx.raw_elem(s, lane, slot));
+            let x = batch.or_flush(ctx, read(ctx, s1))?;
+            let y = batch.or_flush(ctx, read(ctx, s2))?;
+            let sources = if matches!(op, AtomicOp::Cmpxchg | AtomicOp::Fcmpwr) { (y, x) } else { (x, y) };
+            batch.push(ctx, lane, a, sources, data.raw.base + lane * slot)?;
             continue;
         }
-        // Plain LSC loads and stores may be unaligned: IGC stores two packed halves with one
-        // d32 at a 2-byte-aligned address (vstore_half on acm-g10).
         for v in 0..data.vector {
-            let at = if data.transpose { v * reg_bytes } else { v * plane + lane * reg_bytes };
-            let m = a + (v * mem_bytes) as u64;
-            if inst.op == Opcode::LscLoad {
-                let mut val = load_le(&ctx.load(space, m, mem_bytes, Some(lane))?, mem_bytes);
-                if data.data_size == LscDataSize::D16U32H {
-                    val <<= 16;
-                }
-                if !data.raw.is_null {
-                    let mut bytes = [0u8; 8];
-                    store_le(&mut bytes, reg_bytes, val);
-                    ctx.write_grf(data.raw.base + at, &bytes[..reg_bytes as usize])?;
+            let at =
+                data.raw.base + if data.transpose { v * reg_bytes } else { v * plane + lane * reg_bytes };
+            let m = a.wrapping_add((v * mem_bytes) as u64);
+            let value = if store {
+                let raw = batch.or_flush(ctx, ctx.raw_elem(at, 0, reg_bytes))?;
+                if high {
+                    raw >> 16
+                } else {
+                    raw
                 }
             } else {
-                let mut val = load_le(ctx.grf(data.raw.base + at, reg_bytes)?, reg_bytes);
-                if data.data_size == LscDataSize::D16U32H {
-                    val >>= 16;
-                }
-                let mut bytes = [0u8; 8];
-                store_le(&mut bytes, mem_bytes, val);
-                ctx.store(space, m, &bytes[..mem_bytes as usize], Some(lane))?;
-            }
+                0
+            };
+            batch.push(ctx, lane, m, (value, 0), at)?;
         }
     }
-    Ok(())
-}
-
-/// One lane of `lsc_atomic_*`: operands are `dst:SHAPE addr src1 src2`.
-#[allow(clippy::too_many_arguments)]
-fn lsc_atomic_lane<O: Observer>(
-    ctx: &mut Ctx<'_, O>,
-    inst: &Inst,
-    op: AtomicOp,
-    space: MemSpace,
-    addr: u64,
-    lane: u32,
-    data: crate::isa::LscDataOperand,
-    size: u32,
-) -> Result<(), FaultKind> {
-    let slot = data.data_size.reg_bytes();
-    let src = |i: usize| -> Result<Option<u32>, FaultKind> {
-        match inst.operands.get(i) {
-            Some(Operand::Raw(r)) if !r.is_null => Ok(Some(r.base)),
-            Some(Operand::LscData(d)) if !d.raw.is_null => Ok(Some(d.raw.base)),
-            _ => Ok(None),
-        }
-    };
-    let (s1, s2) = (src(2)?, src(3)?);
-    let a = match s1 {
-        Some(b) => ctx.raw_elem(b, lane, slot)?,
-        None => 0,
-    };
-    let b = match s2 {
-        Some(b) => ctx.raw_elem(b, lane, slot)?,
-        None => 0,
-    };
-    // LSC compare-and-swap: src1 is the compare value, src2 the value stored on a match.
-    let (s0, s1v) = if matches!(op, AtomicOp::Cmpxchg | AtomicOp::Fcmpwr) { (b, a) } else { (a, b) };
-    let old = load_le(&ctx.load(space, addr, size, Some(lane))?, size);
-    let (new, ret) = apply_atomic(op, size * 8, old, s0, s1v);
-    if stores(op, old, new) {
-        let mut bytes = [0u8; 8];
-        store_le(&mut bytes, size, new);
-        ctx.store(space, addr, &bytes[..size as usize], Some(lane))?;
-    }
-    if !data.raw.is_null {
-        let mut bytes = [0u8; 8];
-        store_le(&mut bytes, slot, ret);
-        ctx.write_grf(data.raw.base + lane * slot, &bytes[..slot as usize])?;
-    }
-    Ok(())
+    batch.flush(ctx)
 }

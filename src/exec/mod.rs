@@ -11,6 +11,7 @@ mod fast;
 mod fast_float;
 mod fault;
 mod math;
+mod mem_pass;
 mod message;
 mod nbarrier;
 mod observer;

@@ -291,19 +291,36 @@ impl Svm {
             let a = addr + done as u64;
             let (page_no, in_page) = (a / PAGE_SIZE, (a % PAGE_SIZE) as usize);
             let n = (PAGE_SIZE as usize - in_page).min(bytes.len() - done);
-            let made = &mut self.made;
-            let page = self.pages.entry(page_no).or_insert_with(|| {
-                *made += 1;
-                Arc::new(ZERO_PAGE)
-            });
-            if Arc::get_mut(page).is_none() {
-                // Shared with a copy: `make_mut` copies it.
-                *made += 1;
-            }
-            Arc::make_mut(page)[in_page..in_page + n].copy_from_slice(&bytes[done..done + n]);
+            self.page_mut(page_no)[in_page..in_page + n].copy_from_slice(&bytes[done..done + n]);
             done += n;
         }
         Ok(())
+    }
+
+    /// The bounds `[start, end)` of the bytes a buffer owns (not its padding) around
+    /// `[addr, addr+len)`, when one region holds all of them: accesses inside need no
+    /// further check.
+    pub fn owned_bounds(&self, addr: u64, len: u64) -> Option<(u64, u64)> {
+        self.region_of(addr, len).map(|r| (r.start, r.start + r.len))
+    }
+
+    /// Page `page_no` to read (the zero page when never written).
+    pub fn page(&self, page_no: u64) -> &[u8; PAGE_SIZE as usize] {
+        self.pages.get(&page_no).map(|p| &**p).unwrap_or(&ZERO_PAGE)
+    }
+
+    /// Page `page_no` to write, as [`Svm::write`] gets it: made on first touch, copied when
+    /// a copy of the memory shares it. The caller has checked that its bytes are mapped.
+    pub fn page_mut(&mut self, page_no: u64) -> &mut [u8; PAGE_SIZE as usize] {
+        let made = &mut self.made;
+        let page = self.pages.entry(page_no).or_insert_with(|| {
+            *made += 1;
+            Arc::new(ZERO_PAGE)
+        });
+        if Arc::get_mut(page).is_none() {
+            *made += 1;
+        }
+        Arc::make_mut(page)
     }
 
     /// Pages held (each written page, whether or not its bytes are zero).

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use vdb::asm::{parse_files, ParseOptions};
-use vdb::exec::{run_to_end, Fault, Interpreter, NullObserver, Scheduler};
+use vdb::exec::{run_to_end, Fault, Interpreter, NullObserver, Observer, Scheduler};
 use vdb::isa::UnitId;
 use vdb::machine::{Machine, Shared, Slm, ThreadState};
 use vdb::program::{Program, SourceFile};
@@ -44,6 +44,17 @@ pub fn run_with(
 
 /// Runs a whole kernel text on one thread.
 pub fn run_text(text: &str, simd: u32, mask: u32, setup: impl FnOnce(&Program, &mut Machine)) -> Run {
+    run_observed(text, simd, mask, setup, &mut NullObserver)
+}
+
+/// [`run_text`] with `obs` hearing every change.
+pub fn run_observed<O: Observer>(
+    text: &str,
+    simd: u32,
+    mask: u32,
+    setup: impl FnOnce(&Program, &mut Machine),
+    obs: &mut O,
+) -> Run {
     let program = Arc::new(parse(text));
     let thread = ThreadState::new(&program, simd, mask);
     let mut machine = Machine {
@@ -55,7 +66,7 @@ pub fn run_text(text: &str, simd: u32, mask: u32, setup: impl FnOnce(&Program, &
     let interp = Interpreter::new(program.clone());
     let mut sched = Scheduler::single_group(1);
     sched.step_limit = 1_000_000;
-    let result = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).map(|s| s.steps);
+    let result = run_to_end(&interp, &mut machine, &mut sched, obs).map(|s| s.steps);
     Run { program, machine, result }
 }
 

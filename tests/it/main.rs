@@ -12,6 +12,7 @@ mod golden;
 mod harness;
 mod igc2_ops;
 mod memory;
+mod messages;
 mod opencl;
 mod parse;
 mod races;

@@ -1,0 +1,383 @@
+//! Generated memory messages against a plain model of their accesses: lanes one after
+//! another, each access checked (alignment, a buffer's own bytes for writes, its padding
+//! readable, SLM bounds after the address mask) and done in full or faulting, the accesses
+//! before a fault done and their results in registers. Addresses are drawn so that lanes
+//! alias (atomics on one word), cross a page, reach a buffer's padding or past it, are
+//! misaligned or carry IGC's SLM tag bit; half the cases run with a copy of the memory
+//! alive (a checkpoint), which must keep its bytes while the message writes shared pages.
+//! Each case runs unobserved and observed; the observed run must report the model's reads
+//! and writes, in its order.
+
+use vdb::exec::Observer;
+use vdb::isa::PredId;
+use vdb::machine::{Control, MemSpace, ThreadId};
+
+use crate::harness::{kernel_text, run_observed, run_text, set_var, Run};
+
+const BASE: u64 = 0x1_0000_0000;
+/// The buffer's own bytes; it is mapped as a driver maps it, padded to two pages.
+const LEN: u64 = 5000;
+const MAPPED: u64 = 8192;
+const SLM: u64 = 4096;
+
+const DECLS: &str = ".decl ADDR v_type=G type=uq num_elts=16 align=GRF
+.decl OFF v_type=G type=ud num_elts=16 align=GRF
+.decl D v_type=G type=ud num_elts=128 align=GRF
+.decl S v_type=G type=ud num_elts=128 align=GRF
+.decl S0 v_type=G type=ud num_elts=32 align=GRF
+.decl S1 v_type=G type=ud num_elts=32 align=GRF";
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// `svm_gather.B.N` / `svm_scatter.B.N`.
+    Svm { block: u32, blocks: u32, store: bool },
+    /// `svm_atomic.OP[.64]`.
+    SvmAtomic { op: &'static str, bits: u32 },
+    /// `dword_atomic.OP` on `%slm`.
+    SlmAtomic { op: &'static str },
+    /// `gather_scaled.N` / `scatter_scaled.N` on `%slm`.
+    SlmScaled { blocks: u32, store: bool },
+}
+
+const OPS: [&str; 13] =
+    ["add", "sub", "inc", "dec", "min", "max", "minsint", "maxsint", "xchg", "cmpxchg", "and", "or", "xor"];
+
+/// The plain model of an atomic: new memory value and the value returned.
+fn atomic_model(op: &str, bits: u32, old: u64, s0: u64, s1: u64) -> (u64, u64) {
+    let mask = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+    let signed = |v: u64| if bits == 64 { v as i64 } else { v as u32 as i32 as i64 };
+    let new = match op {
+        "add" => old.wrapping_add(s0),
+        "sub" => old.wrapping_sub(s0),
+        "inc" => old.wrapping_add(1),
+        "dec" => old.wrapping_sub(1),
+        "min" => old.min(s0 & mask),
+        "max" => old.max(s0 & mask),
+        "minsint" => signed(old).min(signed(s0 & mask)) as u64,
+        "maxsint" => signed(old).max(signed(s0 & mask)) as u64,
+        "xchg" => s0,
+        "cmpxchg" if old == s1 & mask => s0,
+        "cmpxchg" => old,
+        "and" => old & s0,
+        "or" => old | s0,
+        "xor" => old ^ s0,
+        _ => unreachable!("{op}"),
+    } & mask;
+    (new, old)
+}
+
+struct Case {
+    kind: Kind,
+    n: u32,
+    mask: u32,
+    addrs: Vec<u64>,
+    offs: Vec<u32>,
+    shared: bool,
+}
+
+impl Case {
+    fn text(&self) -> String {
+        let n = self.n;
+        let line = match self.kind {
+            Kind::Svm { block, blocks, store } => {
+                let (op, data) = if store { ("svm_scatter", "S") } else { ("svm_gather", "D") };
+                format!("{op}.{block}.{blocks} (M1, {n}) ADDR.0 {data}.0")
+            }
+            Kind::SvmAtomic { op, bits } => {
+                let width = if bits == 64 { ".64" } else { "" };
+                let s0 = if matches!(op, "inc" | "dec") { "%null.0" } else { "S0.0" };
+                let s1 = if op == "cmpxchg" { "S1.0" } else { "%null.0" };
+                format!("svm_atomic.{op}{width} (M1, {n}) ADDR.0 D.0 {s0} {s1}")
+            }
+            Kind::SlmAtomic { op } => {
+                let s0 = if matches!(op, "inc" | "dec") { "%null.0" } else { "S0.0" };
+                let s1 = if op == "cmpxchg" { "S1.0" } else { "%null.0" };
+                format!("dword_atomic.{op} (M1, {n}) %slm OFF.0 {s0} {s1} D.0")
+            }
+            Kind::SlmScaled { blocks, store } => {
+                let (op, data) = if store { ("scatter_scaled", "S") } else { ("gather_scaled", "D") };
+                format!("{op}.{blocks} (M1, {n}) %slm 0x0:ud OFF.0 {data}.0")
+            }
+        };
+        kernel_text(DECLS, &format!("    {line}"), 16)
+    }
+}
+
+fn draw(rng: &mut Rng) -> Case {
+    let kind = match rng.below(4) {
+        0 => {
+            let block = rng.pick(&[1, 4, 8]);
+            Kind::Svm { block, blocks: rng.pick(&[1, 2, 4]), store: rng.below(2) == 0 }
+        }
+        1 => Kind::SvmAtomic { op: rng.pick(&OPS), bits: rng.pick(&[32, 64]) },
+        2 => Kind::SlmAtomic { op: rng.pick(&OPS) },
+        _ => Kind::SlmScaled { blocks: rng.pick(&[1, 2, 4]), store: rng.below(2) == 0 },
+    };
+    let n = rng.pick(&[8, 16]);
+    let mask = (rng.next() as u32 | 1) & ((1u32 << n) - 1);
+    let svm_addr = |rng: &mut Rng| -> u64 {
+        let r = rng.below(4);
+        BASE + match rng.below(40) {
+            0..=19 => 8 * r,                     // lanes alias
+            20..=25 => 4088 + 4 * r,             // up to a page end, across it
+            26..=31 => 4200 + 8 * rng.below(64), // the second page
+            32..=34 => LEN - 8 + 4 * r,          // up to the buffer's end, into its padding
+            35 => MAPPED - 4 + 4 * r,            // past the padding
+            36 => 9000,                          // unmapped
+            _ => 8 * r + rng.pick(&[1, 2, 4]),   // misaligned for some sizes
+        }
+    };
+    let slm_off = |rng: &mut Rng| -> u32 {
+        let r = rng.below(4) as u32;
+        match rng.below(20) {
+            0..=11 => 4 * r,
+            12..=13 => 0x1000_0000 + 4 * r, // IGC's SLM tag bit
+            14..=15 => SLM as u32 - 4 * r,  // up to and past the end
+            _ => 4 * r + rng.pick(&[1, 2]),
+        }
+    };
+    let addrs = (0..16).map(|_| svm_addr(rng)).collect();
+    let offs = (0..16).map(|_| slm_off(rng)).collect();
+    Case { kind, n, mask, addrs, offs, shared: rng.below(2) == 0 }
+}
+
+/// Register and memory contents before the message.
+fn initial_svm() -> Vec<u8> {
+    (0..MAPPED).map(|i| if i < LEN { (i * 7 + 3) as u8 } else { 0 }).collect()
+}
+fn initial_slm() -> Vec<u8> {
+    (0..SLM).map(|i| (i * 5 + 1) as u8).collect()
+}
+fn initial_reg(name: &str, len: usize) -> Vec<u8> {
+    let seed = name.bytes().fold(0u8, |a, b| a.wrapping_mul(31).wrapping_add(b));
+    (0..len).map(|i| (i as u8).wrapping_mul(13).wrapping_add(seed)).collect()
+}
+
+/// (lane, SLM?, address, old bytes, new bytes) of a write.
+type Write = (u32, bool, u64, Vec<u8>, Vec<u8>);
+
+/// What the model expects.
+#[derive(Debug, Default, PartialEq)]
+struct Outcome {
+    svm: Vec<u8>,
+    slm: Vec<u8>,
+    d: Vec<u8>,
+    fault_lane: Option<u32>,
+    /// (lane, SLM?, address, length) of each read, in order.
+    reads: Vec<(u32, bool, u64, u64)>,
+    /// (lane, SLM?, address, old, new) of each write, in order.
+    writes: Vec<Write>,
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    bytes.iter().rev().fold(0, |v, &b| v << 8 | b as u64)
+}
+
+fn model(case: &Case) -> Outcome {
+    let mut o =
+        Outcome { svm: initial_svm(), slm: initial_slm(), d: initial_reg("D", 512), ..Outcome::default() };
+    let s = initial_reg("S", 512);
+    let (s0, s1) = (initial_reg("S0", 128), initial_reg("S1", 128));
+    // (lane, SLM?, address, size, alignment, register offset in D or S) of each access.
+    let mut accesses = vec![];
+    for lane in (0..case.n).filter(|l| case.mask >> l & 1 != 0) {
+        match case.kind {
+            Kind::Svm { block: 1, blocks, .. } => {
+                accesses.push((lane, false, case.addrs[lane as usize], blocks, 1, lane * blocks.max(4)))
+            }
+            Kind::Svm { block, blocks, .. } => {
+                for j in 0..blocks {
+                    let at = case.addrs[lane as usize] + (j * block) as u64;
+                    accesses.push((lane, false, at, block, block, (j * case.n + lane) * block));
+                }
+            }
+            Kind::SvmAtomic { bits, .. } => {
+                let size = bits / 8;
+                accesses.push((lane, false, case.addrs[lane as usize], size, size, lane * size));
+            }
+            Kind::SlmAtomic { .. } => {
+                accesses.push((lane, true, case.offs[lane as usize] as u64, 4, 4, lane * 4))
+            }
+            Kind::SlmScaled { blocks, .. } => {
+                accesses.push((lane, true, case.offs[lane as usize] as u64, blocks, 1, lane * 4))
+            }
+        }
+    }
+    for (lane, slm, addr, size, align, reg) in accesses {
+        if addr % align as u64 != 0 {
+            o.fault_lane = Some(lane);
+            break;
+        }
+        let (at, readable, writable) = if slm {
+            let a = addr & 0xf_ffff;
+            (a, a + size as u64 <= SLM, a + size as u64 <= SLM)
+        } else {
+            let end = addr + size as u64;
+            (addr.wrapping_sub(BASE), addr >= BASE && end <= BASE + MAPPED, addr >= BASE && end <= BASE + LEN)
+        };
+        let range = at as usize..at as usize + size as usize;
+        let memory = |o: &mut Outcome| if slm { o.slm.clone() } else { o.svm.clone() };
+        let reported = if slm { at } else { addr };
+        let store = matches!(case.kind, Kind::Svm { store: true, .. } | Kind::SlmScaled { store: true, .. });
+        let atomic = matches!(case.kind, Kind::SvmAtomic { .. } | Kind::SlmAtomic { .. });
+        let regs = |bytes: &[u8], slot: u32, lane: u32| {
+            le(&bytes[(lane * slot) as usize..(lane * slot + slot) as usize])
+        };
+        let (new, result) = if store {
+            (Some(le(&s[reg as usize..(reg + size) as usize])), None)
+        } else {
+            if !readable {
+                o.fault_lane = Some(lane);
+                break;
+            }
+            o.reads.push((lane, slm, reported, size as u64));
+            let old = le(&memory(&mut o)[range.clone()]);
+            if atomic {
+                let (op, bits) = match case.kind {
+                    Kind::SvmAtomic { op, bits } => (op, bits),
+                    Kind::SlmAtomic { op } => (op, 32),
+                    _ => unreachable!(),
+                };
+                let slot = (bits / 8).max(4);
+                let (a, b) = (regs(&s0, slot, lane), regs(&s1, slot, lane));
+                let a = if matches!(op, "inc" | "dec") { 0 } else { a };
+                let (new, ret) = atomic_model(op, bits, old, a, b);
+                let stores = op != "cmpxchg" || new != old;
+                (stores.then_some(new), Some(ret))
+            } else {
+                (None, Some(old))
+            }
+        };
+        if let Some(new) = new {
+            if !writable {
+                o.fault_lane = Some(lane);
+                break;
+            }
+            let mem = if slm { &mut o.slm } else { &mut o.svm };
+            let old = mem[range.clone()].to_vec();
+            mem[range.clone()].copy_from_slice(&new.to_le_bytes()[..size as usize]);
+            o.writes.push((lane, slm, reported, old, mem[range.clone()].to_vec()));
+        }
+        if let Some(result) = result {
+            // Atomics return `max(4, size)`-byte slots; loads write their own bytes.
+            let slot = if atomic { size.max(4) } else { size };
+            o.d[reg as usize..(reg + slot) as usize].copy_from_slice(&result.to_le_bytes()[..slot as usize]);
+        }
+    }
+    o
+}
+
+/// Hears memory reads and writes with their lanes.
+#[derive(Default)]
+struct MemLog {
+    lane: Option<u32>,
+    reads: Vec<(u32, bool, u64, u64)>,
+    writes: Vec<Write>,
+}
+
+impl Observer for MemLog {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
+    fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {}
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    fn mem(&mut self, _: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
+        let lane = self.lane.take().unwrap_or(u32::MAX);
+        self.writes.push((lane, space != MemSpace::Svm, addr, old.to_vec(), new.to_vec()));
+    }
+    fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
+    fn mem_read(&mut self, _: ThreadId, space: MemSpace, addr: u64, len: u64) {
+        let lane = self.lane.take().unwrap_or(u32::MAX);
+        self.reads.push((lane, space != MemSpace::Svm, addr, len));
+    }
+    fn access_lane(&mut self, lane: Option<u32>) {
+        self.lane = lane;
+    }
+}
+
+fn outcome(case: &Case, r: &Run) -> Outcome {
+    let mut svm = vec![0u8; MAPPED as usize];
+    r.machine.svm.read(BASE, &mut svm).expect("mapped");
+    let fault_lane = r.result.as_ref().err().map(|f| {
+        let text = f.kind.to_string();
+        let lane = text.strip_prefix("lane ").and_then(|t| t.split(':').next()).and_then(|l| l.parse().ok());
+        lane.unwrap_or_else(|| panic!("{:?}: a fault without a lane: {text}", case.kind))
+    });
+    Outcome { svm, slm: r.machine.slms[0].bytes.clone(), d: r.bytes("D"), fault_lane, ..Outcome::default() }
+}
+
+#[test]
+fn generated_messages_do_what_their_lanes_would_one_by_one() {
+    let mut rng = Rng(29);
+    let (mut faults, mut writes, mut shared) = (0, 0, 0);
+    for i in 0..600 {
+        let case = draw(&mut rng);
+        let want = model(&case);
+        let kept = std::cell::RefCell::new(None);
+        let kept = &kept;
+        let setup = |p: &vdb::program::Program, m: &mut vdb::machine::Machine| {
+            m.svm.map_buffer(BASE, LEN, "buf");
+            m.svm.write(BASE, &initial_svm()[..LEN as usize]).expect("write");
+            m.slms.get_mut(0).expect("one group").bytes.copy_from_slice(&initial_slm());
+            let addrs: Vec<u8> = case.addrs.iter().flat_map(|a| a.to_le_bytes()).collect();
+            set_var(p, m, "ADDR", &addrs);
+            let offs: Vec<u8> = case.offs.iter().flat_map(|a| a.to_le_bytes()).collect();
+            set_var(p, m, "OFF", &offs);
+            for (name, len) in [("D", 512), ("S", 512), ("S0", 128), ("S1", 128)] {
+                set_var(p, m, name, &initial_reg(name, len));
+            }
+            if case.shared {
+                // A checkpoint: every page and the SLM are shared when the message writes.
+                *kept.borrow_mut() = Some(m.clone());
+            }
+        };
+        let text = case.text();
+        let plain = run_text(&text, 16, case.mask, setup);
+        let got = outcome(&case, &plain);
+        let what = format!(
+            "case {i}: {:?} n={} mask={:#x} {:?} {:?}",
+            case.kind, case.n, case.mask, case.addrs, case.offs
+        );
+        assert_eq!(got.fault_lane, want.fault_lane, "{what}");
+        assert!(got.svm == want.svm, "{what}: SVM differs");
+        assert!(got.slm == want.slm, "{what}: SLM differs");
+        assert_eq!(got.d, want.d, "{what}: D differs");
+        if let Some(checkpoint) = kept.borrow_mut().take() {
+            let mut svm = vec![0u8; MAPPED as usize];
+            checkpoint.svm.read(BASE, &mut svm).expect("mapped");
+            assert!(
+                svm == initial_svm() && checkpoint.slms[0].bytes == initial_slm(),
+                "{what}: the copy changed"
+            );
+        }
+        let mut log = MemLog::default();
+        let observed = run_observed(&text, 16, case.mask, setup, &mut log);
+        let again = outcome(&case, &observed);
+        assert!(again == got, "{what}: observed run ends elsewhere");
+        assert_eq!(log.reads, want.reads, "{what}: reads reported");
+        assert_eq!(log.writes, want.writes, "{what}: writes reported");
+        faults += usize::from(want.fault_lane.is_some());
+        writes += usize::from(!want.writes.is_empty());
+        shared += usize::from(case.shared && !want.writes.is_empty());
+    }
+    // The draws reach every outcome often.
+    assert!(faults > 100 && faults < 450, "{faults} faulting cases");
+    assert!(writes > 200, "{writes} cases that write");
+    assert!(shared > 100, "{shared} that write shared memory");
+}
