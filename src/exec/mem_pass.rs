@@ -26,7 +26,7 @@ pub(super) enum MemOp {
 }
 
 /// A pass: `size`-byte accesses at `addrs[i]` for lane `lanes[i]`, each address a multiple
-/// of `align` (SLM addresses are masked by the pass).
+/// of `align`, a power of two (SLM addresses are masked by the pass).
 pub(super) struct Pass<'a> {
     pub space: MemSpace,
     pub size: u32,
@@ -108,7 +108,7 @@ impl<O: Observer> Ctx<'_, O> {
                 let addr = pass.addrs[end];
                 let plain = (addr + size - 1) / PAGE_SIZE == page_no
                     && addr / PAGE_SIZE == page_no
-                    && addr.is_multiple_of(pass.align);
+                    && addr & (pass.align - 1) == 0;
                 if !plain {
                     break;
                 }
@@ -170,7 +170,7 @@ impl<O: Observer> Ctx<'_, O> {
         let plain_until = |len: u64| {
             let plain = |&i: &usize| {
                 let a = pass.addrs[i] & SLM_ADDRESS_MASK;
-                a.is_multiple_of(pass.align) && a + size <= len
+                a & (pass.align - 1) == 0 && a + size <= len
             };
             (start..n).find(|i| !plain(i)).unwrap_or(n)
         };
@@ -274,7 +274,9 @@ pub(super) struct Batch {
 }
 
 impl Batch {
+    /// A batch of `size`-byte accesses aligned to `align` (a power of two).
     pub(super) fn new(space: MemSpace, size: u32, align: u64, op: MemOp, results: Option<Results>) -> Batch {
+        debug_assert!(align.is_power_of_two());
         Batch {
             space,
             size,

@@ -91,7 +91,8 @@ impl<O: Observer> Ctx<'_, O> {
         }
         let base = self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64;
         let size = ind.ty.size();
-        if base % size as i64 != 0 {
+        // Type sizes are powers of two: a mask, not a division.
+        if base & (size as i64 - 1) != 0 {
             return Err(FaultKind::IndirectMisaligned { operand: index, lane, address: base, align: size });
         }
         let out_of_bounds = || FaultKind::IndirectOutOfBounds { operand: index, lane, address: base };
@@ -101,6 +102,56 @@ impl<O: Observer> Ctx<'_, O> {
             return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
         }
         Ok(address as u32)
+    }
+
+    /// [`Ctx::indirect_address`] of lanes `0..n` into `out`, the first failing lane's fault
+    /// otherwise: lanes that share their address register's value (one address for the
+    /// whole operand, or repeated) share its checks. The in-place tiers use it; the general
+    /// path, their oracle, keeps the lane-by-lane form.
+    pub(super) fn indirect_offsets(
+        &self,
+        ind: &IndirectOperand,
+        index: usize,
+        n: u32,
+        out: &mut [u32; 32],
+    ) -> Result<(), FaultKind> {
+        let var = self.program.addr(ind.addr);
+        let size = ind.ty.size();
+        // The last address register element read, its value, and its root's range.
+        let mut last: Option<(u32, i64, (u32, u32))> = None;
+        for lane in 0..n.min(32) {
+            let (row_elem, element) = indirect_lane(ind, lane);
+            let elem = ind.addr_elem + row_elem;
+            let known = match last {
+                Some((e, base, root)) if e == elem => Some((base, root)),
+                _ => None,
+            };
+            let (base, (start, end)) = match known {
+                Some(k) => k,
+                None => {
+                    let base = (elem < var.num_elts)
+                        .then(|| self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64)
+                        .filter(|base| base & (size as i64 - 1) == 0);
+                    match base.and_then(|base| Some((base, self.tables.root_at(base)?))) {
+                        Some((base, root)) => {
+                            last = Some((elem, base, root));
+                            (base, root)
+                        }
+                        // Whatever is wrong, as the one-lane check reports it.
+                        None => {
+                            out[lane as usize] = self.indirect_address(ind, index, lane)?;
+                            continue;
+                        }
+                    }
+                }
+            };
+            let address = base + (element * size) as i64;
+            if address < start as i64 || address + size as i64 > end as i64 {
+                return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
+            }
+            out[lane as usize] = address as u32;
+        }
+        Ok(())
     }
 
     /// Reads lanes `0..n` of a source operand.
@@ -222,8 +273,7 @@ impl<O: Observer> Ctx<'_, O> {
                 for lane in 0..n {
                     if enabled >> lane & 1 != 0 {
                         let at = self.indirect_address(ind, index, lane)?;
-                        let v = values[lane as usize].to_le_bytes();
-                        self.write_grf(at, &v[..size as usize])?;
+                        self.write_grf_elem(at, size, values[lane as usize])?;
                     }
                 }
                 Ok(())

@@ -254,10 +254,11 @@ fn lanes_n(grf: &[u8], s: &S64, n: u32) -> [u64; 32] {
 /// Stores the low `size` bytes of each value of `enabled` lanes into `bytes`, lane i at
 /// `i · size · stride`.
 fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, size: u32, stride: u32) {
-    let (size, step) = (size as usize, (size * stride) as usize);
-    for (lane, v) in values.iter().enumerate() {
+    let step = (size * stride) as usize;
+    for (lane, &v) in values.iter().enumerate() {
         if enabled >> lane & 1 != 0 {
-            bytes[lane * step..lane * step + size].copy_from_slice(&v.to_le_bytes()[..size]);
+            // A fixed-size store per type (a copy of `size` bytes would call memcpy).
+            super::operand::store_le(&mut bytes[lane * step..], size, v);
         }
     }
 }
@@ -523,10 +524,9 @@ impl<O: Observer> Ctx<'_, O> {
         let mut offsets: Offsets = [[0; 32]; 3];
         for (i, s) in op.srcs.iter().enumerate() {
             if let S64::Indirect(ind) = s {
-                for lane in 0..n {
-                    let at = self.indirect_address(ind, i + 1, lane)?;
+                self.indirect_offsets(ind, i + 1, n, &mut offsets[i])?;
+                for &at in &offsets[i][..n as usize] {
                     self.grf(at, ind.ty.size())?;
-                    offsets[i][lane as usize] = at;
                 }
             }
         }

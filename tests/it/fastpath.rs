@@ -163,10 +163,12 @@ fn run_filled(
     let mut s = seed;
     if let Some(id) = program.var_id(UnitId(0), "O") {
         // Byte offsets for address registers: multiples of 8 below 384, so that most
-        // indirect reads land inside A and a few run past it (both paths must fault alike).
+        // indirect reads land inside A and a few run past it, and one in 16 off by 2 or 4
+        // bytes, misaligned for the wider types (both paths must fault alike).
         let v = program.var(id);
         for o in thread.grf[v.offset as usize..(v.offset + v.size) as usize].chunks_exact_mut(2) {
-            o.copy_from_slice(&(((lcg(&mut s) % 48) * 8) as u16).to_le_bytes());
+            let skew = [2, 4].get(lcg(&mut s) as usize % 32).copied().unwrap_or(0);
+            o.copy_from_slice(&(((lcg(&mut s) % 48) * 8 + skew) as u16).to_le_bytes());
         }
     }
     for name in ["A", "B", "R"] {
