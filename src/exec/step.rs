@@ -78,6 +78,10 @@ pub struct Interpreter {
     plans: Vec<Plan>,
     /// Whether to use the fast forms (tests turn them off to compare both paths).
     pub use_fast_paths: bool,
+    /// For each instruction, how many instructions from it on run in place one after
+    /// another (no control flow, nothing other threads see): a burst runs such a stretch
+    /// without looking again at the thread's status or the instruction kind's visibility.
+    straight: Vec<u32>,
 }
 
 /// Channel enables per `EvaluateChEn` (5_operands.md): relative bits, lane n = channel
@@ -122,8 +126,14 @@ pub(super) fn enables(exec: ExecMask, pred: Option<Predicate>, em: u32, preds: &
 impl Interpreter {
     pub fn new(program: Arc<Program>) -> Interpreter {
         let tables = Tables::new(&program);
-        let plans = program.insts.iter().map(|inst| Plan::new(inst, &program)).collect();
-        Interpreter { program, tables, plans, use_fast_paths: true }
+        let plans: Vec<Plan> = program.insts.iter().map(|inst| Plan::new(inst, &program)).collect();
+        let mut straight = vec![0u32; plans.len() + 1];
+        for pc in (0..plans.len()).rev() {
+            if plans[pc].in_place() {
+                straight[pc] = straight[pc + 1] + 1;
+            }
+        }
+        Interpreter { program, tables, plans, use_fast_paths: true, straight }
     }
 
     /// Which path instruction `idx` takes when fast paths are on (tests use it to know they
@@ -257,67 +267,39 @@ impl Interpreter {
         let (mut steps, mut lane_ops) = (0u64, 0u64);
         while steps < budget {
             let pc = ctx.thread.control.pc;
-            let plan = match self.plans.get(pc.0 as usize) {
-                Some(plan) if !plan.visible_to_others() && !stops.contains(pc.0) => plan,
-                _ => break,
-            };
-            ctx.obs.begin_step();
-            let chen = match plan {
-                // The common case, kept tight: the dword kernel, then the next instruction
-                // (no control state changes, so nothing to report beyond the writes).
-                Plan::Dword(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
-                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
-                        ctx.run_dword(op, chen, em_part, pmask)
-                    })?
-                }
-                Plan::Qword(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
-                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
-                        ctx.run_qword(op, chen, em_part, pmask)
-                    })?
-                }
-                Plan::Carry(op) if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) => {
-                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_carry(op, chen))?
-                }
-                Plan::AddrAdd(op)
-                    if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
-                {
-                    in_place(&mut ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_addr_add(op, chen))?
-                }
-                // The other fast forms the same way (the f32 one may hand its instruction to
-                // the general path, which then runs it as any step).
-                Plan::Float(_) | Plan::SetPred(..) | Plan::PredLogic(..)
-                    if self.use_fast_paths && !reconverges_at(&ctx.thread.control, pc.0 + 1) =>
-                {
-                    let inst = &self.program.insts[pc.0 as usize];
-                    let (chen, em_part, pmask) =
-                        channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
-                    let done = match plan {
-                        Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
-                        Plan::SetPred(p, mask, bits) => {
-                            ctx.write_pred(*p, *mask, *bits);
-                            Ok(true)
-                        }
-                        Plan::PredLogic(op, d, a, b) => {
-                            let (a, b) = (ctx.pred(*a), ctx.pred(*b));
-                            pred_apply(&mut ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
-                            Ok(true)
-                        }
-                        _ => Ok(false),
-                    };
-                    match done {
-                        Ok(true) => {
-                            ctx.thread.control.pc = InstIdx(pc.0 + 1);
-                            chen
-                        }
-                        Ok(false) => self.step_in(&mut ctx, pc)?,
-                        Err(kind) => {
-                            let kind = kind.in_thread_channels(inst.exec.offset);
-                            return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
-                        }
+            // A stretch of in-place instructions runs as one: it ends before the first
+            // instruction after which waiting lanes reconverge (that one takes the general
+            // step, which reconverges them), at a stop, or when the budget is spent.
+            let run =
+                if self.use_fast_paths { self.straight.get(pc.0 as usize).copied().unwrap_or(0) } else { 0 };
+            if run > 0 {
+                let mut end = pc.0 + run.min((budget - steps).min(u32::MAX as u64) as u32);
+                for w in ctx.thread.control.waiting.iter() {
+                    if w.at.0 > pc.0 && w.at.0 <= end {
+                        end = w.at.0 - 1;
                     }
                 }
-                _ => self.step_in(&mut ctx, pc)?,
-            };
+                let mut at = pc.0;
+                while at < end && !stops.contains(at) {
+                    ctx.obs.begin_step();
+                    let chen = self.run_in_place(&mut ctx, InstIdx(at))?;
+                    ctx.obs.end_step(at, chen);
+                    lane_ops += chen.count_ones() as u64;
+                    at += 1;
+                }
+                steps += (at - pc.0) as u64;
+                if at > pc.0 {
+                    continue;
+                }
+            }
+            match self.plans.get(pc.0 as usize) {
+                Some(plan) if !plan.visible_to_others() && !stops.contains(pc.0) => {}
+                _ => break,
+            }
+            // Any other instruction, and an in-place one after which lanes reconverge or
+            // with the fast forms off.
+            ctx.obs.begin_step();
+            let chen = self.step_in(&mut ctx, pc)?;
             ctx.obs.end_step(pc.0, chen);
             steps += 1;
             lane_ops += chen.count_ones() as u64;
@@ -326,6 +308,57 @@ impl Interpreter {
             }
         }
         Ok((steps, lane_ops))
+    }
+
+    /// Runs the in-place form at `pc` (see [`Plan::in_place`]) and moves to the next
+    /// instruction: its channel enables. The f32 form may hand its instruction to the
+    /// general path, which then runs it as any step.
+    #[inline(always)]
+    fn run_in_place<O: Observer>(&self, ctx: &mut Ctx<'_, O>, pc: InstIdx) -> Result<u32, Fault> {
+        match &self.plans[pc.0 as usize] {
+            // The common case, kept tight: the dword kernel, then the next instruction (no
+            // control state changes, so nothing to report beyond the writes).
+            Plan::Dword(op) => in_place(ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
+                ctx.run_dword(op, chen, em_part, pmask)
+            }),
+            Plan::Qword(op) => in_place(ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
+                ctx.run_qword(op, chen, em_part, pmask)
+            }),
+            Plan::Carry(op) => {
+                in_place(ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_carry(op, chen))
+            }
+            Plan::AddrAdd(op) => {
+                in_place(ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_addr_add(op, chen))
+            }
+            plan => {
+                let inst = &self.program.insts[pc.0 as usize];
+                let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+                let done = match plan {
+                    Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
+                    Plan::SetPred(p, mask, bits) => {
+                        ctx.write_pred(*p, *mask, *bits);
+                        Ok(true)
+                    }
+                    Plan::PredLogic(op, d, a, b) => {
+                        let (a, b) = (ctx.pred(*a), ctx.pred(*b));
+                        pred_apply(ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                };
+                match done {
+                    Ok(true) => {
+                        ctx.thread.control.pc = InstIdx(pc.0 + 1);
+                        Ok(chen)
+                    }
+                    Ok(false) => self.step_in(ctx, pc),
+                    Err(kind) => {
+                        let kind = kind.in_thread_channels(inst.exec.offset);
+                        Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind))
+                    }
+                }
+            }
+        }
     }
 
     /// The instruction itself, under its channel enables (returned).
@@ -620,6 +653,22 @@ impl Plan {
     /// a time; a fault stops the burst run, which then reruns under the exact scheduler).
     fn visible_to_others(&self) -> bool {
         matches!(self, Plan::Memory | Plan::Barrier | Plan::Nbarrier)
+    }
+
+    /// Whether the instruction has an in-place form: it changes registers only, never
+    /// control state, and runs without the general step (an f32 form may still hand its
+    /// instruction to it).
+    fn in_place(&self) -> bool {
+        matches!(
+            self,
+            Plan::Dword(_)
+                | Plan::Qword(_)
+                | Plan::Carry(_)
+                | Plan::AddrAdd(_)
+                | Plan::Float(_)
+                | Plan::SetPred(..)
+                | Plan::PredLogic(..)
+        )
     }
 }
 
