@@ -28,6 +28,23 @@ fn raw(op: Option<&Operand>) -> Result<Option<u32>, FaultKind> {
     }
 }
 
+/// Element `lane` (`size` bytes) of the raw operand at `base` for each lane of `lanes` below
+/// `n`: a message reads its lanes' addresses before any access, so that its results cannot
+/// change an address it has yet to use.
+fn lane_values<O: Observer>(
+    ctx: &Ctx<'_, O>,
+    base: u32,
+    size: u32,
+    n: u32,
+    lanes: u32,
+) -> Result<[u64; 32], FaultKind> {
+    let mut out = [0u64; 32];
+    for lane in (0..n.min(32)).filter(|l| lanes >> l & 1 != 0) {
+        out[lane as usize] = ctx.raw_elem(base, lane, size)?;
+    }
+    Ok(out)
+}
+
 fn need(op: Option<u32>, what: &str) -> Result<u32, FaultKind> {
     op.ok_or_else(|| FaultKind::NotImplemented(format!("%null as the {what} operand")))
 }
@@ -168,8 +185,9 @@ fn svm_gather_scatter<O: Observer>(
     let results = data.map(|_| Results { slot: len, shift: 0 });
     let mut batch = Batch::new(MemSpace::Svm, len, block as u64, op, results);
     let d = data.unwrap_or(0);
+    let lane_addrs = lane_values(ctx, addrs, 8, n, chen)?;
     for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-        let addr = batch.or_flush(ctx, ctx.raw_elem(addrs, lane, 8))?;
+        let addr = lane_addrs[lane as usize];
         for j in 0..count {
             let (mem_off, reg_off, len) = pieces(lane, j);
             let value = if store { batch.or_flush(ctx, ctx.raw_elem(d + reg_off, 0, len))? } else { 0 };
@@ -245,14 +263,14 @@ fn four_scaled<O: Observer>(
     };
     let mut batch = Batch::new(space, 4, 4, op, d.map(|_| Results { slot: 4, shift: 0 }));
     let d = d.unwrap_or(0);
+    let lane_offsets = lane_values(ctx, offsets, offset_size, n, chen)?;
     let mut pos = 0;
     for c in 0..4u32 {
         if channels >> c & 1 == 0 {
             continue;
         }
         for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-            let offset = batch.or_flush(ctx, ctx.raw_elem(offsets, lane, offset_size))?;
-            let addr = base.wrapping_add(offset) + 4 * c as u64;
+            let addr = base.wrapping_add(lane_offsets[lane as usize]) + 4 * c as u64;
             let at = d + pos * plane + lane * 4;
             let value = if store { batch.or_flush(ctx, ctx.raw_elem(at, 0, 4))? } else { 0 };
             batch.push(ctx, lane, addr, (value, 0), at)?;
@@ -275,8 +293,9 @@ fn scaled<O: Observer>(
     let store = inst.op != Opcode::GatherScaled;
     let op = if store { MemOp::Store } else { MemOp::Load };
     let mut batch = Batch::new(space, blocks, 1, op, Some(Results { slot: blocks, shift: 0 }));
+    let lane_offsets = lane_values(ctx, offsets, 4, inst.exec.size, chen)?;
     for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
-        let addr = base + batch.or_flush(ctx, ctx.raw_elem(offsets, lane, 4))?;
+        let addr = base + lane_offsets[lane as usize];
         let value = if store { batch.or_flush(ctx, ctx.raw_elem(data + lane * 4, 0, blocks))? } else { 0 };
         batch.push(ctx, lane, addr, (value, 0), data + lane * 4)?;
     }
@@ -381,25 +400,20 @@ where
     let size = bits / 8;
     // Sources and results use dword slots for 16- and 32-bit atomics, qwords for 64-bit.
     let slot = size.max(4);
-    let mut batch: Option<Batch> = None;
     let results = dst.map(|_| Results { slot, shift: 0 });
-    for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
-        let at = addr_of(ctx, lane);
-        let (space, addr) = match (&mut batch, at) {
-            (Some(b), at) => b.or_flush(ctx, at)?,
-            (None, at) => at?,
-        };
-        let b = batch
-            .get_or_insert_with(|| Batch::new(space, size, size as u64, MemOp::Atomic(op, bits), results));
+    // Every lane's address first, as the whole payload is read before any access.
+    let (mut space, mut lane_addrs) = (MemSpace::Svm, [0u64; 32]);
+    for lane in (0..inst.exec.size.min(32)).filter(|l| chen >> l & 1 != 0) {
+        (space, lane_addrs[lane as usize]) = addr_of(ctx, lane)?;
+    }
+    let mut batch = Batch::new(space, size, size as u64, MemOp::Atomic(op, bits), results);
+    for lane in (0..inst.exec.size.min(32)).filter(|l| chen >> l & 1 != 0) {
         let src = |ctx: &Ctx<'_, O>, s: Option<u32>| s.map_or(Ok(0), |s| ctx.raw_elem(s, lane, slot));
-        let a = b.or_flush(ctx, src(ctx, s0))?;
-        let c = b.or_flush(ctx, src(ctx, s1))?;
-        b.push(ctx, lane, addr, (a, c), dst.unwrap_or(0) + lane * slot)?;
+        let a = batch.or_flush(ctx, src(ctx, s0))?;
+        let c = batch.or_flush(ctx, src(ctx, s1))?;
+        batch.push(ctx, lane, lane_addrs[lane as usize], (a, c), dst.unwrap_or(0) + lane * slot)?;
     }
-    match batch {
-        Some(mut b) => b.flush(ctx),
-        None => Ok(()),
-    }
+    batch.flush(ctx)
 }
 
 /// LSC load/store/atomic on ugm (flat A64/A32) or slm (A32), per LSC_UNTYPED.md: component
@@ -454,8 +468,9 @@ fn lsc<O: Observer>(
         None => Batch::new(space, mem_bytes, 1, MemOp::Load, results),
     };
     let (s1, s2) = (src(2), src(3));
+    let lane_addrs = lane_values(ctx, addr_base, asize, n, lanes)?;
     for lane in (0..n).filter(|l| lanes >> l & 1 != 0) {
-        let a = batch.or_flush(ctx, ctx.raw_elem(addr_base, lane, asize))?;
+        let a = lane_addrs[lane as usize];
         let a = (a as i64).wrapping_mul(addr.scale.max(1) as i64).wrapping_add(addr.offset) as u64;
         let a = if asize < 8 { a & ((1u64 << (asize * 8)) - 1) } else { a };
         if let Some(op) = aop {

@@ -381,3 +381,28 @@ fn generated_messages_do_what_their_lanes_would_one_by_one() {
     assert!(writes > 200, "{writes} cases that write");
     assert!(shared > 100, "{shared} that write shared memory");
 }
+
+/// A gather whose results land on its own address register: 64 accesses, more than one
+/// pass, with the addresses at bytes 64.. of the register and the results from byte 0, so
+/// that the first pass's second plane overwrites the addresses of lanes 9 to 15. Every lane
+/// still reads at the address it was given (the payload is read before any access).
+#[test]
+fn a_gather_into_its_own_address_register_reads_where_it_was_told() {
+    let decls = ".decl ADDR v_type=G type=uq num_elts=64 align=GRF";
+    let text = kernel_text(decls, "    svm_gather.8.4 (M1, 16) ADDR.64 ADDR.0", 16);
+    let r = run_text(&text, 16, 0xffff, |p, m| {
+        m.svm.map_buffer(BASE, LEN, "buf");
+        m.svm.write(BASE, &initial_svm()[..LEN as usize]).expect("write");
+        let addrs: Vec<u8> =
+            (0..64u64).flat_map(|i| (BASE + 32 * (i.wrapping_sub(8) % 16)).to_le_bytes()).collect();
+        set_var(p, m, "ADDR", &addrs);
+    })
+    .ok();
+    let got = r.bytes("ADDR");
+    let svm = initial_svm();
+    for (j, lane) in (0..4usize).flat_map(|j| (0..16usize).map(move |lane| (j, lane))) {
+        let at = 32 * lane + 8 * j;
+        let slot = 8 * (16 * j + lane);
+        assert_eq!(&got[slot..slot + 8], &svm[at..at + 8], "block {j} of lane {lane}");
+    }
+}
