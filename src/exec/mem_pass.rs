@@ -106,13 +106,15 @@ impl<O: Observer> Ctx<'_, O> {
             let mut end = i;
             while end < n {
                 let addr = pass.addrs[end];
-                let plain = (addr + size - 1) / PAGE_SIZE == page_no
+                // `last` is the access's last byte (an access that wraps around is not plain).
+                let last = addr.checked_add(size - 1);
+                let plain = last.map(|l| l / PAGE_SIZE) == Some(page_no)
                     && addr / PAGE_SIZE == page_no
                     && addr & (pass.align - 1) == 0;
                 if !plain {
                     break;
                 }
-                if !(bounds.0 <= addr && addr + size <= bounds.1) {
+                if !(bounds.0 <= addr && last.is_some_and(|l| l < bounds.1)) {
                     match self.svm.owned_bounds(addr, size) {
                         Some(b) => bounds = b,
                         None => break,

@@ -105,14 +105,24 @@ pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Res
             let global = ctx.scalar(ops.get(1), 1)?;
             let offsets = need(raw(ops.get(2))?, "offset")?;
             let store = inst.op == Opcode::Scatter4Scaled;
-            four_scaled(ctx, inst, chen, *ch, (space, base + global), offsets, 4, raw(ops.get(3))?, store)
+            four_scaled(
+                ctx,
+                inst,
+                chen,
+                *ch,
+                (space, base.wrapping_add(global)),
+                offsets,
+                4,
+                raw(ops.get(3))?,
+                store,
+            )
         }
         (Opcode::GatherScaled | Opcode::ScatterScaled, SubOp::Blocks { num_blocks, .. }) => {
             let (space, base) = ctx.surface(ops.first())?;
             let global = ctx.scalar(ops.get(1), 1)?;
             let offsets = need(raw(ops.get(2))?, "offset")?;
             let data = need(raw(ops.get(3))?, "data")?;
-            scaled(ctx, inst, chen, *num_blocks, (space, base + global), offsets, data)
+            scaled(ctx, inst, chen, *num_blocks, (space, base.wrapping_add(global)), offsets, data)
         }
         (Opcode::OwordLd | Opcode::OwordLdUnaligned | Opcode::OwordSt, _) => oword(ctx, inst),
         (Opcode::SvmAtomic, SubOp::Atomic { op, bits }) => {
@@ -140,7 +150,7 @@ pub fn execute<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst, chen: u32) -> Res
                 chen,
                 *op,
                 *bits,
-                |ctx, lane| Ok((space, base + ctx.raw_elem(offs, lane, 4)?)),
+                |ctx, lane| Ok((space, base.wrapping_add(ctx.raw_elem(offs, lane, 4)?))),
                 dst,
                 s0,
                 s1,
@@ -270,7 +280,7 @@ fn four_scaled<O: Observer>(
             continue;
         }
         for lane in (0..n).filter(|l| chen >> l & 1 != 0) {
-            let addr = base.wrapping_add(lane_offsets[lane as usize]) + 4 * c as u64;
+            let addr = base.wrapping_add(lane_offsets[lane as usize]).wrapping_add(4 * c as u64);
             let at = d + pos * plane + lane * 4;
             let value = if store { batch.or_flush(ctx, ctx.raw_elem(at, 0, 4))? } else { 0 };
             batch.push(ctx, lane, addr, (value, 0), at)?;
@@ -295,7 +305,7 @@ fn scaled<O: Observer>(
     let mut batch = Batch::new(space, blocks, 1, op, Some(Results { slot: blocks, shift: 0 }));
     let lane_offsets = lane_values(ctx, offsets, 4, inst.exec.size, chen)?;
     for lane in (0..inst.exec.size).filter(|l| chen >> l & 1 != 0) {
-        let addr = base + lane_offsets[lane as usize];
+        let addr = base.wrapping_add(lane_offsets[lane as usize]);
         let value = if store { batch.or_flush(ctx, ctx.raw_elem(data + lane * 4, 0, blocks))? } else { 0 };
         batch.push(ctx, lane, addr, (value, 0), data + lane * 4)?;
     }

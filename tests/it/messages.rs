@@ -133,6 +133,10 @@ fn draw(rng: &mut Rng) -> Case {
     let n = rng.pick(&[8, 16]);
     let mask = (rng.next() as u32 | 1) & ((1u32 << n) - 1);
     let svm_addr = |rng: &mut Rng| -> u64 {
+        if rng.below(100) == 0 {
+            // An address whose access wraps around the address space.
+            return u64::MAX - 3;
+        }
         let r = rng.below(4);
         BASE + match rng.below(40) {
             0..=19 => 8 * r,                     // lanes alias
@@ -204,7 +208,7 @@ fn model(case: &Case) -> Outcome {
             }
             Kind::Svm { block, blocks, .. } => {
                 for j in 0..blocks {
-                    let at = case.addrs[lane as usize] + (j * block) as u64;
+                    let at = case.addrs[lane as usize].wrapping_add((j * block) as u64);
                     accesses.push((lane, false, at, block, block, (j * case.n + lane) * block));
                 }
             }
@@ -229,7 +233,7 @@ fn model(case: &Case) -> Outcome {
             let a = addr & 0xf_ffff;
             (a, a + size as u64 <= SLM, a + size as u64 <= SLM)
         } else {
-            let end = addr + size as u64;
+            let end = addr.saturating_add(size as u64);
             (addr.wrapping_sub(BASE), addr >= BASE && end <= BASE + MAPPED, addr >= BASE && end <= BASE + LEN)
         };
         let range = at as usize..at as usize + size as usize;
