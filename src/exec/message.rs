@@ -470,8 +470,11 @@ fn lsc<O: Observer>(
         _ => None,
     };
     let mut batch = match aop {
-        // Atomics must be aligned to their data.
-        Some(op) => Batch::new(space, mem_bytes, mem_bytes as u64, MemOp::Atomic(op, mem_bytes * 8), results),
+        // Atomics must be aligned to their data, and return their result unshifted.
+        Some(op) => {
+            let results = results.map(|r| Results { shift: 0, ..r });
+            Batch::new(space, mem_bytes, mem_bytes as u64, MemOp::Atomic(op, mem_bytes * 8), results)
+        }
         // Plain LSC loads and stores may be unaligned: IGC stores two packed halves with one
         // d32 at a 2-byte-aligned address (vstore_half on acm-g10).
         None if store => Batch::new(space, mem_bytes, 1, MemOp::Store, None),
