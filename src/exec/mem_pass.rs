@@ -38,6 +38,25 @@ pub(super) struct Pass<'a> {
     pub src1: &'a [u64],
 }
 
+impl Pass<'_> {
+    /// What access `i` does with the `old` value it read: its result into `out[i]`, and the
+    /// value it stores, if it stores (a load never does, an atomic when its operation says).
+    fn apply(&self, i: usize, old: u64, out: &mut [u64]) -> Option<u64> {
+        match self.op {
+            MemOp::Load => {
+                out[i] = old;
+                None
+            }
+            MemOp::Store => Some(self.src0[i]),
+            MemOp::Atomic(op, bits) => {
+                let (new, ret) = apply_atomic(op, bits, old, self.src0[i], self.src1[i]);
+                out[i] = ret;
+                atomic_stores(op, old, new).then_some(new)
+            }
+        }
+    }
+}
+
 impl<O: Observer> Ctx<'_, O> {
     /// Runs `pass`, results into `out`; returns how many accesses were done and the fault
     /// that stopped the pass, if any.
@@ -71,22 +90,7 @@ impl<O: Observer> Ctx<'_, O> {
             }
             self.mem_read(pass.space, addr, &mut bytes[..len]).map_err(|e| in_lane(e, lane))?;
         }
-        let old = load_le(&bytes, size);
-        let new = match pass.op {
-            MemOp::Load => {
-                out[i] = old;
-                return Ok(());
-            }
-            MemOp::Store => pass.src0[i],
-            MemOp::Atomic(op, bits) => {
-                let (new, ret) = apply_atomic(op, bits, old, pass.src0[i], pass.src1[i]);
-                out[i] = ret;
-                if !atomic_stores(op, old, new) {
-                    return Ok(());
-                }
-                new
-            }
-        };
+        let Some(new) = pass.apply(i, load_le(&bytes, size), out) else { return Ok(()) };
         store_le(&mut bytes, size, new);
         if O::ACTIVE {
             self.obs.access_lane(Some(lane));
@@ -211,7 +215,7 @@ fn in_lane(e: FaultKind, lane: u32) -> FaultKind {
 }
 
 /// Store or atomic `i` on `cell` (its bytes, at `addr` in `space`), reported as the general
-/// path reports it.
+/// path reports it (an atomic's read, then its write).
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn write_access<O: Observer>(
@@ -226,21 +230,11 @@ fn write_access<O: Observer>(
 ) {
     let size = pass.size;
     let old = load_le(cell, size);
-    let new = match pass.op {
-        MemOp::Atomic(op, bits) => {
-            if O::ACTIVE {
-                obs.access_lane(Some(pass.lanes[i]));
-                obs.mem_read(tid, space, addr, size as u64);
-            }
-            let (new, ret) = apply_atomic(op, bits, old, pass.src0[i], pass.src1[i]);
-            out[i] = ret;
-            if !atomic_stores(op, old, new) {
-                return;
-            }
-            new
-        }
-        _ => pass.src0[i],
-    };
+    if O::ACTIVE && pass.op != MemOp::Store {
+        obs.access_lane(Some(pass.lanes[i]));
+        obs.mem_read(tid, space, addr, size as u64);
+    }
+    let Some(new) = pass.apply(i, old, out) else { return };
     store_le(cell, size, new);
     if O::ACTIVE {
         let mut before = [0u8; 8];
