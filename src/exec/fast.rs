@@ -133,9 +133,14 @@ fn src_ty(s: &FastSrc) -> DataType {
     }
 }
 
+/// Whether the in-place kernels have a specialisation for exec size `n`.
+pub(super) fn kernel_size(n: u32) -> bool {
+    matches!(n, 1 | 2 | 4 | 8 | 16 | 32)
+}
+
 /// The fast form of `inst`, if it has one.
 pub fn compile(inst: &Inst) -> Option<FastOp> {
-    if inst.sat || inst.static_fault.is_some() {
+    if inst.sat {
         return None;
     }
     let ops = &inst.operands;
@@ -323,7 +328,7 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
         _ => 1,
     };
     let n = inst.exec.size;
-    if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
+    if !kernel_size(n) {
         return None;
     }
     let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + dst_span(dst_stride, n)));

@@ -183,9 +183,6 @@ fn arity(kind: FloatKind) -> usize {
 
 /// The float form of `inst`, if it has one.
 pub fn compile(inst: &Inst) -> Option<FloatOp> {
-    if inst.static_fault.is_some() {
-        return None;
-    }
     let n = inst.exec.size;
     let (dst, dst_ty) = match inst.operands.first()? {
         Operand::Pred(p) if inst.op == Opcode::Cmp => (FDst::Pred(*p), None),

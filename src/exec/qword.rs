@@ -145,7 +145,7 @@ fn modifier(src: &FastSrc) -> (SrcMod, bool) {
 pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
     let kind = f.kind;
     let n = inst.exec.size;
-    if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
+    if !fast::kernel_size(n) {
         return None;
     }
     let srcs = [s64(&f.srcs[0], n)?, s64(&f.srcs[1], n)?, s64(&f.srcs[2], n)?];
@@ -568,7 +568,7 @@ pub fn compile_carry(inst: &Inst) -> Option<CarryOp> {
         _ => return None,
     };
     let n = inst.exec.size;
-    if inst.sat || inst.static_fault.is_some() || !matches!(n, 1 | 2 | 4 | 8 | 16 | 32) {
+    if inst.sat || !fast::kernel_size(n) {
         return None;
     }
     let [d0, d1, s0, s1] = inst.operands.as_slice() else { return None };
@@ -675,10 +675,7 @@ enum AddrBase {
 /// The in-place form of `addr_add`, where the offset is a direct or immediate integer.
 pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Option<AddrAddOp> {
     let n = inst.exec.size;
-    if inst.op != crate::isa::Opcode::AddrAdd
-        || inst.static_fault.is_some()
-        || !matches!(n, 1 | 2 | 4 | 8 | 16 | 32)
-    {
+    if inst.op != crate::isa::Opcode::AddrAdd || !fast::kernel_size(n) {
         return None;
     }
     let [Operand::Addr(d), src0, src1] = inst.operands.as_slice() else { return None };

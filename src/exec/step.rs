@@ -139,13 +139,7 @@ impl Interpreter {
     /// Which path instruction `idx` takes when fast paths are on (tests use it to know they
     /// compared a fast form, not the general path against itself).
     pub fn tier(&self, idx: usize) -> Tier {
-        match self.plans.get(idx) {
-            Some(Plan::Dword(_)) => Tier::Dword,
-            Some(Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_)) => Tier::Qword,
-            Some(Plan::SetPred(..) | Plan::PredLogic(..)) => Tier::Pred,
-            Some(Plan::Float(_)) => Tier::Float,
-            _ => Tier::General,
-        }
+        self.plans.get(idx).map_or(Tier::General, Plan::tier)
     }
 
     /// Executes the instruction at thread `tid`'s pc.
@@ -592,6 +586,8 @@ enum Plan {
 }
 
 impl Plan {
+    /// The plan of `inst`. An instruction the parser found undefined faults when reached,
+    /// so the compilers of the fast forms only see the others.
     fn new(inst: &Inst, program: &Program) -> Plan {
         if inst.static_fault.is_some() {
             return Plan::StaticFault;
@@ -655,20 +651,22 @@ impl Plan {
         matches!(self, Plan::Memory | Plan::Barrier | Plan::Nbarrier)
     }
 
-    /// Whether the instruction has an in-place form: it changes registers only, never
-    /// control state, and runs without the general step (an f32 form may still hand its
-    /// instruction to it).
+    /// The path the instruction takes when fast paths are on.
+    fn tier(&self) -> Tier {
+        match self {
+            Plan::Dword(_) => Tier::Dword,
+            Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_) => Tier::Qword,
+            Plan::SetPred(..) | Plan::PredLogic(..) => Tier::Pred,
+            Plan::Float(_) => Tier::Float,
+            _ => Tier::General,
+        }
+    }
+
+    /// Whether the instruction has an in-place form (any tier but the general one): it
+    /// changes registers only, never control state, and runs without the general step (an
+    /// f32 form may still hand its instruction to it).
     fn in_place(&self) -> bool {
-        matches!(
-            self,
-            Plan::Dword(_)
-                | Plan::Qword(_)
-                | Plan::Carry(_)
-                | Plan::AddrAdd(_)
-                | Plan::Float(_)
-                | Plan::SetPred(..)
-                | Plan::PredLogic(..)
-        )
+        self.tier() != Tier::General
     }
 }
 
