@@ -230,7 +230,11 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     if srcs.iter().any(|s| modifier(s) == SrcMod::Not) {
         return None;
     }
-    let in_place_kind = !matches!(kind, FloatKind::FromInt(_) | FloatKind::ToInt(_));
+    let in_place_kind = match kind {
+        FloatKind::FromInt(ty) => ty.size() <= 4,
+        FloatKind::ToInt(_) => false,
+        _ => true,
+    };
     let in_place_srcs = matches!(n, 8 | 16 | 32) && srcs.iter().all(|s| !matches!(s, FSrc::Gather(..)));
     let packed = match (&inst.operands[0], &dst) {
         _ if !(in_place_kind && in_place_srcs) => None,
@@ -442,19 +446,17 @@ impl<O: Observer> Ctx<'_, O> {
         match op.kind {
             K::FromInt(ty) => {
                 for (l, o) in r.iter_mut().enumerate().take(n) {
-                    // Exact in i128 (a negated q minimum, a uq above 2^63), rounded once.
+                    // Exact before the one rounding: in i64 for the types of at most 32 bits
+                    // (a modified value stays within ±2^32), in i128 for q and uq (a negated
+                    // q minimum, a uq above 2^63). i128 to f32 is a library call.
                     let v = match ty {
-                        DataType::Q => wide_element(grf, &op.srcs[0], l) as i64 as i128,
-                        DataType::Uq => wide_element(grf, &op.srcs[0], l) as i128,
-                        _ => super::fast::sign_extend(ty, raw[0][l] as u64) as i128,
+                        DataType::Q => {
+                            with_mod(wide_element(grf, &op.srcs[0], l) as i64 as i128, mods[0]) as f32
+                        }
+                        DataType::Uq => with_mod(wide_element(grf, &op.srcs[0], l) as i128, mods[0]) as f32,
+                        _ => with_mod(super::fast::sign_extend(ty, raw[0][l] as u64), mods[0]) as f32,
                     };
-                    let v = match mods[0] {
-                        SrcMod::Neg => -v,
-                        SrcMod::Abs => v.abs(),
-                        SrcMod::NegAbs => -v.abs(),
-                        SrcMod::None | SrcMod::Not => v,
-                    };
-                    *o = result(v as f32, sat, keep);
+                    *o = result(v, sat, keep);
                 }
             }
             K::ToInt(ty) => {
@@ -657,8 +659,14 @@ impl<O: Observer> Ctx<'_, O> {
             K::Rndu => lanes!(|i| result(a[i].ceil(), sat, keep)),
             K::Rnde => lanes!(|i| result(a[i].round_ties_even(), sat, keep)),
             K::Rndz => lanes!(|i| result(a[i].trunc(), sat, keep)),
+            K::FromInt(ty) => {
+                // At most 32 bits: a modified value is within ±2^32, exact in i64.
+                let v = packed_ints::<L>(grf, &op.srcs[0], ty);
+                let m = modifier(&op.srcs[0]);
+                lanes!(|i| result(with_mod(v[i], m) as f32, sat, keep))
+            }
             // Not compiled in place (`compile`).
-            K::FromInt(_) | K::ToInt(_) => {}
+            K::ToInt(_) => {}
         }
     }
 
@@ -691,6 +699,28 @@ fn packed_raw<const L: usize>(grf: &[u8], s: &FSrc) -> [u32; L] {
             let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
             for (o, w) in out.iter_mut().zip(words) {
                 *o = u32::from_le_bytes(*w);
+            }
+        }
+        FSrc::Gather(..) => {}
+    }
+    out
+}
+
+/// `L` lanes of a packed, scalar or immediate integer source of type `ty` (at most 32 bits),
+/// sign- or zero-extended, without its modifier.
+#[inline(always)]
+fn packed_ints<const L: usize>(grf: &[u8], s: &FSrc, ty: DataType) -> [i64; L] {
+    let size = ty.size();
+    let mut out = [0i64; L];
+    match s {
+        FSrc::Imm(bits) => out = [super::fast::sign_extend(ty, *bits as u64); L],
+        FSrc::Scalar(at, _) => {
+            out = [super::fast::sign_extend(ty, element(grf, *at as usize, size) as u64); L]
+        }
+        FSrc::Packed(at, _) => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o =
+                    super::fast::sign_extend(ty, element(grf, *at as usize + i * size as usize, size) as u64);
             }
         }
         FSrc::Gather(..) => {}
@@ -738,5 +768,17 @@ fn int_range(ty: DataType) -> (i64, i64) {
         DataType::Uw => (0, u16::MAX as i64),
         DataType::D => (i32::MIN as i64, i32::MAX as i64),
         _ => (0, u32::MAX as i64),
+    }
+}
+
+/// An integer source's value under its modifier (`not` has no meaning for a conversion's
+/// value and leaves it).
+fn with_mod<T: std::ops::Neg<Output = T> + Ord + Copy + Default>(v: T, m: SrcMod) -> T {
+    let abs = if v < T::default() { -v } else { v };
+    match m {
+        SrcMod::Neg => -v,
+        SrcMod::Abs => abs,
+        SrcMod::NegAbs => -abs,
+        SrcMod::None | SrcMod::Not => v,
     }
 }
