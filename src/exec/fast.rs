@@ -62,6 +62,10 @@ pub enum FastKind {
     Fbl,
     Lzd,
     Bfrev,
+    /// Integer quotient and remainder, truncated toward zero (DIV.md, MOD.md: sources and
+    /// destination of 32 bits at most); by zero as the general ALU defines it.
+    Div,
+    Mod,
 }
 
 impl FastKind {
@@ -167,6 +171,8 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         (Opcode::Fbl, _) => FastKind::Fbl,
         (Opcode::Lzd, _) => FastKind::Lzd,
         (Opcode::Bfrev, _) => FastKind::Bfrev,
+        (Opcode::Div, _) => FastKind::Div,
+        (Opcode::Mod, _) => FastKind::Mod,
         _ => return None,
     };
     let bit_op = kind.is_bit_op();
@@ -200,7 +206,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     let orders = matches!(kind, FastKind::Cmp(_) | FastKind::Min | FastKind::Max);
     if orders && unsigned_wide && !unsigned
         || kind == FastKind::Asr && unsigned_wide
-        || kind == FastKind::Mulh && (wide_src || dst_ty.size() > 4)
+        || matches!(kind, FastKind::Mulh | FastKind::Div | FastKind::Mod) && (wide_src || dst_ty.size() > 4)
         // The bit ops read 32 bits at most and take no modifier (the general path says so).
         || bit_op && (wide(src_ty(&a)) || has_modifier(&a))
     {
@@ -550,13 +556,22 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
             }
             out
         }
+        FastKind::Div | FastKind::Mod => {
+            // Extended to i64 the values are within ±2^32: the quotient cannot overflow.
+            let (x, y) = (lanes_i64::<L>(grf, op.a), lanes_i64::<L>(grf, op.b));
+            let mut out = [0u32; L];
+            for i in 0..L {
+                out[i] = quotient_or_rest(kind == FastKind::Div, x[i], y[i]) as u32;
+            }
+            out
+        }
         FastKind::Cmp(_) | FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => a,
     })
 }
 
 /// Every kind in the order of its code: the constant parameter `K` of the specialised
 /// kernels of both in-place tiers (`Bfn`'s table is the op's, not the kind's).
-const KINDS: [FastKind; 27] = [
+const KINDS: [FastKind; 29] = [
     FastKind::Mov,
     FastKind::Add,
     FastKind::Mul,
@@ -584,7 +599,21 @@ const KINDS: [FastKind; 27] = [
     FastKind::Bfrev,
     FastKind::Add3,
     FastKind::Bfn(0),
+    FastKind::Div,
+    FastKind::Mod,
 ];
+
+/// `x / y` (`div`) or `x % y` (`mod`), truncated toward zero, of two values of at most 33
+/// bits; by zero, all ones and `x` (the general ALU's `div` and `rem`).
+#[inline(always)]
+pub(super) fn quotient_or_rest(div: bool, x: i64, y: i64) -> i64 {
+    match (div, y) {
+        (true, 0) => -1,
+        (false, 0) => x,
+        (true, _) => x / y,
+        (false, _) => x % y,
+    }
+}
 
 /// The kind a kernel's constant parameter `K` stands for.
 pub(super) const fn kind_of_code(k: u8) -> FastKind {
@@ -628,7 +657,9 @@ macro_rules! kernel_of_code {
             23 => $sized::<23>($n),
             24 => $sized::<24>($n),
             25 => $sized::<25>($n),
-            _ => $sized::<26>($n),
+            26 => $sized::<26>($n),
+            27 => $sized::<27>($n),
+            _ => $sized::<28>($n),
         }
     };
 }

@@ -414,6 +414,9 @@ fn qword_kernel<const L: usize, const K: u8>(
             v => v.trailing_zeros() as u64,
         }),
         FastKind::Lzd => zip(&a, &a, |x, _| ((x & wm) as u32).leading_zeros() as u64),
+        // Sources of at most 32 bits, extended and modified: exact as i64.
+        FastKind::Div => zip(&a, &b, |x, y| fast::quotient_or_rest(true, x as i64, y as i64) as u64),
+        FastKind::Mod => zip(&a, &b, |x, y| fast::quotient_or_rest(false, x as i64, y as i64) as u64),
         FastKind::Bfrev => zip(&a, &a, |x, _| ((x & wm) as u32).reverse_bits() as u64),
         _ => {
             let rel = if kind == FastKind::Max { CondMod::Gt } else { CondMod::Lt };

@@ -253,13 +253,15 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 34] = [
+    const OPS: [&str; 36] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
         "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
-        "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb",
+        "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb", "div", "mod",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 5];
+    // div and mod cases in the dword and qword tiers.
+    let mut divmod_fast = [0usize; 2];
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // A third of the cases in dwords, the dword tier's domain, a third in 64-bit and
@@ -268,6 +270,8 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let pool = match lcg(&mut s) % 3 {
             // addc and subb are defined on ud (ADDC.md, SUBB.md), mostly.
             _ if matches!(op, "addc" | "subb") && !lcg(&mut s).is_multiple_of(4) => &["ud"][..],
+            // div and mod are defined on types of 32 bits at most (DIV.md, MOD.md), mostly.
+            _ if matches!(op, "div" | "mod") && lcg(&mut s).is_multiple_of(2) => &TYPES[..6],
             0 => &TYPES[..2],
             1 => &["q", "uq", "d", "ud"][..],
             _ => &TYPES[..],
@@ -279,7 +283,19 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let mask = format!("M{}", offset / 4 + 1);
         let arith = matches!(
             op,
-            "mov" | "add" | "mul" | "sel" | "min" | "max" | "mulh" | "mad" | "add3" | "addc" | "subb"
+            "mov"
+                | "add"
+                | "mul"
+                | "sel"
+                | "min"
+                | "max"
+                | "mulh"
+                | "mad"
+                | "add3"
+                | "addc"
+                | "subb"
+                | "div"
+                | "mod"
         ) || op.starts_with("cmp");
         let mut modifier = || match (lcg(&mut s) % 6, arith) {
             (0, true) => "(-)",
@@ -357,9 +373,16 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             );
         }
         by_tier[tier as usize] += 1;
+        if matches!(op, "div" | "mod") && (tier as usize) < 2 {
+            divmod_fast[tier as usize] += 1;
+        }
     }
     // The generator must reach every integer tier often, or it compares the general path with
     // itself.
+    assert!(
+        divmod_fast[0] > 40 && divmod_fast[1] > 100,
+        "div and mod cases (dword, qword tier): {divmod_fast:?}"
+    );
     assert!(
         by_tier[0] > 800 && by_tier[1] > 2500 && by_tier[3] > 500,
         "cases per tier (dword, qword, float, predicate forms, general): {by_tier:?}"
