@@ -76,6 +76,8 @@ enum InPlace {
     Reg(u32),
     /// A compare's flags.
     Pred(PredId),
+    /// A conversion's integers of `size` bytes, lane i at `base + i · size · stride`.
+    Int { base: u32, size: u32, stride: u32 },
 }
 
 /// One compiled float instruction.
@@ -232,12 +234,20 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     }
     let in_place_kind = match kind {
         FloatKind::FromInt(ty) => ty.size() <= 4,
-        FloatKind::ToInt(_) => false,
+        FloatKind::ToInt(ty) => ty.size() <= 4,
         _ => true,
     };
     let in_place_srcs = matches!(n, 8 | 16 | 32) && srcs.iter().all(|s| !matches!(s, FSrc::Gather(..)));
     let packed = match (&inst.operands[0], &dst) {
         _ if !(in_place_kind && in_place_srcs) => None,
+        (Operand::Direct(d), FDst::Reg) if matches!(kind, FloatKind::ToInt(ty) if ty == d.ty) => {
+            let (size, stride) = (d.ty.size(), d.region.vstride as u32);
+            if d.region.width != 1 || stride == 0 {
+                return None;
+            }
+            need = need.max(d.base + size * (stride * (n - 1) + 1));
+            Some(InPlace::Int { base: d.base, size, stride })
+        }
         (Operand::Direct(d), FDst::Reg) if d.region == Region::dst(1) && d.ty == DataType::F => {
             need = need.max(d.base + 4 * n);
             Some(InPlace::Reg(d.base))
@@ -461,18 +471,9 @@ impl<O: Observer> Ctx<'_, O> {
             }
             K::ToInt(ty) => {
                 let a = f32_lanes(&raw[0], mods[0], keep, n);
-                // `as` truncates toward zero, saturates and maps NaN to 0 (saturation to the
-                // destination's range is what the conversion does anyway).
                 let mut values = [0u64; 32];
                 for (o, &x) in values.iter_mut().zip(&a).take(n) {
-                    *o = match ty {
-                        DataType::Q => x as i64 as u64,
-                        DataType::Uq => x as u64,
-                        _ => {
-                            let (lo, hi) = int_range(ty);
-                            (x as i64).clamp(lo, hi) as u64
-                        }
-                    };
+                    *o = to_int(ty, x);
                 }
                 self.write_dst(&inst.operands[0], 0, n as u32, enabled, &values)?;
                 return Ok(true);
@@ -618,7 +619,7 @@ impl<O: Observer> Ctx<'_, O> {
                 }
                 match dst {
                     InPlace::Pred(p) => self.write_pred(p, enabled << off, flags << off),
-                    InPlace::Reg(_) => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),
+                    InPlace::Reg(_) | InPlace::Int { .. } => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),
                 }
             }
             K::Mov | K::Sel | K::Min | K::Max => {
@@ -665,8 +666,36 @@ impl<O: Observer> Ctx<'_, O> {
                 let m = modifier(&op.srcs[0]);
                 lanes!(|i| result(with_mod(v[i], m) as f32, sat, keep))
             }
-            // Not compiled in place (`compile`).
-            K::ToInt(_) => {}
+            K::ToInt(ty) => {
+                let InPlace::Int { base, size, stride } = dst else { return };
+                let mut values = [0u64; L];
+                for i in 0..L {
+                    values[i] = to_int(ty, a[i]);
+                }
+                self.put_ints(base, size, stride, &values, enabled)
+            }
+        }
+    }
+
+    /// Stores the low `size` bytes of each of `values` under `enabled`, lane i at `base + i ·
+    /// size · stride`, the write reported as the general path reports it.
+    #[inline(always)]
+    fn put_ints<const L: usize>(
+        &mut self,
+        base: u32,
+        size: u32,
+        stride: u32,
+        values: &[u64; L],
+        enabled: u32,
+    ) {
+        let (at, span) = (base as usize, (size * (stride * (L as u32 - 1) + 1)) as usize);
+        if O::ACTIVE {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&self.thread.grf[at..at + span]);
+        }
+        super::qword::store_elements(&mut self.thread.grf[at..at + span], values, enabled, size, stride);
+        if O::ACTIVE && enabled != 0 {
+            self.report_lane_runs(base, Region::dst(stride as u8), size, L as u32, enabled);
         }
     }
 
@@ -757,6 +786,20 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
         FSrc::Gather(..) => {}
     }
     out
+}
+
+/// An f32 converted to integer type `ty`: `as` truncates toward zero, saturates and maps NaN
+/// to 0 (saturation to the destination's range is what the conversion does anyway).
+#[inline(always)]
+fn to_int(ty: DataType, x: f32) -> u64 {
+    match ty {
+        DataType::Q => x as i64 as u64,
+        DataType::Uq => x as u64,
+        _ => {
+            let (lo, hi) = int_range(ty);
+            (x as i64).clamp(lo, hi) as u64
+        }
+    }
 }
 
 /// The range of a 32-bit-or-narrower integer type.

@@ -253,7 +253,7 @@ fn lanes_n(grf: &[u8], s: &S64, n: u32) -> [u64; 32] {
 
 /// Stores the low `size` bytes of each value of `enabled` lanes into `bytes`, lane i at
 /// `i · size · stride`.
-fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, size: u32, stride: u32) {
+pub(super) fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, size: u32, stride: u32) {
     let step = (size * stride) as usize;
     for (lane, &v) in values.iter().enumerate() {
         if enabled >> lane & 1 != 0 {

@@ -468,7 +468,12 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
             };
             srcs.push(text);
         }
-        let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) { "P1" } else { "R(0,0)<1>" };
+        // Packed, or every other element (a conversion to a narrow type, then packed).
+        let dst = if op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
+            "P1"
+        } else {
+            ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>", "R(0,1)<2>"][(lcg(&mut s) % 4) as usize]
+        };
         let sat = if !op.starts_with("cmp") && lcg(&mut s).is_multiple_of(5) { ".sat" } else { "" };
         let pred = match (op, lcg(&mut s) % 3) {
             _ if op.starts_with("cmp") => "",
