@@ -543,16 +543,16 @@ impl<O: Observer> Ctx<'_, O> {
     }
 }
 
-/// `addc` and `subb` in place: two destinations, the result and the carry (or borrow),
-/// from sources of any register region or immediates, as the general ALU computes them:
-/// each source (modified, extended) taken at the destination's width.
+/// `addc`, `subb` and `madw` in place: two destinations, the result and the carry (or
+/// borrow), or the product's low and high dwords, from sources of any register region or
+/// immediates, as the general ALU computes them: for `addc`/`subb` each source (modified,
+/// extended) taken at the destination's width.
 #[derive(Clone, Debug)]
 pub struct CarryOp {
-    /// `subb` (else `addc`).
-    sub: bool,
-    srcs: [S64; 2],
-    mods: [(SrcMod, bool); 2],
-    /// The result's destination, then the carry's.
+    kind: Wide,
+    srcs: [S64; 3],
+    mods: [(SrcMod, bool); 3],
+    /// The result's destination, then the carry's (or the high dwords').
     dsts: [QDst; 2],
     /// The destination's bits set.
     width_mask: u64,
@@ -562,19 +562,38 @@ pub struct CarryOp {
     pub guard: Option<Predicate>,
 }
 
-/// The in-place form of `addc`/`subb`, where both destinations are direct registers and
-/// both sources are direct or immediate integers without saturation.
-pub fn compile_carry(inst: &Inst) -> Option<CarryOp> {
-    let sub = match inst.op {
-        crate::isa::Opcode::Addc => false,
-        crate::isa::Opcode::Subb => true,
+/// The two-destination operations of [`CarryOp`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Wide {
+    Addc,
+    Subb,
+    /// src0 · src1 + src2 of dwords: its low dwords, then its high dwords in the registers
+    /// after the low ones' (MADW.md).
+    Madw,
+}
+
+/// The in-place form of `addc`/`subb`/`madw`, where the destinations are direct registers
+/// and the sources direct or immediate integers (dwords for `madw`), without saturation.
+/// The program's register size places `madw`'s high dwords; an instruction whose
+/// destinations reach past the GRF is left to the general path, which names the fault.
+pub fn compile_carry(inst: &Inst, program: &crate::program::Program) -> Option<CarryOp> {
+    use crate::isa::Opcode;
+    let kind = match inst.op {
+        Opcode::Addc => Wide::Addc,
+        Opcode::Subb => Wide::Subb,
+        Opcode::Madw => Wide::Madw,
         _ => return None,
     };
     let n = inst.exec.size;
     if inst.sat || !fast::kernel_size(n) {
         return None;
     }
-    let [d0, d1, s0, s1] = inst.operands.as_slice() else { return None };
+    let dword = |op: &Operand| matches!(super::operand::operand_type(op), Some(DataType::D | DataType::Ud));
+    let (d0, d1, srcs) = match (kind, inst.operands.as_slice()) {
+        (Wide::Madw, [d0, s @ ..]) if s.len() == 3 && dword(d0) && s.iter().all(dword) => (d0, None, s),
+        (Wide::Addc | Wide::Subb, [d0, d1, s @ ..]) if s.len() == 2 => (d0, Some(d1), s),
+        _ => return None,
+    };
     let dst = |op: &Operand| match op {
         Operand::Direct(d) if !d.is_null && d.region.width == 1 && d.region.vstride >= 1 && d.ty.is_int() => {
             Some(QDst { base: d.base, size: d.ty.size(), stride: d.region.vstride as u32 })
@@ -585,17 +604,30 @@ pub fn compile_carry(inst: &Inst) -> Option<CarryOp> {
         FastSrc::Indirect(_) => None,
         s => Some((s64(&s, n)?, modifier(&s))),
     };
-    let dsts = [dst(d0)?, dst(d1)?];
-    let ((a, ma), (b, mb)) = (src(s0)?, src(s1)?);
+    let low = dst(d0)?;
+    let high = match d1 {
+        Some(d1) => dst(d1)?,
+        None => QDst { base: low.base + super::step::madw_high_offset(n, low.size, program.grf_size), ..low },
+    };
+    let dsts = [low, high];
+    // addc and subb have no third source: an immediate 0 that nothing reads.
+    let mut parts: [(S64, (SrcMod, bool)); 3] = std::array::from_fn(|_| (S64::Imm(0), (SrcMod::None, false)));
+    for (part, op) in parts.iter_mut().zip(srcs) {
+        *part = src(op)?;
+    }
+    let [(a, ma), (b, mb), (c, mc)] = parts;
     let width = super::operand::operand_type(d0)?.bits();
-    let srcs = [a, b];
+    let srcs = [a, b, c];
     let need =
         srcs.iter().map(|s| span(s, n)).chain(dsts.iter().map(|d| d.base + d.span(n))).max().unwrap_or(0);
+    if need > program.grf_bytes {
+        return None;
+    }
     let width_mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
     Some(CarryOp {
-        sub,
+        kind,
         srcs,
-        mods: [ma, mb],
+        mods: [ma, mb, mc],
         dsts,
         width_mask,
         width,
@@ -606,23 +638,28 @@ pub fn compile_carry(inst: &Inst) -> Option<CarryOp> {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// Runs an in-place `addc`/`subb`: the result, then the carry, each stored and reported
-    /// as the general path stores and reports it.
+    /// Runs an in-place `addc`/`subb`/`madw`: the result, then the carry (the high dwords),
+    /// each stored and reported as the general path stores and reports it.
     pub fn run_carry(&mut self, op: &CarryOp, chen: u32) -> Result<(), FaultKind> {
         let n = op.exec.size;
         if op.need as usize > self.thread.grf.len() {
             return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
         }
         let grf = &self.thread.grf;
-        let [a, b] = [0, 1].map(|i| modified(lanes_n(grf, &op.srcs[i], n), op.mods[i]));
+        let [a, b, c] = [0, 1, 2].map(|i| modified(lanes_n(grf, &op.srcs[i], n), op.mods[i]));
         let (mut lo, mut hi) = ([0u64; 32], [0u64; 32]);
         for i in 0..n as usize {
             // At the destination's width, exactly.
             let (x, y) = ((a[i] & op.width_mask) as u128, (b[i] & op.width_mask) as u128);
-            let (l, h) = if op.sub {
-                (x.wrapping_sub(y) as u64, (x < y) as u64)
-            } else {
-                ((x + y) as u64, ((x + y) >> op.width) as u64)
+            let (l, h) = match op.kind {
+                Wide::Subb => (x.wrapping_sub(y) as u64, (x < y) as u64),
+                Wide::Addc => ((x + y) as u64, ((x + y) >> op.width) as u64),
+                // Bits 0..63 of the exact sum of the extended sources' product and src2 are
+                // those of the sum modulo 2^64.
+                Wide::Madw => {
+                    let full = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
+                    (full, full >> 32)
+                }
             };
             (lo[i], hi[i]) = (l & op.width_mask, h & op.width_mask);
         }

@@ -611,8 +611,8 @@ impl Plan {
                     _ => Self::alu_plan(inst),
                 }
             }
-            Family::Alu if matches!(inst.op, Opcode::Addc | Opcode::Subb) => {
-                super::qword::compile_carry(inst).map_or(Plan::Alu, |c| Plan::Carry(Box::new(c)))
+            Family::Alu if matches!(inst.op, Opcode::Addc | Opcode::Subb | Opcode::Madw) => {
+                super::qword::compile_carry(inst, program).map_or(Plan::Alu, |c| Plan::Carry(Box::new(c)))
             }
             Family::Alu => Self::alu_plan(inst),
             Family::Address => super::qword::compile_addr_add(inst, program)
@@ -745,7 +745,7 @@ fn shifted_by_registers(dst: &Operand, n: u32, grf_size: u32) -> Result<Operand,
 
 /// How far past its low halves `madw` writes the high halves: the whole registers `n`
 /// elements of `size` bytes take.
-fn madw_high_offset(n: u32, size: u32, grf_size: u32) -> u32 {
+pub(super) fn madw_high_offset(n: u32, size: u32, grf_size: u32) -> u32 {
     (n * size).div_ceil(grf_size.max(1)) * grf_size.max(1)
 }
 

@@ -253,15 +253,15 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 36] = [
+    const OPS: [&str; 37] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
         "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
-        "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb", "div", "mod",
+        "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb", "div", "mod", "madw",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 5];
-    // div and mod cases in the dword and qword tiers.
-    let mut divmod_fast = [0usize; 2];
+    // div and mod cases in the dword and qword tiers, madw cases in the qword tier.
+    let (mut divmod_fast, mut madw_fast) = ([0usize; 2], 0usize);
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // A third of the cases in dwords, the dword tier's domain, a third in 64-bit and
@@ -272,6 +272,8 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             _ if matches!(op, "addc" | "subb") && !lcg(&mut s).is_multiple_of(4) => &["ud"][..],
             // div and mod are defined on types of 32 bits at most (DIV.md, MOD.md), mostly.
             _ if matches!(op, "div" | "mod") && lcg(&mut s).is_multiple_of(2) => &TYPES[..6],
+            // madw is defined on d and ud (MADW.md), mostly.
+            _ if op == "madw" && !lcg(&mut s).is_multiple_of(4) => &TYPES[..2],
             0 => &TYPES[..2],
             1 => &["q", "uq", "d", "ud"][..],
             _ => &TYPES[..],
@@ -296,6 +298,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
                 | "subb"
                 | "div"
                 | "mod"
+                | "madw"
         ) || op.starts_with("cmp");
         let mut modifier = || match (lcg(&mut s) % 6, arith) {
             (0, true) => "(-)",
@@ -306,7 +309,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let (m0, m1, m2) = (modifier(), modifier(), modifier());
         let n_srcs = match op {
             "mov" | "cbit" | "fbh" | "fbl" | "lzd" | "bfrev" | "setp" => 1,
-            "mad" | "add3" | "bfn" => 3,
+            "mad" | "add3" | "bfn" | "madw" => 3,
             _ => 2,
         };
         let mnemonic = if op == "bfn" { format!("bfn.x{:x}", lcg(&mut s) % 256) } else { op.to_string() };
@@ -376,13 +379,15 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         if matches!(op, "div" | "mod") && (tier as usize) < 2 {
             divmod_fast[tier as usize] += 1;
         }
+        madw_fast += usize::from(op == "madw" && tier == vdb::exec::Tier::Qword);
     }
     // The generator must reach every integer tier often, or it compares the general path with
     // itself.
     assert!(
-        divmod_fast[0] > 40 && divmod_fast[1] > 100,
+        divmod_fast[0] > 20 && divmod_fast[1] > 100,
         "div and mod cases (dword, qword tier): {divmod_fast:?}"
     );
+    assert!(madw_fast > 60, "{madw_fast} madw cases in the qword tier");
     assert!(
         by_tier[0] > 800 && by_tier[1] > 2500 && by_tier[3] > 500,
         "cases per tier (dword, qword, float, predicate forms, general): {by_tier:?}"
