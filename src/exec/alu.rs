@@ -230,17 +230,28 @@ pub(crate) fn store_floats(cx: &Ctx, exec: Fmt, vals: &[(f64, i8); 32], out: &mu
     };
     let keep = cx.keep(fmt);
     for l in Lanes(cx.mask) {
-        let (mut v, mut e) = vals[l];
-        if cx.sat {
-            // Clamping before rounding is equivalent: 0 and 1 are representable.
-            if v.is_nan() || v <= 0.0 {
-                (v, e) = (0.0, 0);
-            } else if v > 1.0 || (v == 1.0 && e > 0) {
-                (v, e) = (1.0, 0);
-            }
-        }
-        out.values[l] = convert::flush_out(fmt, convert::encode(fmt, v, e, cx.mode), keep);
+        out.values[l] = round_lane(fmt, vals[l], cx.sat, cx.mode, keep);
     }
+}
+
+/// A float result `(value, sign of its exact residual)` saturated, rounded once into `fmt`
+/// under `mode` and flushed (unless `keep`): its bits.
+pub(crate) fn round_lane(
+    fmt: Fmt,
+    (mut v, mut e): (f64, i8),
+    sat: bool,
+    mode: convert::RoundMode,
+    keep: bool,
+) -> u64 {
+    if sat {
+        // Clamping before rounding is equivalent: 0 and 1 are representable.
+        if v.is_nan() || v <= 0.0 {
+            (v, e) = (0.0, 0);
+        } else if v > 1.0 || (v == 1.0 && e > 0) {
+            (v, e) = (1.0, 0);
+        }
+    }
+    convert::flush_out(fmt, convert::encode(fmt, v, e, mode), keep)
 }
 
 /// The execution float format: the widest float among the sources (F if none).

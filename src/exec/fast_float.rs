@@ -11,6 +11,7 @@
 //! flushed in and out per cr0, NaN results are quiet, as the oracle's. A generated test
 //! (`tests/it/fastpath.rs`) compares the two paths bit for bit.
 
+use super::convert::{self, RoundMode};
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
@@ -412,8 +413,9 @@ fn relation(rel: CondMod, x: f32, y: f32) -> bool {
 impl<O: Observer> Ctx<'_, O> {
     /// Runs a float op under its channel enables (`em_part` and `pmask` are their halves:
     /// `sel` chooses by the predicate). Returns false, having changed nothing, where the
-    /// general ALU must run it instead: a rounding mode other than to-nearest-even in cr0,
-    /// or an operand outside the GRF (the general path raises the fault).
+    /// general ALU must run it instead: an op whose result depends on a rounding mode other
+    /// than to-nearest-even in cr0, besides add, mul, mad and conversions from integers, or
+    /// an operand outside the GRF (the general path raises the fault).
     pub fn run_float(
         &mut self,
         inst: &Inst,
@@ -422,13 +424,23 @@ impl<O: Observer> Ctx<'_, O> {
         em_part: u32,
         pmask: u32,
     ) -> Result<bool, FaultKind> {
+        use FloatKind as K;
         let cr0 = self.cr0();
-        if (cr0 >> 4) & 3 != 0 || op.need as usize > self.thread.grf.len() {
+        let mode = RoundMode::from_cr0(cr0);
+        // Under another rounding mode: the exact ops (moves, choices, compares, rounding to
+        // an integer) as they are, add, mul, mad and conversions from integers rounded by the
+        // mode lane by lane (`directed`), the others on the general path.
+        let directed = mode != RoundMode::Rne && matches!(op.kind, K::Add | K::Mul | K::Mad | K::FromInt(_));
+        let exact = matches!(
+            op.kind,
+            K::Mov | K::Sel | K::Min | K::Max | K::Cmp(_) | K::Rndd | K::Rndu | K::Rnde | K::Rndz
+        );
+        if mode != RoundMode::Rne && !(directed || exact) || op.need as usize > self.thread.grf.len() {
             return Ok(false);
         }
         let keep = cr0 & (1 << 7) != 0;
         let n = inst.exec.size.min(32) as usize;
-        if let Some(dst) = op.packed {
+        if let Some(dst) = op.packed.filter(|_| !directed) {
             let off = inst.exec.offset.min(31);
             match n {
                 8 => self.run_float_packed::<8>(op, dst, keep, chen, em_part, pmask, off),
@@ -452,19 +464,20 @@ impl<O: Observer> Ctx<'_, O> {
         let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1]), modifier(&op.srcs[2])];
         let (sat, mut enabled) = (op.sat, chen);
         let mut r = [0u32; 32];
-        use FloatKind as K;
         match op.kind {
             K::FromInt(ty) => {
                 for (l, o) in r.iter_mut().enumerate().take(n) {
-                    // Exact before the one rounding: in i64 for the types of at most 32 bits
-                    // (a modified value stays within ±2^32), in i128 for q and uq (a negated
-                    // q minimum, a uq above 2^63). i128 to f32 is a library call.
+                    // Exact before the one rounding (in i128: a negated q minimum, a uq above
+                    // 2^63). A value that fits i64 converts natively to nearest; the others,
+                    // and every value under another rounding mode, as the general ALU does.
                     let v = match ty {
-                        DataType::Q => {
-                            with_mod(wide_element(grf, &op.srcs[0], l) as i64 as i128, mods[0]) as f32
-                        }
-                        DataType::Uq => with_mod(wide_element(grf, &op.srcs[0], l) as i128, mods[0]) as f32,
-                        _ => with_mod(super::fast::sign_extend(ty, raw[0][l] as u64), mods[0]) as f32,
+                        DataType::Q => with_mod(wide_element(grf, &op.srcs[0], l) as i64 as i128, mods[0]),
+                        DataType::Uq => with_mod(wide_element(grf, &op.srcs[0], l) as i128, mods[0]),
+                        _ => with_mod(super::fast::sign_extend(ty, raw[0][l] as u64), mods[0]) as i128,
+                    };
+                    let v = match (directed, i64::try_from(v)) {
+                        (false, Ok(v)) => v as f32,
+                        _ => f32::from_bits(convert::int_to_float(convert::F32, v, mode) as u32),
                     };
                     *o = result(v, sat, keep);
                 }
@@ -521,6 +534,12 @@ impl<O: Observer> Ctx<'_, O> {
                 }
                 for (l, o) in r.iter_mut().enumerate().take(n) {
                     *o = 0u32.wrapping_sub(flags >> l & 1);
+                }
+            }
+            kind if directed => {
+                let [a, b, c] = [0, 1, 2].map(|i| f32_lanes(&raw[i], mods[i], keep, n));
+                for (l, o) in r.iter_mut().enumerate().take(n) {
+                    *o = rounded(kind, [a[l], b[l], c[l]], mode, sat, keep);
                 }
             }
             kind => {
@@ -786,6 +805,19 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
         FSrc::Gather(..) => {}
     }
     out
+}
+
+/// An add, mul or mad of f32 sources computed exactly and rounded once under `mode`, as the
+/// general ALU computes it (the NaN rule, saturation and flushing included): its bits.
+fn rounded(kind: FloatKind, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool) -> u32 {
+    let [x, y, z] = s.map(f64::from);
+    let (r, n) = match kind {
+        FloatKind::Add => (super::math::two_sum(x, y), 2),
+        FloatKind::Mul => (super::math::two_prod(x, y), 2),
+        _ => (super::math::fused(x, y, z), 3),
+    };
+    let r = super::math::first_nan(r, [x, y, z].into_iter().take(n));
+    super::alu::round_lane(convert::F32, r, sat, mode, keep) as u32
 }
 
 /// An f32 converted to integer type `ty`: `as` truncates toward zero, saturates and maps NaN

@@ -24,7 +24,7 @@ fn sign(e: f64) -> i8 {
 
 /// a + b as (rounded sum, sign of the exact error) — Knuth's TwoSum.
 #[inline]
-fn two_sum(a: f64, b: f64) -> (f64, i8) {
+pub(crate) fn two_sum(a: f64, b: f64) -> (f64, i8) {
     let s = a + b;
     let bb = s - a;
     let err = (a - (s - bb)) + (b - bb);
@@ -33,14 +33,14 @@ fn two_sum(a: f64, b: f64) -> (f64, i8) {
 
 /// a · b as (rounded product, sign of the exact error), via fma.
 #[inline]
-fn two_prod(a: f64, b: f64) -> (f64, i8) {
+pub(crate) fn two_prod(a: f64, b: f64) -> (f64, i8) {
     let p = a * b;
     (p, if p.is_finite() { sign(a.mul_add(b, -p)) } else { 0 })
 }
 
 /// a · b + c: exact whenever a · b is exact in f64 (always for F and HF sources).
 #[inline]
-fn fused(a: f64, b: f64, c: f64) -> (f64, i8) {
+pub(crate) fn fused(a: f64, b: f64, c: f64) -> (f64, i8) {
     let (p, pe) = two_prod(a, b);
     if pe == 0 {
         two_sum(p, c)
@@ -120,15 +120,20 @@ pub(crate) fn eval_float(cx: &Ctx, srcs: &[SrcLanes], out: &mut AluOut) -> Resul
     // the operands in, and add and mul are commutative to it).
     if matches!(cx.op, O::Add | O::Mul | O::Mad | O::Div | O::Divm) {
         for l in Lanes(m) {
-            if r[l].0.is_nan() {
-                if let Some(x) = v[..n].iter().map(|s| s[l]).find(|x| x.is_nan()) {
-                    r[l] = (f64::from_bits(x.to_bits() | 1 << 51), 0);
-                }
-            }
+            r[l] = first_nan(r[l], v[..n].iter().map(|s| s[l]));
         }
     }
     store_floats(cx, exec, &r, out);
     Ok(())
+}
+
+/// A NaN result replaced by the first NaN among `srcs`, quieted (and exact).
+#[inline]
+pub(crate) fn first_nan(r: (f64, i8), mut srcs: impl Iterator<Item = f64>) -> (f64, i8) {
+    match srcs.find(|x| r.0.is_nan() && x.is_nan()) {
+        Some(x) => (f64::from_bits(x.to_bits() | 1 << 51), 0),
+        None => r,
+    }
 }
 
 #[inline]
