@@ -398,16 +398,7 @@ fn min_max(cx: &Ctx, s: &[SrcLanes], out: &mut AluOut) -> Result<(), AluError> {
     if any_float(s) {
         let (a, b) = (load_floats(cx, &s[0]), load_floats(cx, &s[1]));
         for l in Lanes(cx.mask) {
-            let (x, y) = (a[l], b[l]);
-            let first = if x.is_nan() || y.is_nan() {
-                !x.is_nan()
-            } else if x == y {
-                // Signed zeros: max prefers +0, min prefers -0.
-                x.is_sign_negative() != want_max
-            } else {
-                (x > y) == want_max
-            };
-            take0 |= (first as u32) << l;
+            take0 |= (takes_first(a[l], b[l], want_max) as u32) << l;
         }
     } else {
         let (a, b) = (load_ints(&s[0]), load_ints(&s[1]));
@@ -443,8 +434,21 @@ fn cmp(cx: &Ctx, rel: CondMod, s: &[SrcLanes], out: &mut AluOut) -> Result<(), A
     Ok(())
 }
 
+/// Whether float `min` (`max` if `want_max`) takes its first source: one NaN gives the other
+/// operand, two give src1, and -0 is below +0.
+pub(crate) fn takes_first(x: f64, y: f64, want_max: bool) -> bool {
+    if x.is_nan() || y.is_nan() {
+        !x.is_nan()
+    } else if x == y {
+        // Signed zeros: max prefers +0, min prefers -0.
+        x.is_sign_negative() != want_max
+    } else {
+        (x > y) == want_max
+    }
+}
+
 /// Evaluates a relation on an ordering; `None` means unordered (a NaN operand).
-fn relation(rel: CondMod, ord: Option<std::cmp::Ordering>) -> bool {
+pub(crate) fn relation(rel: CondMod, ord: Option<std::cmp::Ordering>) -> bool {
     use std::cmp::Ordering::{Equal, Greater, Less};
     match (rel, ord) {
         (CondMod::Ne, None) => true,

@@ -53,7 +53,7 @@ pub(crate) fn fused(a: f64, b: f64, c: f64) -> (f64, i8) {
 
 /// a / b with the sign of the exact error from the fma remainder.
 #[inline]
-fn divide(a: f64, b: f64) -> (f64, i8) {
+pub(crate) fn divide(a: f64, b: f64) -> (f64, i8) {
     let q = a / b;
     if !q.is_finite() || q == 0.0 {
         return (q, 0);
@@ -64,7 +64,7 @@ fn divide(a: f64, b: f64) -> (f64, i8) {
 
 /// sqrt(a) with the sign of the exact error.
 #[inline]
-fn root(a: f64) -> (f64, i8) {
+pub(crate) fn root(a: f64) -> (f64, i8) {
     let r = a.sqrt();
     if !r.is_finite() || r == 0.0 {
         return (r, 0);

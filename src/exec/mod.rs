@@ -10,6 +10,7 @@ mod dpas;
 mod fast;
 mod fast_float;
 mod fault;
+mod float_lanes;
 mod math;
 mod mem_pass;
 mod message;

@@ -329,6 +329,7 @@ impl Interpreter {
                 let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
                 let done = match plan {
                     Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
+                    Plan::FloatLanes(f) => ctx.run_lanes(inst, f, chen, em_part, pmask),
                     Plan::SetPred(p, mask, bits) => {
                         ctx.write_pred(*p, *mask, *bits);
                         Ok(true)
@@ -372,6 +373,7 @@ impl Interpreter {
             Plan::Carry(c) if self.use_fast_paths => ctx.run_carry(c, chen)?,
             Plan::AddrAdd(a) if self.use_fast_paths => ctx.run_addr_add(a, chen)?,
             Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
+            Plan::FloatLanes(f) if self.use_fast_paths && ctx.run_lanes(inst, f, chen, em_part, pmask)? => {}
             Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
             Plan::PredLogic(op, d, a, b) if self.use_fast_paths => {
                 let (a, b) = (ctx.pred(*a), ctx.pred(*b));
@@ -381,6 +383,7 @@ impl Interpreter {
             | Plan::Qword(_)
             | Plan::Carry(_)
             | Plan::Float(_)
+            | Plan::FloatLanes(_)
             | Plan::SetPred(..)
             | Plan::PredLogic(..)
             | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
@@ -563,6 +566,8 @@ enum Plan {
     AddrAdd(Box<super::qword::AddrAddOp>),
     /// f32 form (`fast_float.rs`).
     Float(Box<super::fast_float::FloatOp>),
+    /// hf and df forms (`float_lanes.rs`).
+    FloatLanes(Box<super::float_lanes::LanesOp>),
     /// `setp` from an immediate: the predicate bits it sets under their mask (at the
     /// channel offset), the same every time (predication does not change them).
     SetPred(PredId, u32, u32),
@@ -639,7 +644,12 @@ impl Plan {
                 Some(d) => Plan::Dword(d),
                 None => super::qword::compile_qword(inst, &f).map_or(Plan::Alu, Plan::Qword),
             },
-            None => super::fast_float::compile(inst).map_or(Plan::Alu, |f| Plan::Float(Box::new(f))),
+            None => match super::fast_float::compile(inst) {
+                Some(f) => Plan::Float(Box::new(f)),
+                None => {
+                    super::float_lanes::compile(inst).map_or(Plan::Alu, |f| Plan::FloatLanes(Box::new(f)))
+                }
+            },
         }
     }
 
@@ -657,7 +667,7 @@ impl Plan {
             Plan::Dword(_) => Tier::Dword,
             Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_) => Tier::Qword,
             Plan::SetPred(..) | Plan::PredLogic(..) => Tier::Pred,
-            Plan::Float(_) => Tier::Float,
+            Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
             _ => Tier::General,
         }
     }

@@ -142,6 +142,8 @@ enum Fill {
     /// f32 values: random bits, specials (signed zeros, infinities, quiet and signalling
     /// NaNs, denormals, the largest finite), values around 1 and small integers.
     Floats,
+    /// f64 values of the same kinds (see [`double_bits`]).
+    Doubles,
 }
 
 /// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A and B
@@ -189,6 +191,11 @@ fn run_filled(
             Fill::Floats => {
                 for word in bytes.chunks_exact_mut(4) {
                     word.copy_from_slice(&float_bits(&mut s, style).to_le_bytes());
+                }
+            }
+            Fill::Doubles => {
+                for word in bytes.chunks_exact_mut(8) {
+                    word.copy_from_slice(&double_bits(&mut s, style).to_le_bytes());
                 }
             }
         }
@@ -421,6 +428,127 @@ fn float_bits(s: &mut u64, style: u64) -> u32 {
         (1, _) => ((lcg(s) % 200) as f32 - 100.0).to_bits(),
         _ => ((lcg(s) % 2000) as f32 / 16.0 - 60.0).to_bits(),
     }
+}
+
+/// An f64 for a generated hf/df case: random bits, specials (signed zeros, infinities, quiet
+/// and signalling NaNs, denormals, the largest finite), an f32 value widened (so that f32
+/// specials and values around 1 meet f64 ones), and sums that round.
+fn double_bits(s: &mut u64, style: u64) -> u64 {
+    const SPECIAL: [u64; 10] = [
+        0,
+        1 << 63,
+        0x7ff0_0000_0000_0000,
+        0xfff0_0000_0000_0000,
+        0x7ff8_0000_0000_0000,
+        0xfff8_1234_5678_9abc,
+        0x7ff0_0000_0000_0001,
+        0x0000_0000_0000_0001,
+        0x800f_ffff_ffff_ffff,
+        0x7fef_ffff_ffff_ffff,
+    ];
+    let r = lcg(s);
+    match (style, r % 4) {
+        (0, _) => lcg(s),
+        (1, 0) | (2, 0) => SPECIAL[(lcg(s) % SPECIAL.len() as u64) as usize],
+        (1, 1) => 1.0f64.to_bits().wrapping_add(lcg(s) % 64).wrapping_sub(32),
+        _ => (f32::from_bits(float_bits(s, style)) as f64).to_bits(),
+    }
+}
+
+/// hf and df with each other and with f32 (`float_lanes.rs`): the opcodes of that tier,
+/// immediates of each format (specials included) in every source position, modifiers,
+/// `.sat`, register regions, exec sizes 1 to 32 at every legal channel offset, predicates,
+/// dispatch masks, and cr0 with each format's denormals kept or flushed and every rounding
+/// mode: the tier and the general ALU agree bit for bit (or raise the same fault).
+#[test]
+fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
+    const OPS: [&str; 13] = [
+        "mov", "add", "mul", "mad", "min", "max", "sel", "cmp.eq", "cmp.lt", "cmp.ge", "cmp.ne", "divm",
+        "sqrtm",
+    ];
+    const FLOATS: [&str; 3] = ["hf", "f", "df"];
+    let mut s = 0x4a1f_d0b1_u64;
+    let (mut lanes_tier, mut cases) = (0usize, 0usize);
+    for case in 0..4000u32 {
+        let op = OPS[case as usize % OPS.len()];
+        let arity = match op {
+            "mad" => 3,
+            "mov" | "sqrtm" => 1,
+            _ => 2,
+        };
+        // One format per variable; at least one of them hf or df. divm and sqrtm are df's.
+        let mut pick = || FLOATS[(lcg(&mut s) % 3) as usize];
+        let [mut ta, mut tb, mut td] = [pick(), pick(), pick()];
+        if matches!(op, "divm" | "sqrtm") && !lcg(&mut s).is_multiple_of(4) {
+            [ta, tb, td] = ["df"; 3];
+        }
+        if ![ta, tb, td].iter().any(|t| *t != "f") {
+            td = ["hf", "df"][(lcg(&mut s) % 2) as usize];
+        }
+        let size = [1, 2, 4, 8, 16, 32][(lcg(&mut s) % 6) as usize];
+        let offsets: Vec<u32> = (0..32).step_by(size.max(4) as usize).collect();
+        let offset = offsets[(lcg(&mut s) % offsets.len() as u64) as usize];
+        let mask = format!("M{}", offset / 4 + 1);
+        let mut srcs = Vec::new();
+        for i in 0..arity {
+            let ty = if i == 1 { tb } else { ta };
+            let m = ["", "", "", "(-)", "(abs)", "(-abs)"][(lcg(&mut s) % 6) as usize];
+            let text = if lcg(&mut s).is_multiple_of(4) {
+                let style = 1 + lcg(&mut s) % 2;
+                let d = f64::from_bits(double_bits(&mut s, style));
+                match ty {
+                    "df" => format!("{:#018x}:df", d.to_bits()),
+                    "f" => format!("{:#010x}:f", (d as f32).to_bits()),
+                    _ => format!("{:#06x}:hf", vdb::exec::alu::f32_to_f16_bits(d as f32, 0)),
+                }
+            } else {
+                register(&mut s, ["A", "B", "A"][i], m)
+            };
+            srcs.push(text);
+        }
+        let dst = if op.starts_with("cmp") {
+            "P1"
+        } else {
+            ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>", "R(0,1)<2>"][(lcg(&mut s) % 4) as usize]
+        };
+        let sat = if !op.starts_with("cmp") && lcg(&mut s).is_multiple_of(5) { ".sat" } else { "" };
+        let pred = match (op, lcg(&mut s) % 3) {
+            _ if op.starts_with("cmp") => "",
+            ("sel", 0) | (_, 1) => "(P0) ",
+            ("sel", _) | (_, 2) => "(!P0) ",
+            _ => "",
+        };
+        // cr0: rounding mode (bits 4-5) and the denormal-keep bits of df (6), f (7), hf (10).
+        let cr0 = [0x0u32, 0x10, 0x20, 0x30][(lcg(&mut s) % 4) as usize] | (lcg(&mut s) as u32 & 0x4c0);
+        let body = format!(
+            "    and (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0xfffffb0f:ud\n    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} ({mask}, {size}) {dst} {}",
+            srcs.join(" ")
+        );
+        let decls = format!(
+            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let seed = lcg(&mut s);
+        let fill = if lcg(&mut s).is_multiple_of(2) { Fill::Floats } else { Fill::Doubles };
+        let (fast, tier) = run_filled(&text, seed, dispatch, true, fill, 2);
+        let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
+        if fast != general {
+            let first = match (&fast, &general) {
+                (Ok((f, fp, fw)), Ok((g, gp, gw))) => match f.iter().zip(g).position(|(x, y)| x != y) {
+                    Some(i) => format!("R byte {i}: fast {:#04x}, general {:#04x}", f[i], g[i]),
+                    None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                    None => written_differ(fw, gw),
+                },
+                _ => format!("fast {fast:?}\ngeneral {general:?}"),
+            };
+            panic!("hf/df tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}");
+        }
+        lanes_tier += usize::from(tier == vdb::exec::Tier::Float);
+        cases += 1;
+    }
+    // Nearly every case must take the tier, or the test compares the general ALU with itself.
+    assert!(lanes_tier * 10 > cases * 9, "{lanes_tier} of {cases} cases took the hf/df tier");
 }
 
 /// Every opcode of the f32 tier, f32 immediates among the sources (specials included),
