@@ -384,17 +384,10 @@ fn via_f64(x: f32, f: impl Fn(f64) -> f64) -> f32 {
     f(wide(x)) as f32
 }
 
-/// `min`/`max` choice (MIN_MAX.md): IEEE minNum/maxNum with -0 < +0, one NaN gives the
-/// other operand, two give src1. True where src0 is chosen.
+/// `min`/`max` choice (MIN_MAX.md), as the general ALU makes it: true where src0 is chosen.
 #[inline(always)]
 fn takes_first(x: f32, y: f32, want_max: bool) -> bool {
-    if x.is_nan() || y.is_nan() {
-        !x.is_nan()
-    } else if x == y {
-        x.is_sign_negative() != want_max
-    } else {
-        (x > y) == want_max
-    }
+    super::alu::takes_first(x.into(), y.into(), want_max)
 }
 
 /// A compare relation on two f32 values (NaN: only `ne` holds; -0 == +0).

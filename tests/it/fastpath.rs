@@ -133,6 +133,25 @@ fn written_differ(fast: &[(u32, u8, u8)], general: &[(u32, u8, u8)]) -> String {
     )
 }
 
+/// Where a fast and a general outcome first differ: an element of R (`unit` bytes), P1, the
+/// writes reported, or the outcomes whole (a fault on either side).
+fn first_difference(fast: &Outcome, general: &Outcome, unit: usize) -> String {
+    match (fast, general) {
+        (Ok((f, fp, fw)), Ok((g, gp, gw))) => {
+            match f.chunks(unit).zip(g.chunks(unit)).position(|(x, y)| x != y) {
+                Some(i) => format!(
+                    "R element {i} ({unit} bytes): fast {:02x?}, general {:02x?}",
+                    &f[unit * i..unit * (i + 1)],
+                    &g[unit * i..unit * (i + 1)]
+                ),
+                None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
+                None => written_differ(fw, gw),
+            }
+        }
+        _ => format!("fast {fast:?}\ngeneral {general:?}"),
+    }
+}
+
 /// How a generated case fills its variables A, B and R.
 #[derive(Copy, Clone)]
 enum Fill {
@@ -370,14 +389,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let (fast, tier) = run_generated(&text, seed, dispatch, true);
         let (general, _) = run_generated(&text, seed, dispatch, false);
         if fast != general {
-            let first = match (&fast, &general) {
-                (Ok((f, fp, fw)), Ok((g, gp, gw))) => match f.iter().zip(g).position(|(x, y)| x != y) {
-                    Some(i) => format!("R byte {i}: fast {:#04x}, general {:#04x}", f[i], g[i]),
-                    None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
-                    None => written_differ(fw, gw),
-                },
-                _ => format!("fast {fast:?}\ngeneral {general:?}"),
-            };
+            let first = first_difference(&fast, &general, 1);
             panic!(
                 "fast ({tier:?}) and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}"
             );
@@ -534,14 +546,12 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
         let (fast, tier) = run_filled(&text, seed, dispatch, true, fill, 2);
         let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
         if fast != general {
-            let first = match (&fast, &general) {
-                (Ok((f, fp, fw)), Ok((g, gp, gw))) => match f.iter().zip(g).position(|(x, y)| x != y) {
-                    Some(i) => format!("R byte {i}: fast {:#04x}, general {:#04x}", f[i], g[i]),
-                    None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
-                    None => written_differ(fw, gw),
-                },
-                _ => format!("fast {fast:?}\ngeneral {general:?}"),
+            let unit = match td {
+                "hf" => 2,
+                "f" => 4,
+                _ => 8,
             };
+            let first = first_difference(&fast, &general, unit);
             panic!("hf/df tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}");
         }
         lanes_tier += usize::from(tier == vdb::exec::Tier::Float);
@@ -630,20 +640,7 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
         let (fast, tier) = run_filled(&text, seed, dispatch, true, Fill::Floats, 1);
         let (general, _) = run_filled(&text, seed, dispatch, false, Fill::Floats, 1);
         if fast != general {
-            let first = match (&fast, &general) {
-                (Ok((f, fp, fw)), Ok((g, gp, gw))) => {
-                    match f.chunks(4).zip(g.chunks(4)).position(|(x, y)| x != y) {
-                        Some(i) => format!(
-                            "R word {i}: fast {:02x?}, general {:02x?}",
-                            &f[4 * i..4 * i + 4],
-                            &g[4 * i..4 * i + 4]
-                        ),
-                        None if fp != gp => format!("P1: fast {fp:#x}, general {gp:#x}"),
-                        None => written_differ(fw, gw),
-                    }
-                }
-                _ => format!("fast {fast:?}\ngeneral {general:?}"),
-            };
+            let first = first_difference(&fast, &general, 4);
             panic!("f32 tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}");
         }
         float_tier += usize::from(tier == vdb::exec::Tier::Float);
