@@ -420,13 +420,23 @@ impl<O: Observer> Ctx<'_, O> {
         use FloatKind as K;
         let cr0 = self.cr0();
         let mode = RoundMode::from_cr0(cr0);
-        // Under another rounding mode: the exact ops (moves, choices, compares, rounding to
-        // an integer) as they are, add, mul, mad and conversions from integers rounded by the
-        // mode lane by lane (`directed`), the others on the general path.
+        // Under another rounding mode: the ops whose results it does not change (moves,
+        // choices, compares, the rnd ops, conversions to integers, which truncate) as they
+        // are, add, mul, mad and conversions from integers rounded by the mode lane by lane
+        // (`directed`), the others on the general path.
         let directed = mode != RoundMode::Rne && matches!(op.kind, K::Add | K::Mul | K::Mad | K::FromInt(_));
         let exact = matches!(
             op.kind,
-            K::Mov | K::Sel | K::Min | K::Max | K::Cmp(_) | K::Rndd | K::Rndu | K::Rnde | K::Rndz
+            K::Mov
+                | K::Sel
+                | K::Min
+                | K::Max
+                | K::Cmp(_)
+                | K::ToInt(_)
+                | K::Rndd
+                | K::Rndu
+                | K::Rnde
+                | K::Rndz
         );
         if mode != RoundMode::Rne && !(directed || exact) || op.need as usize > self.thread.grf.len() {
             return Ok(false);
