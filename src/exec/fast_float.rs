@@ -241,11 +241,12 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     let in_place_srcs = matches!(n, 8 | 16 | 32) && srcs.iter().all(|s| !matches!(s, FSrc::Gather(..)));
     let packed = match (&inst.operands[0], &dst) {
         _ if !(in_place_kind && in_place_srcs) => None,
-        (Operand::Direct(d), FDst::Reg) if matches!(kind, FloatKind::ToInt(ty) if ty == d.ty) => {
+        (Operand::Direct(d), FDst::Reg)
+            if matches!(kind, FloatKind::ToInt(ty) if ty == d.ty)
+                && d.region.width == 1
+                && d.region.vstride > 0 =>
+        {
             let (size, stride) = (d.ty.size(), d.region.vstride as u32);
-            if d.region.width != 1 || stride == 0 {
-                return None;
-            }
             need = need.max(d.base + size * (stride * (n - 1) + 1));
             Some(InPlace::Int { base: d.base, size, stride })
         }
