@@ -524,20 +524,26 @@ impl<O: Observer> Ctx<'_, O> {
         pmask: u32,
     ) -> Result<(), FaultKind> {
         let n = op.exec.size;
-        let mut offsets: Offsets = [[0; 32]; 3];
-        for (i, s) in op.srcs.iter().enumerate() {
-            if let S64::Indirect(ind) = s {
-                self.indirect_offsets(ind, i + 1, n, &mut offsets[i])?;
-                for &at in &offsets[i][..n as usize] {
-                    self.grf(at, ind.ty.size())?;
+        // Only a destination through address registers (a private array's element written at
+        // a computed index, the common case) needs no source offsets.
+        let mut offsets: Option<Offsets> = None;
+        if op.indirect_src {
+            let offsets = offsets.insert([[0; 32]; 3]);
+            for (i, s) in op.srcs.iter().enumerate() {
+                if let S64::Indirect(ind) = s {
+                    self.indirect_offsets(ind, i + 1, n, &mut offsets[i])?;
+                    for &at in &offsets[i][..n as usize] {
+                        self.grf(at, ind.ty.size())?;
+                    }
                 }
             }
         }
+        let offsets = offsets.as_ref();
         let Some(dst) = &op.dst_indirect else {
-            return self.run_qword_with(op, Some(&offsets), chen, em_part, pmask);
+            return self.run_qword_with(op, offsets, chen, em_part, pmask);
         };
         let mut values = [0u64; 32];
-        (op.kernel)(&mut self.thread.grf, op, Some(&offsets), chen, em_part, pmask, Some(&mut values))?;
+        (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
         self.write_dst(dst, 0, n, enabled, &values)
     }
