@@ -394,20 +394,21 @@ pub fn run_bursts_observed<O: Observer>(
             let mut counts = vec![0u64; k];
             in_key_order(first as usize, &mut counts, |i, is_visible, counts| {
                 let tid = range.start + i as u32;
-                if is_visible {
-                    if sched.steps >= limit {
-                        return None;
-                    }
-                    if O::ACTIVE {
-                        let step = base + place_in_phase(counts, first as usize, i, counts[i]);
-                        visible(obs, machine, ThreadId(tid), step);
-                    }
+                if is_visible && sched.steps >= limit {
+                    return None;
+                }
+                // An observer hears the visible step by itself, with its step number; unobserved,
+                // it starts the thread's next burst (one thread borrow for both).
+                if is_visible && O::ACTIVE {
+                    let step = base + place_in_phase(counts, first as usize, i, counts[i]);
+                    visible(obs, machine, ThreadId(tid), step);
                     let info = interp.step(machine, ThreadId(tid), obs).ok()?;
                     sched.steps += 1;
                     counts[i] += 1;
                     summary.lane_ops += info.chen.count_ones() as u64;
                 }
-                burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit)
+                let visible_first = is_visible && !O::ACTIVE;
+                burst(interp, machine, sched, &mut summary, &mut counts[i], tid, limit, visible_first)
             })?;
             sched.cursor_after(&range, first, &counts);
             if !sched.release_barrier(machine, range.clone(), obs).ok()? {
@@ -460,6 +461,7 @@ pub(crate) fn place_in_phase(counts: &[u64], first: usize, i: usize, c: u64) -> 
 
 /// Runs thread `tid`'s private instructions; true when it then waits at a visible one, None
 /// when it faulted or reached the step limit.
+#[allow(clippy::too_many_arguments)]
 fn burst(
     interp: &Interpreter,
     machine: &mut Machine,
@@ -468,6 +470,7 @@ fn burst(
     count: &mut u64,
     tid: u32,
     limit: u64,
+    visible_first: bool,
 ) -> Option<bool> {
     let (steps, lane_ops) = interp
         .run_local(
@@ -476,6 +479,7 @@ fn burst(
             limit.saturating_sub(sched.steps),
             &super::step::NO_STOPS,
             &mut NullObserver,
+            visible_first,
         )
         .ok()?;
     sched.steps += steps;

@@ -247,8 +247,9 @@ impl Interpreter {
     /// (`Plan::visible_to_others`) or in `stops`, it stops running, or `budget` steps have run. Returns
     /// (steps, lane operations). `obs` hears every write, and where each step starts and ends,
     /// exactly as [`Interpreter::step`] reports them ([`super::NullObserver`] for plain runs).
-    /// Used by the burst runs, plain and recorded: one thread borrow and one scratch buffer for
-    /// the whole burst instead of one per step.
+    /// With `visible_first`, the instruction the thread waits at runs first whatever it is
+    /// (its turn has come). Used by the burst runs, plain and recorded: one thread borrow and
+    /// one scratch buffer for the whole burst instead of one per step.
     pub fn run_local<O: StepHooks>(
         &self,
         machine: &mut Machine,
@@ -256,9 +257,20 @@ impl Interpreter {
         budget: u64,
         stops: &PcSet,
         obs: &mut O,
+        visible_first: bool,
     ) -> Result<(u64, u64), Fault> {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok((0, 0)) };
         let (mut steps, mut lane_ops) = (0u64, 0u64);
+        if visible_first && budget > 0 {
+            let pc = ctx.thread.control.pc;
+            ctx.obs.begin_step();
+            let chen = self.step_in(&mut ctx, pc)?;
+            ctx.obs.end_step(pc.0, chen);
+            (steps, lane_ops) = (1, chen.count_ones() as u64);
+            if ctx.thread.control.status != ThreadStatus::Running {
+                return Ok((steps, lane_ops));
+            }
+        }
         while steps < budget {
             let pc = ctx.thread.control.pc;
             // A stretch of in-place instructions runs as one: it ends before the first

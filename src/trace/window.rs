@@ -401,6 +401,6 @@ fn burst(
     stops: &PcSet,
 ) -> Option<bool> {
     let tid = ThreadId(stage.thread);
-    *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stops, stage).ok()?.0;
+    *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stops, stage, false).ok()?.0;
     Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
 }
