@@ -206,7 +206,10 @@ impl<O: Observer> Ctx<'_, O> {
                     moved(&s[usize::from(!first)], lane)
                 }
                 kind => {
-                    let v: Vec<f64> = s.iter().map(|src| value(src, lane)).collect();
+                    let mut v = [0f64; 3];
+                    for (x, src) in v.iter_mut().zip(s) {
+                        *x = value(src, lane);
+                    }
                     let r = match kind {
                         Kind::Add => math::two_sum(v[0], v[1]),
                         Kind::Mul => math::two_prod(v[0], v[1]),
@@ -214,7 +217,8 @@ impl<O: Observer> Ctx<'_, O> {
                         Kind::Divm => math::divide(v[0], v[1]),
                         _ => math::root(v[0]),
                     };
-                    let r = if kind == Kind::Sqrtm { r } else { math::first_nan(r, v.iter().copied()) };
+                    let r =
+                        if kind == Kind::Sqrtm { r } else { math::first_nan(r, v.into_iter().take(s.len())) };
                     round_lane(dst_fmt, r, op.sat, mode, keep)
                 }
             };
