@@ -13,7 +13,7 @@ use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::math;
 use super::observer::Observer;
-use super::operand::store_le;
+use super::operand::{load_le, store_le};
 use crate::isa::{CondMod, DataType, Opcode, Operand, PredId, Region, SrcMod, SubOp};
 use crate::program::Inst;
 
@@ -157,18 +157,14 @@ impl<O: Observer> Ctx<'_, O> {
         let grf = &self.thread.grf;
         let raw = |s: &Src, lane: usize| match &s.at {
             At::Imm(bits) => *bits,
-            At::Lanes(at) => {
-                let at = at[lane] as usize;
-                let mut b = [0u8; 8];
-                let size = s.ty.size() as usize;
-                b[..size].copy_from_slice(&grf[at..at + size]);
-                u64::from_le_bytes(b)
-            }
+            // A fixed-size load per type (a copy of a variable length is a memcpy call).
+            At::Lanes(at) => load_le(&grf[at[lane] as usize..], s.ty.size()),
         };
-        // A source's value as the general ALU loads it: decoded, flushed, modified.
-        let value = |s: &Src, lane: usize| {
-            let v =
-                convert::flush_in(s.fmt, s.fmt.decode(raw(s, lane)), convert::keeps_denormals(s.fmt, cr0));
+        let keeps = [0, 1, 2].map(|i| op.srcs.get(i).is_some_and(|s| convert::keeps_denormals(s.fmt, cr0)));
+        // Source `i`'s value as the general ALU loads it: decoded, flushed, modified.
+        let value = |i: usize, lane: usize| {
+            let s = &op.srcs[i];
+            let v = convert::flush_in(s.fmt, s.fmt.decode(raw(s, lane)), keeps[i]);
             match s.modifier {
                 SrcMod::Neg => -v,
                 SrcMod::Abs => v.abs(),
@@ -182,33 +178,32 @@ impl<O: Observer> Ctx<'_, O> {
         };
         // `mov`'s rule: the bits unchanged into the same format without a modifier or
         // saturation, else the value converted.
-        let moved = |s: &Src, lane: usize| {
+        let moved = |i: usize, lane: usize| {
+            let s = &op.srcs[i];
             if s.fmt == dst_fmt && s.modifier == SrcMod::None && !op.sat {
                 raw(s, lane)
             } else {
-                round_lane(dst_fmt, (value(s, lane), 0), op.sat, mode, keep)
+                round_lane(dst_fmt, (value(i, lane), 0), op.sat, mode, keep)
             }
         };
         let (mut bits, mut flags) = ([0u64; 32], 0u32);
         for lane in (0..n as usize).filter(|&l| enabled >> l & 1 != 0) {
-            let s = &op.srcs;
             bits[lane] = match op.kind {
                 Kind::Cmp(rel) => {
-                    let ord = value(&s[0], lane).partial_cmp(&value(&s[1], lane));
+                    let ord = value(0, lane).partial_cmp(&value(1, lane));
                     flags |= (super::alu::relation(rel, ord) as u32) << lane;
                     0
                 }
-                Kind::Mov => moved(&s[0], lane),
-                Kind::Sel => moved(&s[usize::from(pmask >> lane & 1 == 0)], lane),
+                Kind::Mov => moved(0, lane),
+                Kind::Sel => moved(usize::from(pmask >> lane & 1 == 0), lane),
                 Kind::Min | Kind::Max => {
-                    let first =
-                        super::alu::takes_first(value(&s[0], lane), value(&s[1], lane), op.kind == Kind::Max);
-                    moved(&s[usize::from(!first)], lane)
+                    let first = super::alu::takes_first(value(0, lane), value(1, lane), op.kind == Kind::Max);
+                    moved(usize::from(!first), lane)
                 }
                 kind => {
                     let mut v = [0f64; 3];
-                    for (x, src) in v.iter_mut().zip(s) {
-                        *x = value(src, lane);
+                    for (i, x) in v.iter_mut().enumerate().take(op.srcs.len()) {
+                        *x = value(i, lane);
                     }
                     let r = match kind {
                         Kind::Add => math::two_sum(v[0], v[1]),
@@ -217,8 +212,11 @@ impl<O: Observer> Ctx<'_, O> {
                         Kind::Divm => math::divide(v[0], v[1]),
                         _ => math::root(v[0]),
                     };
-                    let r =
-                        if kind == Kind::Sqrtm { r } else { math::first_nan(r, v.into_iter().take(s.len())) };
+                    let r = if kind == Kind::Sqrtm {
+                        r
+                    } else {
+                        math::first_nan(r, v.into_iter().take(op.srcs.len()))
+                    };
                     round_lane(dst_fmt, r, op.sat, mode, keep)
                 }
             };
