@@ -550,14 +550,14 @@ impl Interpreter {
 }
 
 /// The path an ALU instruction runs on: the in-place dword kernels, the kernels on 64-bit
-/// lanes, the f32 ones, the predicate forms, or everything else (the general ALU,
+/// lanes, the float ones, the predicate forms, or everything else (the general ALU,
 /// control, memory).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tier {
     Dword,
     /// The in-place tier on 64-bit lanes (`qword.rs`).
     Qword,
-    /// The f32 tier (`fast_float.rs`).
+    /// The f32 tier (`fast_float.rs`) and the hf/df one (`float_lanes.rs`).
     Float,
     /// `setp` from an immediate, predicate logic.
     Pred,
