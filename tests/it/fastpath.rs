@@ -442,6 +442,19 @@ fn float_bits(s: &mut u64, style: u64) -> u32 {
     }
 }
 
+/// A float case's `.sat` (one in five, not on compares) and predicate (`(P0)`, `(!P0)` or
+/// none; `sel` always has one, compares never).
+fn sat_and_predicate(s: &mut u64, op: &str) -> (&'static str, &'static str) {
+    let sat = if !op.starts_with("cmp") && lcg(s).is_multiple_of(5) { ".sat" } else { "" };
+    let pred = match (op, lcg(s) % 3) {
+        _ if op.starts_with("cmp") => "",
+        ("sel", 0) | (_, 1) => "(P0) ",
+        ("sel", _) | (_, 2) => "(!P0) ",
+        _ => "",
+    };
+    (sat, pred)
+}
+
 /// An f64 for a generated hf/df case: random bits, specials (signed zeros, infinities, quiet
 /// and signalling NaNs, denormals, the largest finite), an f32 value widened (so that f32
 /// specials and values around 1 meet f64 ones), and sums that round.
@@ -523,13 +536,7 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
         } else {
             ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>", "R(0,1)<2>"][(lcg(&mut s) % 4) as usize]
         };
-        let sat = if !op.starts_with("cmp") && lcg(&mut s).is_multiple_of(5) { ".sat" } else { "" };
-        let pred = match (op, lcg(&mut s) % 3) {
-            _ if op.starts_with("cmp") => "",
-            ("sel", 0) | (_, 1) => "(P0) ",
-            ("sel", _) | (_, 2) => "(!P0) ",
-            _ => "",
-        };
+        let (sat, pred) = sat_and_predicate(&mut s, op);
         // cr0: rounding mode (bits 4-5) and the denormal-keep bits of df (6), f (7), hf (10).
         let cr0 = [0x0u32, 0x10, 0x20, 0x30][(lcg(&mut s) % 4) as usize] | (lcg(&mut s) as u32 & 0x4c0);
         let body = format!(
@@ -617,15 +624,10 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
         } else {
             ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>", "R(0,1)<2>"][(lcg(&mut s) % 4) as usize]
         };
-        let sat = if !op.starts_with("cmp") && lcg(&mut s).is_multiple_of(5) { ".sat" } else { "" };
-        let pred = match (op, lcg(&mut s) % 3) {
-            _ if op.starts_with("cmp") => "",
-            ("sel", 0) | (_, 1) => "(P0) ",
-            ("sel", _) | (_, 2) => "(!P0) ",
-            _ => "",
-        };
+        let (sat, pred) = sat_and_predicate(&mut s, op);
         // cr0: denormals kept (as IGC sets it) or flushed, and now and then another
-        // rounding mode (the f32 tier hands those to the general ALU).
+        // rounding mode (which the f32 tier rounds add, mul, mad and conversions from integers
+        // by itself, and hands the other ops it changes to the general ALU).
         let cr0 = [0x4c0u32, 0x4c0, 0x0, 0x4d0, 0x4e0, 0x30][(lcg(&mut s) % 6) as usize];
         let body = format!(
             "    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} ({mask}, {size}) {dst} {}",
