@@ -339,21 +339,7 @@ impl Interpreter {
             plan => {
                 let inst = &self.program.insts[pc.0 as usize];
                 let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
-                let done = match plan {
-                    Plan::Float(f) => ctx.run_float(inst, f, chen, em_part, pmask),
-                    Plan::FloatLanes(f) => ctx.run_lanes(inst, f, chen, em_part, pmask),
-                    Plan::SetPred(p, mask, bits) => {
-                        ctx.write_pred(*p, *mask, *bits);
-                        Ok(true)
-                    }
-                    Plan::PredLogic(op, d, a, b) => {
-                        let (a, b) = (ctx.pred(*a), ctx.pred(*b));
-                        pred_apply(ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
-                        Ok(true)
-                    }
-                    _ => Ok(false),
-                };
-                match done {
+                match run_fast(ctx, inst, plan, chen, em_part, pmask) {
                     Ok(true) => {
                         ctx.thread.control.pc = InstIdx(pc.0 + 1);
                         Ok(chen)
@@ -380,17 +366,7 @@ impl Interpreter {
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
         match plan {
-            Plan::Dword(d) if self.use_fast_paths => ctx.run_dword(d, chen, em_part, pmask)?,
-            Plan::Qword(q) if self.use_fast_paths => ctx.run_qword(q, chen, em_part, pmask)?,
-            Plan::Carry(c) if self.use_fast_paths => ctx.run_carry(c, chen)?,
-            Plan::AddrAdd(a) if self.use_fast_paths => ctx.run_addr_add(a, chen)?,
-            Plan::Float(f) if self.use_fast_paths && ctx.run_float(inst, f, chen, em_part, pmask)? => {}
-            Plan::FloatLanes(f) if self.use_fast_paths && ctx.run_lanes(inst, f, chen, em_part, pmask)? => {}
-            Plan::SetPred(p, mask, bits) if self.use_fast_paths => ctx.write_pred(*p, *mask, *bits),
-            Plan::PredLogic(op, d, a, b) if self.use_fast_paths => {
-                let (a, b) = (ctx.pred(*a), ctx.pred(*b));
-                pred_apply(ctx, *op, *d, a, b, chen << off)
-            }
+            _ if self.use_fast_paths && run_fast(ctx, inst, plan, chen, em_part, pmask)? => {}
             Plan::Dword(_)
             | Plan::Qword(_)
             | Plan::Carry(_)
@@ -698,6 +674,35 @@ fn mnemonic_text(inst: &Inst) -> String {
         SubOp::Word(w) if !w.is_empty() => format!("{}.{w}", inst.op.mnemonic()),
         _ => inst.op.mnemonic().to_string(),
     }
+}
+
+/// Runs the in-place form of `plan` (any tier but the general one) under its channel
+/// enables, the pc left to the caller: whether it ran. False, with nothing changed, for
+/// every other plan and where the f32 or hf/df form hands its instruction to the general
+/// path.
+fn run_fast<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    inst: &Inst,
+    plan: &Plan,
+    chen: u32,
+    em_part: u32,
+    pmask: u32,
+) -> Result<bool, FaultKind> {
+    match plan {
+        Plan::Dword(op) => ctx.run_dword(op, chen, em_part, pmask)?,
+        Plan::Qword(op) => ctx.run_qword(op, chen, em_part, pmask)?,
+        Plan::Carry(op) => ctx.run_carry(op, chen)?,
+        Plan::AddrAdd(op) => ctx.run_addr_add(op, chen)?,
+        Plan::Float(f) => return ctx.run_float(inst, f, chen, em_part, pmask),
+        Plan::FloatLanes(f) => return ctx.run_lanes(inst, f, chen, em_part, pmask),
+        Plan::SetPred(p, mask, bits) => ctx.write_pred(*p, *mask, *bits),
+        Plan::PredLogic(op, d, a, b) => {
+            let (a, b) = (ctx.pred(*a), ctx.pred(*b));
+            pred_apply(ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// One step of an in-place form in a burst: its channel enables from `exec` and `guard`,
