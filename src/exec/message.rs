@@ -55,6 +55,11 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(load_le(self.grf(base + lane * size, size)?, size))
     }
 
+    /// Element `lane` of an atomic's source operand at `base` (0 for `%null`).
+    fn source_elem(&self, base: Option<u32>, lane: u32, size: u32) -> Result<u64, FaultKind> {
+        base.map_or(Ok(0), |base| self.raw_elem(base, lane, size))
+    }
+
     /// The memory a surface operand names: SLM for `%slm`, a bound buffer otherwise.
     fn surface(&self, op: Option<&Operand>) -> Result<(MemSpace, u64), FaultKind> {
         let Some(Operand::State(id)) = op else {
@@ -418,9 +423,8 @@ where
     }
     let mut batch = Batch::new(space, size, size as u64, MemOp::Atomic(op, bits), results);
     for lane in (0..inst.exec.size.min(32)).filter(|l| chen >> l & 1 != 0) {
-        let src = |ctx: &Ctx<'_, O>, s: Option<u32>| s.map_or(Ok(0), |s| ctx.raw_elem(s, lane, slot));
-        let a = batch.or_flush(ctx, src(ctx, s0))?;
-        let c = batch.or_flush(ctx, src(ctx, s1))?;
+        let a = batch.or_flush(ctx, ctx.source_elem(s0, lane, slot))?;
+        let c = batch.or_flush(ctx, ctx.source_elem(s1, lane, slot))?;
         batch.push(ctx, lane, lane_addrs[lane as usize], (a, c), dst.unwrap_or(0) + lane * slot)?;
     }
     batch.flush(ctx)
@@ -464,11 +468,6 @@ fn lsc<O: Observer>(
     let high = data.data_size == LscDataSize::D16U32H;
     let results =
         (!data.raw.is_null).then_some(Results { slot: reg_bytes, shift: if high { 16 } else { 0 } });
-    let src = |i: usize| match ops.get(i) {
-        Some(Operand::Raw(r)) if !r.is_null => Some(r.base),
-        Some(Operand::LscData(d)) if !d.raw.is_null => Some(d.raw.base),
-        _ => None,
-    };
     let mut batch = match aop {
         // Atomics must be aligned to their data, and return their result unshifted.
         Some(op) => {
@@ -480,7 +479,11 @@ fn lsc<O: Observer>(
         None if store => Batch::new(space, mem_bytes, 1, MemOp::Store, None),
         None => Batch::new(space, mem_bytes, 1, MemOp::Load, results),
     };
-    let (s1, s2) = (src(2), src(3));
+    // An atomic's sources (`dst addr src1 src2`).
+    let (s1, s2) = match aop {
+        Some(_) => (raw(ops.get(2))?, raw(ops.get(3))?),
+        None => (None, None),
+    };
     let lane_addrs = lane_values(ctx, addr_base, asize, n, lanes)?;
     for lane in (0..n).filter(|l| lanes >> l & 1 != 0) {
         let a = lane_addrs[lane as usize];
@@ -490,9 +493,8 @@ fn lsc<O: Observer>(
             // Operands `dst addr src1 src2`; for a compare-and-swap src1 is the compare value
             // and src2 the value stored on a match.
             let slot = data.data_size.reg_bytes();
-            let read = |ctx: &Ctx<'_, O>, s: Option<u32>| s.map_or(Ok(0), |s| ctx.raw_elem(s, lane, slot));
-            let x = batch.or_flush(ctx, read(ctx, s1))?;
-            let y = batch.or_flush(ctx, read(ctx, s2))?;
+            let x = batch.or_flush(ctx, ctx.source_elem(s1, lane, slot))?;
+            let y = batch.or_flush(ctx, ctx.source_elem(s2, lane, slot))?;
             let sources = if matches!(op, AtomicOp::Cmpxchg | AtomicOp::Fcmpwr) { (y, x) } else { (x, y) };
             batch.push(ctx, lane, a, sources, data.raw.base + lane * slot)?;
             continue;

@@ -277,8 +277,7 @@ impl Svm {
             let a = addr + done as u64;
             let (page_no, in_page) = (a / PAGE_SIZE, (a % PAGE_SIZE) as usize);
             let n = (PAGE_SIZE as usize - in_page).min(out.len() - done);
-            let page = self.pages.get(&page_no).map(|p| &**p).unwrap_or(&ZERO_PAGE);
-            out[done..done + n].copy_from_slice(&page[in_page..in_page + n]);
+            out[done..done + n].copy_from_slice(&self.page(page_no)[in_page..in_page + n]);
             done += n;
         }
     }
