@@ -6,12 +6,7 @@
 use vdb::machine::Machine;
 use vdb::program::Program;
 
-use crate::harness::{run_text, set_var};
-
-fn lcg(s: &mut u64) -> u64 {
-    *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *s >> 17
-}
+use crate::harness::{lcg, run_text, set_var};
 
 fn kernel(op: &str, n: u32, xe2: bool) -> String {
     let platform = if xe2 { "//Platform: XE2\n" } else { "" };

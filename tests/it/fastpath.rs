@@ -7,14 +7,9 @@ use vdb::exec::{run_to_end, Interpreter, NullObserver, Observer, Scheduler};
 use vdb::isa::{PredId, UnitId};
 use vdb::machine::{Control, Machine, MemSpace, Shared, ThreadId, ThreadState};
 
-use crate::harness::{kernel_text, parse};
+use crate::harness::{kernel_text, lcg, parse};
 
 const TYPES: [&str; 8] = ["d", "ud", "w", "uw", "b", "ub", "q", "uq"];
-
-fn lcg(state: &mut u64) -> u64 {
-    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *state ^ (*state >> 29)
-}
 
 /// Runs `body` on random A/B contents with fast paths on or off; returns R's bytes and P1.
 fn run(decls: &str, body: &str, seed: u64, fast: bool) -> (Vec<u8>, u32) {

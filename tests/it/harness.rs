@@ -9,6 +9,12 @@ use vdb::isa::UnitId;
 use vdb::machine::{Machine, Shared, Slm, ThreadState};
 use vdb::program::{Program, SourceFile};
 
+/// The generated tests' random numbers: a 64-bit LCG step, its state's high bits folded in.
+pub fn lcg(state: &mut u64) -> u64 {
+    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *state ^ (*state >> 29)
+}
+
 /// A finished (or faulted) single-thread run.
 pub struct Run {
     pub program: Arc<Program>,

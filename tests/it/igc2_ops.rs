@@ -5,14 +5,9 @@
 
 use vdb::exec::FaultKind;
 
-use crate::harness::{kernel_text, parse, run_with, set_var, Run};
+use crate::harness::{kernel_text, lcg, parse, run_with, set_var, Run};
 use vdb::asm::{parse_files, ParseOptions};
 use vdb::program::SourceFile;
-
-fn lcg(state: &mut u64) -> u64 {
-    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *state ^ (*state >> 29)
-}
 
 const SIZES: [u32; 6] = [1, 2, 4, 8, 16, 32];
 

@@ -12,7 +12,7 @@ use vdb::exec::Observer;
 use vdb::isa::PredId;
 use vdb::machine::{Control, MemSpace, ThreadId};
 
-use crate::harness::{kernel_text, run_observed, run_text, set_var, Run};
+use crate::harness::{kernel_text, lcg, run_observed, run_text, set_var, Run};
 
 const BASE: u64 = 0x1_0000_0000;
 /// The buffer's own bytes; it is mapped as a driver maps it, padded to two pages.
@@ -30,11 +30,7 @@ const DECLS: &str = ".decl ADDR v_type=G type=uq num_elts=16 align=GRF
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        lcg(&mut self.0)
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n

@@ -14,12 +14,7 @@ use std::path::Path;
 
 use vdb::session::{Session, StopReason};
 
-use crate::harness::{cmd, session};
-
-fn lcg(state: &mut u64) -> u64 {
-    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *state >> 33
-}
+use crate::harness::{cmd, lcg, session};
 
 /// Where a session stands after a movement: the stop, the time, the focused thread and lane.
 fn place(s: &Session, stop: &vdb::session::StopReason) -> String {
