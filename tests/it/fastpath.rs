@@ -674,7 +674,10 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
         let dst = match (op.starts_with("cmp"), lcg(&mut s) % 2) {
             (true, _) => "P1".to_string(),
             (false, 0) => "R(0,0)<1>".to_string(),
-            (false, _) => format!("r[A0({}),{}]<1>:{td}", lcg(&mut s) % 2, 8 * (lcg(&mut s) % 3)),
+            (false, _) => {
+                let (elem, offset, stride) = (lcg(&mut s) % 2, 8 * (lcg(&mut s) % 3), 1 + lcg(&mut s) % 2);
+                format!("r[A0({elem}),{offset}]<{stride}>:{td}")
+            }
         };
         let pred = match (op, lcg(&mut s) % 3) {
             ("sel", _) | (_, 0) if !op.starts_with("cmp") => "(P0) ",
