@@ -34,7 +34,8 @@ pub use observer::{lane_runs, LaneRuns, NullObserver, Observer, StepHooks};
 pub use operand::{indirect_lane, load_le, operand_type, store_le};
 pub(crate) use schedule::{in_key_order, place_in_phase};
 pub use schedule::{
-    run_bursts, run_bursts_observed, run_to_end, run_to_end_unrecorded, Pick, RunSummary, Schedule, Scheduler,
+    run_bursts, run_bursts_observed, run_to_end, run_to_end_unrecorded, Pick, RunSummary, SchedPos, Schedule,
+    Scheduler,
 };
 pub use split::{run_split, run_split_chunks};
 pub use step::{

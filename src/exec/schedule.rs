@@ -69,6 +69,18 @@ pub struct Scheduler {
     burst_left: u32,
 }
 
+/// Where a scheduler stands between steps: what a checkpoint keeps of it, so that the steps
+/// after the checkpoint can be run again, in the same order, from the checkpoint's machine
+/// and a scheduler of the same launch ([`Scheduler::resume`]). The step count is not in it:
+/// a recording made on another core counts its own.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchedPos {
+    group: usize,
+    cursor: u32,
+    rng: u64,
+    burst_left: u32,
+}
+
 impl Scheduler {
     /// One group holding all of `machine`'s threads (a raw launch).
     pub fn single_group(n_threads: u32) -> Scheduler {
@@ -90,6 +102,23 @@ impl Scheduler {
         };
         sched.start_group(0);
         sched
+    }
+
+    /// Where this scheduler stands.
+    pub fn position(&self) -> SchedPos {
+        SchedPos {
+            group: self.current_group,
+            cursor: self.cursor,
+            rng: self.rng,
+            burst_left: self.burst_left,
+        }
+    }
+
+    /// Stands this scheduler (of the launch `pos` was taken in, with every work-group) where
+    /// `pos` was taken.
+    pub fn resume(&mut self, pos: &SchedPos) {
+        (self.current_group, self.cursor, self.rng, self.burst_left) =
+            (pos.group, pos.cursor, pos.rng, pos.burst_left);
     }
 
     /// Chooses the schedule (before the run starts).

@@ -20,7 +20,7 @@ use super::split::Claims;
 use super::{Session, StopReason};
 use crate::exec::Scheduler;
 use crate::machine::Machine;
-use crate::trace::{record_step, record_window, Batch, Checkpoints, Probe, Single, Trace, Window};
+use crate::trace::{record_step, record_window, Batch, Checkpoints, Probe, Recorder, Single, Trace, Window};
 
 /// How often long movements look at the interrupt flag.
 pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
@@ -138,7 +138,7 @@ pub(super) fn size_window(
     budget: u64,
 ) -> WindowSize {
     let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
-    checkpoints.take_if_due(machine, time);
+    checkpoints.take_if_due(machine, sched, time);
     let bytes = trace_bytes + checkpoints.bytes();
     let per_step = (4 * bytes / time.max(1)).clamp(64, STEP_BYTES_MAX);
     // Rounds the budget, the index's step range and the step limit leave room for.
@@ -352,5 +352,48 @@ impl Session {
             }
         }
         Pause::Stepwise
+    }
+}
+
+impl Session {
+    /// The steps from checkpoint `k` to the next one (or to the end of the recording) run
+    /// again from that checkpoint's machine and scheduler and recorded into a recording of
+    /// their own, numbered from the checkpoint: what a stretch whose log was not kept is
+    /// rebuilt from. Its steps, entries and control changes are the recording's. None when
+    /// there is no checkpoint `k`, or the steps do not run as recorded.
+    pub fn rerecord_stretch(&self, k: usize) -> Option<Recorder> {
+        let list = &self.recorder.checkpoints.list;
+        let ck = list.get(k)?;
+        let len = list.get(k + 1).map_or(self.recorder.len(), |next| next.time) - ck.time;
+        let mut machine = ck.machine.clone();
+        let mut sched = self.start.1.clone();
+        sched.resume(&ck.sched);
+        (sched.steps, sched.step_limit) = (0, 0);
+        let mut recorder = Recorder::new(&machine, &sched, self.program.grf_size);
+        // One checkpoint, at its start.
+        recorder.checkpoints.interval = len + 1;
+        let mut batch = Batch::default();
+        let windows = self.window_recording;
+        while recorder.len() < len {
+            let time = recorder.len();
+            let Recorder { trace, checkpoints } = &mut recorder;
+            let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
+            let rounds = (len - time) / group;
+            if windows && rounds > 0 {
+                match record_window(&self.interp, &mut machine, &mut sched, rounds, &mut batch, None) {
+                    Window::Recorded(_) => {
+                        trace.append_batch(&batch);
+                        continue;
+                    }
+                    Window::Boundary => {}
+                    Window::Failed => return None,
+                }
+            }
+            match record_step(&self.interp, &mut machine, &mut sched, checkpoints, time, &mut batch) {
+                Single::Recorded(_) => trace.append_batch(&batch),
+                Single::Finished | Single::Stopped(_) => return None,
+            }
+        }
+        Some(recorder)
     }
 }

@@ -260,7 +260,7 @@ impl Session {
     pub fn new(launch: Launch) -> Session {
         let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry, args } =
             launch;
-        let recorder = Recorder::new(&machine, program.grf_size);
+        let recorder = Recorder::new(&machine, &scheduler, program.grf_size);
         // Burst windows (and the other cores) reproduce the round-robin order only.
         let window_recording = scheduler.bursts_allowed();
         let start = Box::new((machine.clone(), scheduler.clone()));

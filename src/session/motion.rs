@@ -90,7 +90,7 @@ impl Session {
     /// instead of replaying from the checkpoint before.
     pub(super) fn mark_end(&mut self, end: EndState, time: u64) {
         self.end = Some(end);
-        self.recorder.checkpoints.take_at_end(&self.machine, time);
+        self.recorder.checkpoints.take_at_end(&self.machine, &self.sched, time);
     }
 
     /// One step forward (redone from the recording, or executed and recorded at the

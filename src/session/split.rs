@@ -302,7 +302,7 @@ impl Worker<'_> {
         sched.start_group(groups.start);
         machine.svm.accesses = Some(Box::default());
         let steps_before = sched.steps;
-        let mut recorder = Recorder::new(&machine, self.grf_size);
+        let mut recorder = Recorder::new(&machine, &sched, self.grf_size);
         recorder.checkpoints.interval = self.interval;
         let mut window_steps = 0;
         let (mut hits, mut probed) = (Vec::new(), Vec::new());
@@ -330,7 +330,7 @@ impl Worker<'_> {
             match record_step(interp, &mut machine, &mut sched, checkpoints, time, batch) {
                 Single::Recorded(None) => trace.append_batch(batch),
                 Single::Finished => {
-                    checkpoints.take_at_end(&machine, time);
+                    checkpoints.take_at_end(&machine, &sched, time);
                     let accesses = *machine.svm.accesses.take()?;
                     let steps = sched.steps - steps_before;
                     return Some(Later { recorder, steps, window_steps, accesses, hits, probed });

@@ -7,6 +7,7 @@ use super::layout::{Layout, Owner, WindowLayout};
 use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
+use crate::exec::{SchedPos, Scheduler};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, PageChanges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
 
@@ -40,11 +41,13 @@ impl RecordedBytes {
     }
 }
 
-/// A full machine at a recorded time (sharing unchanged threads and pages with the live one).
+/// A full machine at a recorded time (sharing unchanged threads and pages with the live one),
+/// and where the scheduler stood: the steps after it can be run again from there.
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
     pub time: u64,
     pub machine: Machine,
+    pub sched: SchedPos,
 }
 
 /// One write found by a query, with the queried bytes' values around it.
@@ -133,8 +136,8 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder whose time 0 is `machine`.
-    pub fn new(machine: &Machine, grf_size: u32) -> Recorder {
+    /// A recorder whose time 0 is `machine`, with `sched` where it stands.
+    pub fn new(machine: &Machine, sched: &Scheduler, grf_size: u32) -> Recorder {
         let trace = Trace {
             parts: vec![Part::default()],
             index: WriteIndex::new(
@@ -147,7 +150,7 @@ impl Recorder {
             last_step: vec![u64::MAX; machine.threads.len()],
         };
         let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
-        checkpoints.take(machine, 0);
+        checkpoints.take(machine, sched.position(), 0);
         Recorder { trace, checkpoints }
     }
 
@@ -162,14 +165,18 @@ impl Recorder {
     /// end, which has one already).
     pub fn join(&mut self, later: Recorder, rebase: &mut Rebase) {
         let offset = self.len();
-        self.checkpoints.take_at_end(rebase.end, offset);
         let mut list = later.checkpoints.list.into_iter();
         let first = list.next();
+        // The scheduler stood where `later`'s did when it started.
+        if self.checkpoints.list.last().is_none_or(|c| c.time < offset) {
+            let pos = first.as_ref().map_or_else(SchedPos::default, |c| c.sched);
+            self.checkpoints.take(rebase.end, pos, offset);
+        }
         let first_bytes = first.map_or(0, |c| first_checkpoint_bytes(&c.machine));
         self.checkpoints.bytes += later.checkpoints.bytes.saturating_sub(first_bytes);
         for ck in list {
             let machine = rebase.machine(ck.machine);
-            self.checkpoints.list.push(Checkpoint { time: offset + ck.time, machine });
+            self.checkpoints.list.push(Checkpoint { time: offset + ck.time, machine, sched: ck.sched });
         }
         self.trace.join(later.trace);
     }
@@ -397,19 +404,19 @@ impl Checkpoints {
         (last + self.interval.max(1)).saturating_sub(time)
     }
 
-    /// Takes a checkpoint of `machine`, the state at `time`, when one is due.
-    pub fn take_if_due(&mut self, machine: &Machine, time: u64) {
+    /// Takes a checkpoint of `machine` and `sched`, the state at `time`, when one is due.
+    pub fn take_if_due(&mut self, machine: &Machine, sched: &Scheduler, time: u64) {
         // A subtraction, not a remainder: a division per step showed up in profiles.
         if self.due_in(time) == 0 {
-            self.take(machine, time);
+            self.take(machine, sched.position(), time);
         }
     }
 
     /// Takes a checkpoint of the state the recording ended in, at `time`, unless there is
     /// one there already.
-    pub fn take_at_end(&mut self, machine: &Machine, time: u64) {
+    pub fn take_at_end(&mut self, machine: &Machine, sched: &Scheduler, time: u64) {
         if self.list.last().is_none_or(|c| c.time < time) {
-            self.take(machine, time);
+            self.take(machine, sched.position(), time);
         }
     }
 
@@ -426,7 +433,7 @@ impl Checkpoints {
         self.list.is_empty()
     }
 
-    fn take(&mut self, machine: &Machine, time: u64) {
+    fn take(&mut self, machine: &Machine, sched: SchedPos, time: u64) {
         if let Some(prev) = self.list.last() {
             let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
             let threads: u64 = copied
@@ -444,7 +451,7 @@ impl Checkpoints {
         } else {
             self.bytes += first_checkpoint_bytes(machine);
         }
-        self.list.push(Checkpoint { time, machine: machine.clone() });
+        self.list.push(Checkpoint { time, machine: machine.clone(), sched });
     }
 }
 

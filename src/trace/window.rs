@@ -258,7 +258,7 @@ pub fn record_step(
     time: u64,
     batch: &mut Batch,
 ) -> Single {
-    checkpoints.take_if_due(machine, time);
+    checkpoints.take_if_due(machine, sched, time);
     // No step executes yet: what the scheduler logs names its thread.
     batch.reset(u32::MAX, 1, 0);
     let stage = &mut batch.stages[0];

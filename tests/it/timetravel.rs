@@ -427,9 +427,37 @@ _main_0:
     assert_eq!(hist.fields["writes"][0]["lanes"], serde_json::json!([3]));
 }
 
+/// Steps `[a0, a0 + len)` of `a` and `[b0, b0 + len)` of `b` are the same steps: records,
+/// log entries, and the control changes their entries name (each part numbers those in its
+/// own table).
+fn assert_same_steps(name: &str, a: &vdb::trace::Trace, a0: u64, b: &vdb::trace::Trace, b0: u64, len: u64) {
+    let differ = (0..len).find(|&i| a.get(a0 + i) != b.get(b0 + i));
+    assert_eq!(differ, None, "{name}: step records differ first at this step (from {a0})");
+    for i in 0..len {
+        let (sa, sb) = (a0 + i, b0 + i);
+        let (ea, eb) = (a.entries(sa), b.entries(sb));
+        assert_eq!(ea.len(), eb.len(), "{name}: entries of step {sa}");
+        for (x, y) in ea.iter().zip(&eb) {
+            match (&x.kind, &y.kind) {
+                (
+                    vdb::trace::EntryKind::Control { index: i },
+                    vdb::trace::EntryKind::Control { index: j },
+                ) => {
+                    assert_eq!(x.thread, y.thread, "{name}: step {sa}");
+                    let (ca, cb) = (a.control_change(sa, *i), b.control_change(sb, *j));
+                    assert!(ca.is_some() && ca == cb, "{name}: control change of step {sa}");
+                }
+                _ => assert_eq!(x, y, "{name}: entries of step {sa}"),
+            }
+        }
+    }
+}
+
 /// Recording in burst windows (what `continue` does at the frontier) makes the recording that
 /// single steps make: the same step records, log entries, control changes and write index,
-/// the same end, and every step reached by `goto` has the same state. On every sample launch.
+/// the same end, and every step reached by `goto` has the same state; each stretch between
+/// checkpoints, recorded again from its checkpoint (on whichever core it was recorded, its
+/// machine rebased), makes the same steps again. On every sample launch.
 #[test]
 fn burst_windows_record_what_single_steps_record() {
     let mut all = hand_launches();
@@ -475,27 +503,25 @@ fn burst_windows_record_what_single_steps_record() {
                 assert!(windows.window_steps > 0, "{name}: no window ran before the fault");
             }
             let (a, b) = (&single.recorder.trace, &windows.recorder.trace);
-            let differ = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i));
-            assert_eq!(differ, None, "{name}: step records differ first at this step");
-            // Control entries number their changes in their part's table: compared by the
-            // changes they name.
-            for step in 0..a.len() {
-                let (ea, eb) = (a.entries(step), b.entries(step));
-                assert_eq!(ea.len(), eb.len(), "{name}: entries of step {step}");
-                for (x, y) in ea.iter().zip(&eb) {
-                    match (&x.kind, &y.kind) {
-                        (
-                            vdb::trace::EntryKind::Control { index: i },
-                            vdb::trace::EntryKind::Control { index: j },
-                        ) => {
-                            assert_eq!(x.thread, y.thread, "{name}: step {step}");
-                            let (ca, cb) = (a.control_change(step, *i), b.control_change(step, *j));
-                            assert!(ca.is_some() && ca == cb, "{name}: control change of step {step}");
-                        }
-                        _ => assert_eq!(x, y, "{name}: entries of step {step}"),
-                    }
-                }
+            assert_eq!(a.len(), b.len(), "{name}: steps");
+            assert_same_steps(&name, a, 0, b, 0, a.len());
+            // Each stretch between checkpoints, recorded again from its checkpoint, is the
+            // same stretch.
+            let checkpoints = &windows.recorder.checkpoints.list;
+            for (k, ck) in checkpoints.iter().enumerate() {
+                let again = windows.rerecord_stretch(k).unwrap_or_else(|| panic!("{name}: stretch {k}"));
+                let end = checkpoints.get(k + 1).map_or(b.len(), |c| c.time);
+                assert_eq!(again.len(), end - ck.time, "{name}: stretch {k}");
+                assert_same_steps(
+                    &format!("{name}, stretch {k}"),
+                    a,
+                    ck.time,
+                    &again.trace,
+                    0,
+                    end - ck.time,
+                );
             }
+            assert!(windows.rerecord_stretch(checkpoints.len()).is_none());
             // Windows index a stage's writes in every segment its steps span: a superset of
             // what single steps index, which answers every query the same.
             assert!(b.index.covers(&a.index), "{name}: write index");

@@ -91,33 +91,44 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
     EXIT_OK
 }
 
-/// What rr's design (checkpoints only, every movement re-executed from the nearest one)
-/// would cost on this recording, measured by running the launch again from its start state
-/// one step at a time in the recorded order: a goto, and so a reverse step (a goto to the
-/// step before), is a restore and up to a checkpoint interval of steps (random lengths up
-/// to the interval); a last-write query whose write is far back re-executes everything in
-/// between, at worst the whole run. `bytes_per_step` is what the checkpoints alone keep.
+/// What keeping only checkpoints (rr's design) or only checkpoints and the write indexes (a
+/// hybrid that records a stretch's log again when a movement or a query needs it) would cost
+/// on this recording, measured exactly: the stretch between two checkpoints holding a random
+/// step is recorded again from its checkpoint (`Session::rerecord_stretch`), then the goto
+/// is made in that stretch's own recording. A reverse step out of a stretch whose log is not
+/// kept costs as much. `whole_run_ms`: every stretch recorded again, what a query whose
+/// write is far back costs without an index. Bytes per step: the checkpoints alone, and with
+/// the write indexes.
 fn reexecution(s: &vdb::session::Session, queries: usize, seed: &mut u64) -> serde_json::Value {
-    use vdb::exec::{run_to_end, NullObserver};
-    let (machine, sched) = s.start_state();
-    let interval = s.recorder.checkpoints.interval;
+    let list = &s.recorder.checkpoints.list;
     let total = s.total_steps();
-    // Runs `k` steps from the start (a copy of it, as a restore copies a checkpoint).
-    let run = |k: u64| {
-        let (mut m, mut sc) = (machine.clone(), sched.clone());
-        sc.step_limit = k;
+    let mut machine = s.machine.clone();
+    let mut gotos = Vec::new();
+    let mut rerecords = Vec::new();
+    for _ in 0..queries {
+        let target = lcg(seed) % (total + 1);
+        let k = list.partition_point(|c| c.time <= target).saturating_sub(1);
         let t = Instant::now();
-        let _ = run_to_end(&s.interp, &mut m, &mut sc, &mut NullObserver);
-        (t.elapsed().as_secs_f64() * 1e6, sc.steps)
-    };
-    let gotos: Vec<f64> = (0..queries).map(|_| run(1 + lcg(seed) % interval.min(total).max(1)).0).collect();
-    let (whole_us, whole_steps) = run(0);
+        let Some(stretch) = s.rerecord_stretch(k) else { continue };
+        rerecords.push(t.elapsed().as_secs_f64() * 1e6);
+        stretch.restore(&mut machine, target - list[k].time);
+        gotos.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let t = Instant::now();
+    let whole = (0..list.len()).filter(|&k| s.rerecord_stretch(k).is_some()).count();
+    let whole_ms = t.elapsed().as_secs_f64() * 1e3;
+    let parts = s.recorder.recorded_bytes_by_part();
+    let per_step = |bytes: u64| bytes as f64 / total.max(1) as f64;
     json!({
-        "checkpoint_interval": interval,
+        "checkpoint_interval": s.recorder.checkpoints.interval,
+        "rerecord_stretch": stats(rerecords),
         "goto_or_reverse_step": stats(gotos),
-        "whole_run_ms": whole_us / 1e3,
-        "ns_per_step": whole_us * 1e3 / whole_steps.max(1) as f64,
-        "bytes_per_step": s.recorder.checkpoints.bytes() as f64 / total.max(1) as f64,
+        "whole_run_ms": whole_ms,
+        "stretches": list.len(),
+        "stretches_recorded_again": whole,
+        "ns_per_step": whole_ms * 1e6 / total.max(1) as f64,
+        "bytes_per_step": per_step(parts.checkpoints),
+        "bytes_per_step_with_index": per_step(parts.checkpoints + parts.index),
     })
 }
 
