@@ -4,7 +4,11 @@
 //! sources of any direct region, immediates and the destination are resolved to per-lane
 //! GRF offsets at load. Each lane is computed with the general ALU's own arithmetic (the
 //! exact value and the sign of its residual, rounded once into the destination's format
-//! under cr0's mode), so only the operand work differs from the general path.
+//! under cr0's mode), so only the operand work differs from the general path. Where every
+//! operand is df, the sources immediate, packed or scalar, without saturation, in the default
+//! rounding mode, the lanes are computed with the machine's f64 arithmetic instead, which
+//! gives the same bits on every lane free of NaNs and of denormals (else the instruction
+//! goes the per-lane way).
 
 use super::alu::round_lane;
 use super::control::size_mask;
@@ -63,6 +67,27 @@ pub struct LanesOp {
     sat: bool,
     /// The GRF bytes its operands reach.
     need: u32,
+    /// Its native form, when every operand is df and in one of its shapes.
+    native: Option<Native>,
+}
+
+/// Where a df source's lanes are, in the native form: an immediate, lane `l` at
+/// `offset + 8·l`, or every lane at one offset.
+#[derive(Copy, Clone, Debug)]
+enum DfAt {
+    Imm(f64),
+    Packed(u32),
+    Scalar(u32),
+}
+
+/// The native form of an instruction whose operands are all df: sources immediate, packed or
+/// scalar, no saturation. It computes with the
+/// machine's own f64 arithmetic, which in the default rounding mode gives the general ALU's
+/// results except where a lane meets a NaN or a denormal (its NaN rules, cr0's flushing):
+/// there the instruction goes the per-lane way (`native_df`).
+#[derive(Clone, Debug)]
+struct Native {
+    srcs: [(DfAt, SrcMod); 3],
 }
 
 /// The float types of this tier (bf16 and the 8-bit formats stay on the general path).
@@ -132,7 +157,37 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
     if !srcs.iter().map(|s| s.ty).chain(dst_ty).any(half_or_double) {
         return None;
     }
-    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need })
+    let native = native_form(&srcs, &dst, inst.sat, n);
+    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native })
+}
+
+/// [`Native`] for these operands, if they take it.
+fn native_form(srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
+    let df_dst = match dst {
+        Dst::Reg { ty, .. } => *ty == DataType::Df,
+        Dst::Pred(_) => true,
+    };
+    if sat || !df_dst || srcs.iter().any(|s| s.ty != DataType::Df) {
+        return None;
+    }
+    let mut out = [(DfAt::Imm(0.0), SrcMod::None); 3];
+    for (o, s) in out.iter_mut().zip(srcs) {
+        let at = match &s.at {
+            At::Imm(bits) => DfAt::Imm(f64::from_bits(*bits)),
+            At::Lanes(at) => {
+                let lanes = &at[..n as usize];
+                if lanes.iter().enumerate().all(|(l, &a)| a == at[0] + 8 * l as u32) {
+                    DfAt::Packed(at[0])
+                } else if lanes.iter().all(|&a| a == at[0]) {
+                    DfAt::Scalar(at[0])
+                } else {
+                    return None;
+                }
+            }
+        };
+        *o = (at, s.modifier);
+    }
+    Some(Native { srcs: out })
 }
 
 impl<O: Observer> Ctx<'_, O> {
@@ -154,6 +209,14 @@ impl<O: Observer> Ctx<'_, O> {
         let mode = RoundMode::from_cr0(cr0);
         let n = inst.exec.size;
         let enabled = (if op.kind == Kind::Sel { em_part } else { chen }) & size_mask(n);
+        if let Some(native) = op.native.as_ref().filter(|_| mode == RoundMode::Rne) {
+            let keep = convert::keeps_denormals(convert::F64, cr0);
+            if let Some((bits, flags)) = native_df(&self.thread.grf, op.kind, native, n, enabled, pmask, keep)
+            {
+                self.write_lanes(inst, &op.dst, n, enabled, &bits, flags);
+                return Ok(true);
+            }
+        }
         let grf = &self.thread.grf;
         let raw = |s: &Src, lane: usize| match &s.at {
             At::Imm(bits) => *bits,
@@ -221,14 +284,21 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             };
         }
-        match op.dst {
+        self.write_lanes(inst, &op.dst, n, enabled, &bits, flags);
+        Ok(true)
+    }
+
+    /// Writes the enabled lanes' results: `bits` to the destination register, or `flags` to
+    /// the compare's predicate.
+    fn write_lanes(&mut self, inst: &Inst, dst: &Dst, n: u32, enabled: u32, bits: &[u64; 32], flags: u32) {
+        match *dst {
             Dst::Pred(p) => {
                 let off = inst.exec.offset.min(31);
                 self.write_pred(p, enabled << off, flags << off);
             }
             Dst::Reg { ty, base, region, .. } => {
                 if enabled == 0 {
-                    return Ok(true);
+                    return;
                 }
                 let size = ty.size();
                 let end = base + region.element(n - 1) * size + size;
@@ -236,15 +306,141 @@ impl<O: Observer> Ctx<'_, O> {
                     self.scratch.clear();
                     self.scratch.extend_from_slice(&self.thread.grf[base as usize..end as usize]);
                 }
-                for lane in (0..n).filter(|&l| enabled >> l & 1 != 0) {
-                    let at = (base + region.element(lane) * size) as usize;
-                    store_le(&mut self.thread.grf[at..], size, bits[lane as usize]);
+                if region == Region::dst(1) && size == 8 {
+                    // Packed df: no region arithmetic per lane.
+                    let (words, _) = self.thread.grf[base as usize..end as usize].as_chunks_mut::<8>();
+                    for (l, word) in words.iter_mut().enumerate() {
+                        if enabled >> l & 1 != 0 {
+                            *word = bits[l].to_le_bytes();
+                        }
+                    }
+                } else {
+                    for lane in (0..n).filter(|&l| enabled >> l & 1 != 0) {
+                        let at = (base + region.element(lane) * size) as usize;
+                        store_le(&mut self.thread.grf[at..], size, bits[lane as usize]);
+                    }
                 }
                 if O::ACTIVE {
                     self.report_lane_runs(base, region, size, n, enabled);
                 }
             }
         }
-        Ok(true)
     }
+}
+
+/// The native form's results for lanes `0..n` (all of them: disabled lanes are computed
+/// and not written), or None when a lane meets what only the per-lane way gets right: a NaN
+/// result or source (the general ALU's NaN rules), a denormal result (cr0 may flush it), a
+/// denormal source that cr0 flushes (`keep` false). `pmask` chooses for `sel`.
+fn native_df(
+    grf: &[u8],
+    kind: Kind,
+    op: &Native,
+    n: u32,
+    enabled: u32,
+    pmask: u32,
+    keep: bool,
+) -> Option<([u64; 32], u32)> {
+    match n {
+        1 => native_lanes::<1>(grf, kind, op, enabled, pmask, keep),
+        2 => native_lanes::<2>(grf, kind, op, enabled, pmask, keep),
+        4 => native_lanes::<4>(grf, kind, op, enabled, pmask, keep),
+        8 => native_lanes::<8>(grf, kind, op, enabled, pmask, keep),
+        16 => native_lanes::<16>(grf, kind, op, enabled, pmask, keep),
+        32 => native_lanes::<32>(grf, kind, op, enabled, pmask, keep),
+        _ => None,
+    }
+}
+
+/// [`native_df`] on `L` lanes.
+#[inline(always)]
+fn native_lanes<const L: usize>(
+    grf: &[u8],
+    kind: Kind,
+    op: &Native,
+    enabled: u32,
+    pmask: u32,
+    keep: bool,
+) -> Option<([u64; 32], u32)> {
+    let load = |i: usize| -> [f64; L] {
+        let (at, modifier) = op.srcs[i];
+        let word = |at: usize| f64::from_bits(load_le(&grf[at..], 8));
+        let mut v = match at {
+            DfAt::Imm(x) => [x; L],
+            DfAt::Scalar(at) => [word(at as usize); L],
+            DfAt::Packed(at) => {
+                let (words, _) = grf[at as usize..at as usize + 8 * L].as_chunks::<8>();
+                std::array::from_fn(|l| f64::from_le_bytes(words[l]))
+            }
+        };
+        match modifier {
+            SrcMod::Neg => v.iter_mut().for_each(|x| *x = -*x),
+            SrcMod::Abs => v.iter_mut().for_each(|x| *x = x.abs()),
+            SrcMod::NegAbs => v.iter_mut().for_each(|x| *x = -x.abs()),
+            SrcMod::None | SrcMod::Not => {}
+        }
+        v
+    };
+    // Exact on these values: no NaN, and no denormal that cr0 would flush (on the bits
+    // without the sign: above infinity's is a NaN, below the least normal's a denormal or
+    // zero; no branch per lane).
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    const NORMAL: u64 = 1 << 52;
+    let magnitude = |x: &f64| x.to_bits() & !(1 << 63);
+    let denormal = |m: u64| m != 0 && m < NORMAL;
+    let plain =
+        |v: &[f64; L]| v.iter().map(magnitude).fold(true, |ok, m| ok & (m <= INF) & (keep | !denormal(m)));
+    let (mut bits, mut flags) = ([0u64; 32], 0u32);
+    let r: [f64; L] = match kind {
+        // `sel` and an unmodified `mov` copy bits: any value goes.
+        Kind::Mov | Kind::Sel => {
+            let a = load(0);
+            if kind == Kind::Mov && op.srcs[0].1 != SrcMod::None && !plain(&a) {
+                return None;
+            }
+            let b = if kind == Kind::Sel { load(1) } else { a };
+            for l in 0..L {
+                bits[l] = if pmask >> l & 1 != 0 || kind == Kind::Mov { a[l] } else { b[l] }.to_bits();
+            }
+            return Some((bits, 0));
+        }
+        Kind::Divm | Kind::Sqrtm => return None,
+        _ => {
+            let (a, b) = (load(0), load(1));
+            if !plain(&a) || !plain(&b) {
+                return None;
+            }
+            match kind {
+                Kind::Add => std::array::from_fn(|l| a[l] + b[l]),
+                Kind::Mul => std::array::from_fn(|l| a[l] * b[l]),
+                Kind::Mad => {
+                    let c = load(2);
+                    if !plain(&c) {
+                        return None;
+                    }
+                    std::array::from_fn(|l| a[l].mul_add(b[l], c[l]))
+                }
+                Kind::Min | Kind::Max => {
+                    let max = kind == Kind::Max;
+                    std::array::from_fn(
+                        |l| if super::alu::takes_first(a[l], b[l], max) { a[l] } else { b[l] },
+                    )
+                }
+                Kind::Cmp(rel) => {
+                    for l in (0..L).filter(|&l| enabled >> l & 1 != 0) {
+                        flags |= (super::alu::relation(rel, a[l].partial_cmp(&b[l])) as u32) << l;
+                    }
+                    return Some((bits, flags));
+                }
+                _ => return None,
+            }
+        }
+    };
+    if !r.iter().map(magnitude).fold(true, |ok, m| ok & (m <= INF) & !denormal(m)) {
+        return None;
+    }
+    for l in 0..L {
+        bits[l] = r[l].to_bits();
+    }
+    Some((bits, 0))
 }

@@ -42,7 +42,8 @@ pub(crate) fn two_prod(a: f64, b: f64) -> (f64, i8) {
 #[inline]
 pub(crate) fn fused(a: f64, b: f64, c: f64) -> (f64, i8) {
     let (p, pe) = two_prod(a, b);
-    if pe == 0 {
+    // A product that overflowed from finite sources may still meet a finite sum.
+    if pe == 0 && (p.is_finite() || !a.is_finite() || !b.is_finite()) {
         two_sum(p, c)
     } else {
         // DF: the fma result is correctly rounded to nearest; the residual is not tracked,

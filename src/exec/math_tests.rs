@@ -108,6 +108,10 @@ fn mad_is_fused() {
     assert_eq!(one(O::Mad, T::F, &[a.clone(), a, c]), expect);
     let d = |v: f64| s(T::Df, v.to_bits());
     assert_eq!(one(O::Mad, T::Df, &[d(3.0), d(4.0), d(-2.0)]), 10f64.to_bits());
+    // A product past the largest double whose sum with src2 is finite: one rounding of the
+    // exact 1.5·2^1024 − MAX, not the overflowed product plus src2 (infinity).
+    let sum = one(O::Mad, T::Df, &[d(1.5 * 2f64.powi(1000)), d(2f64.powi(24)), d(-f64::MAX)]);
+    assert_eq!(sum, (2f64.powi(1023) * (1.0 + f64::EPSILON)).to_bits());
 }
 
 #[test]

@@ -158,6 +158,9 @@ enum Fill {
     Floats,
     /// f64 values of the same kinds (see [`double_bits`]).
     Doubles,
+    /// f64 values most of which are normal and near 1 (exponents within ±40), so that
+    /// whole vectors of them meet no NaN, infinity or denormal; now and then one of those.
+    TameDoubles,
 }
 
 /// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A and B
@@ -210,6 +213,17 @@ fn run_filled(
             Fill::Doubles => {
                 for word in bytes.chunks_exact_mut(8) {
                     word.copy_from_slice(&double_bits(&mut s, style).to_le_bytes());
+                }
+            }
+            Fill::TameDoubles => {
+                for word in bytes.chunks_exact_mut(8) {
+                    let bits = if lcg(&mut s).is_multiple_of(64) {
+                        double_bits(&mut s, 1)
+                    } else {
+                        let exponent = (1023 + lcg(&mut s) % 81 - 40) << 52;
+                        (lcg(&mut s) & 0x800f_ffff_ffff_ffff) | exponent
+                    };
+                    word.copy_from_slice(&bits.to_le_bytes());
                 }
             }
         }
@@ -561,6 +575,68 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
     }
     // Nearly every case must take the tier, or the test compares the general ALU with itself.
     assert!(lanes_tier * 10 > cases * 9, "{lanes_tier} of {cases} cases took the hf/df tier");
+}
+
+/// Double instructions whose operands are all df, mostly in the default rounding mode and on
+/// values that are normal across whole vectors (the native form of `float_lanes.rs`, which
+/// computes with the machine's f64 arithmetic), now and then meeting a NaN, an infinity, a
+/// denormal kept or flushed by cr0, an overflow, or another rounding mode (where it hands
+/// the instruction to the per-lane way): immediates, packed, scalar and strided sources,
+/// modifiers, `.sat`, strided destinations, exec sizes 1 to 32, predicates and dispatch
+/// masks. The tier and the general ALU agree bit for bit.
+#[test]
+fn generated_double_instructions_agree_on_fast_and_general_paths() {
+    const OPS: [&str; 11] =
+        ["mov", "add", "mul", "mad", "min", "max", "sel", "cmp.eq", "cmp.lt", "cmp.ge", "cmp.ne"];
+    let mut s = 0xdf_u64;
+    for case in 0..3000u32 {
+        let op = OPS[case as usize % OPS.len()];
+        let arity = match op {
+            "mad" => 3,
+            "mov" => 1,
+            _ => 2,
+        };
+        let size = [1, 2, 4, 8, 16, 16, 32][(lcg(&mut s) % 7) as usize];
+        let mut srcs = Vec::new();
+        for i in 0..arity {
+            let m = ["", "", "", "(-)", "(abs)", "(-abs)"][(lcg(&mut s) % 6) as usize];
+            let text = match lcg(&mut s) % 5 {
+                0 => {
+                    let style = 1 + lcg(&mut s) % 2;
+                    format!("{:#018x}:df", double_bits(&mut s, style))
+                }
+                1 => format!("{:#018x}:df", 1.5f64.powi((lcg(&mut s) % 40) as i32 - 20).to_bits()),
+                _ => register(&mut s, ["A", "B", "A"][i], m),
+            };
+            srcs.push(text);
+        }
+        let dst = if op.starts_with("cmp") {
+            "P1"
+        } else {
+            ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>"][(lcg(&mut s) % 4) as usize]
+        };
+        let (sat, pred) = sat_and_predicate(&mut s, op);
+        // Mostly round-to-nearest-even; df denormals kept (bit 6) or flushed.
+        let mode =
+            if lcg(&mut s).is_multiple_of(5) { [0x10u32, 0x20, 0x30][(lcg(&mut s) % 3) as usize] } else { 0 };
+        let cr0 = mode | (lcg(&mut s) as u32 & 0x40);
+        let body = format!(
+            "    and (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0xfffffb0f:ud\n    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} (M1, {size}) {dst} {}",
+            srcs.join(" ")
+        );
+        let decls = ".decl A v_type=G type=df num_elts=64 align=hword\n.decl B v_type=G type=df num_elts=64 align=hword\n.decl R v_type=G type=df num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32";
+        let text = kernel_text(decls, &body, 32);
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let seed = lcg(&mut s);
+        let fill = if lcg(&mut s).is_multiple_of(8) { Fill::Doubles } else { Fill::TameDoubles };
+        let (fast, tier) = run_filled(&text, seed, dispatch, true, fill, 2);
+        let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
+        assert_eq!(tier, vdb::exec::Tier::Float, "{body}");
+        if fast != general {
+            let first = first_difference(&fast, &general, 8);
+            panic!("df tier and general ALU differ on\n{body}: {first}");
+        }
+    }
 }
 
 /// Every opcode of the f32 tier, f32 immediates among the sources (specials included),
