@@ -404,7 +404,6 @@ fn native_lanes<const L: usize>(
             }
             return Some((bits, 0));
         }
-        Kind::Divm | Kind::Sqrtm => return None,
         _ => {
             let (a, b) = (load(0), load(1));
             if !plain(&a) || !plain(&b) {
@@ -413,6 +412,9 @@ fn native_lanes<const L: usize>(
             match kind {
                 Kind::Add => std::array::from_fn(|l| a[l] + b[l]),
                 Kind::Mul => std::array::from_fn(|l| a[l] * b[l]),
+                // The IEEE macros: one correctly rounded division or root.
+                Kind::Divm => std::array::from_fn(|l| a[l] / b[l]),
+                Kind::Sqrtm => std::array::from_fn(|l| a[l].sqrt()),
                 Kind::Mad => {
                     let c = load(2);
                     if !plain(&c) {

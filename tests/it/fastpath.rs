@@ -577,7 +577,8 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
     assert!(lanes_tier * 10 > cases * 9, "{lanes_tier} of {cases} cases took the hf/df tier");
 }
 
-/// Double instructions whose operands are all df, mostly in the default rounding mode and on
+/// Double instructions whose operands are all df (the IEEE macros `divm` and `sqrtm` too),
+/// mostly in the default rounding mode and on
 /// values that are normal across whole vectors (the native form of `float_lanes.rs`, which
 /// computes with the machine's f64 arithmetic), now and then meeting a NaN, an infinity, a
 /// denormal kept or flushed by cr0, an overflow, or another rounding mode (where it hands
@@ -586,14 +587,16 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
 /// masks. The tier and the general ALU agree bit for bit.
 #[test]
 fn generated_double_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 11] =
-        ["mov", "add", "mul", "mad", "min", "max", "sel", "cmp.eq", "cmp.lt", "cmp.ge", "cmp.ne"];
+    const OPS: [&str; 13] = [
+        "mov", "add", "mul", "mad", "min", "max", "sel", "cmp.eq", "cmp.lt", "cmp.ge", "cmp.ne", "divm",
+        "sqrtm",
+    ];
     let mut s = 0xdf_u64;
     for case in 0..3000u32 {
         let op = OPS[case as usize % OPS.len()];
         let arity = match op {
             "mad" => 3,
-            "mov" => 1,
+            "mov" | "sqrtm" => 1,
             _ => 2,
         };
         let size = [1, 2, 4, 8, 16, 16, 32][(lcg(&mut s) % 7) as usize];
