@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The benchmark suite: eleven kernels of the project's own (sample-kernels/bench/, each 5 M
+# The benchmark suite: twelve kernels of the project's own (sample-kernels/bench/, each 5 M
 # vISA steps or more on skl) covering float arithmetic and transcendentals, conversions,
 # min/max/mad, 64-bit integers, SLM with barriers, atomics, indirect addressing, sub-group
-# shuffles, divergent loops and a tiled matrix multiply. Each is timed side by side in one run
-# against Oclgrind running the same OpenCL C on the same inputs: `vdb run` (plain), `vdb run
-# --record --stats` (recording, with its bytes per step) and Oclgrind, RUNS times each,
-# interleaved; times are whole-process wall times, medians and fastest runs. The outputs of
+# shuffles, divergent loops, a tiled matrix multiply and double precision. Each is timed side
+# by side in one run against Oclgrind running the same OpenCL C on the same inputs: `vdb run`
+# (plain), `vdb run --record --stats` (recording, with its bytes per step) and Oclgrind, RUNS
+# times each, interleaved; times are whole-process wall times, medians and fastest runs. The outputs of
 # vdb and Oclgrind are checked to agree: byte for byte, except fp_transcend and fp_nbody
 # (float results of sin/exp/log/pow/rsqrt..., whose precision OpenCL leaves to the
 # implementation), which must agree within 1e-4 relative (the table shows the largest

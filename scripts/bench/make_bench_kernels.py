@@ -34,6 +34,7 @@ def kernels(rng):
     # Sizes: each kernel 5.5-7 M vISA steps on skl.
     n_tr, n_body, n_conv, n_col, n_hash = 2048, 2304, 4096, 12288, 4096
     n_slm, n_hist, per_item, n_ind, n_sg, chunks, n_div, n_mm = 8192, 4096, 16, 4096, 4096, 224, 2048, 272
+    n_f64 = 4096
     bodies = []
     for _ in range(n_body):
         bodies += [rng.uniform(-10, 10), rng.uniform(-10, 10), rng.uniform(-10, 10), rng.uniform(0.5, 2.0)]
@@ -65,6 +66,8 @@ def kernels(rng):
         "matmul_tiled": ((n_mm, n_mm), (16, 16), [("buffer", "a", pack("i", [rng.randint(-100, 100) for _ in range(n_mm * n_mm)]), None),
                                                   ("buffer", "b", pack("i", [rng.randint(-100, 100) for _ in range(n_mm * n_mm)]), None),
                                                   ("size", "c", 4 * n_mm * n_mm, "exact"), ("scalar", "n", i32(n_mm), None)], OCLGRIND_OPTS),
+        "fp64": (n_f64, 64, [("buffer", "in", pack("d", [rng.uniform(0, 2) for _ in range(n_f64)]), None),
+                             ("size", "out", 32 * n_f64, "exact"), ("scalar", "rounds", i32(1300), None)], OCLGRIND_OPTS),
     }
 
 def main():
