@@ -92,3 +92,29 @@ fn a_recording_under_chaos_travels_exactly() {
     s.machine.svm.read(out, &mut got).expect("mapped");
     assert_eq!(got, chaos[0]);
 }
+
+/// Under the sequential and chaos schedules too, every stretch between checkpoints recorded
+/// again from its checkpoint makes the same steps: a checkpoint keeps the chaos generator
+/// and what is left of its burst (checkpoints 50 steps apart fall inside bursts).
+#[test]
+fn stretches_record_again_under_every_schedule() {
+    for rel in ["races/max_reduce/skl.launch.json", "opencl/local_scan/skl.launch.json"] {
+        for schedule in [Schedule::Sequential, Schedule::Chaos { seed: 3 }, Schedule::Chaos { seed: 11 }] {
+            let mut l = raw::load(&launch(rel)).expect("launch");
+            l.scheduler.set_schedule(schedule);
+            let mut s = vdb::session::Session::new(l);
+            s.recorder.checkpoints.interval = 50;
+            s.run_to_end();
+            let name = format!("{rel} under {schedule:?}");
+            let times: Vec<u64> = s.recorder.checkpoints.list.iter().map(|c| c.time).collect();
+            assert!(times.len() > 4, "{name}: {times:?}");
+            for (k, &start) in times.iter().enumerate() {
+                let again = s.rerecord_stretch(k).unwrap_or_else(|| panic!("{name}: stretch {k}"));
+                let len = times.get(k + 1).copied().unwrap_or(s.recorder.len()) - start;
+                assert_eq!(again.len(), len, "{name}: stretch {k}");
+                let name = format!("{name}, stretch {k}");
+                crate::timetravel::assert_same_steps(&name, &s.recorder.trace, start, &again.trace, 0, len);
+            }
+        }
+    }
+}

@@ -430,7 +430,14 @@ _main_0:
 /// Steps `[a0, a0 + len)` of `a` and `[b0, b0 + len)` of `b` are the same steps: records,
 /// log entries, and the control changes their entries name (each part numbers those in its
 /// own table).
-fn assert_same_steps(name: &str, a: &vdb::trace::Trace, a0: u64, b: &vdb::trace::Trace, b0: u64, len: u64) {
+pub(crate) fn assert_same_steps(
+    name: &str,
+    a: &vdb::trace::Trace,
+    a0: u64,
+    b: &vdb::trace::Trace,
+    b0: u64,
+    len: u64,
+) {
     let differ = (0..len).find(|&i| a.get(a0 + i) != b.get(b0 + i));
     assert_eq!(differ, None, "{name}: step records differ first at this step (from {a0})");
     for i in 0..len {
