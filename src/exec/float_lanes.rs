@@ -5,10 +5,11 @@
 //! GRF offsets at load. Each lane is computed with the general ALU's own arithmetic (the
 //! exact value and the sign of its residual, rounded once into the destination's format
 //! under cr0's mode), so only the operand work differs from the general path. Where every
-//! operand is df, the sources immediate, packed or scalar, without saturation, in the default
-//! rounding mode, the lanes are computed with the machine's f64 arithmetic instead, which
-//! gives the same bits on every lane free of NaNs and of denormals (else the instruction
-//! goes the per-lane way).
+//! operand is df (or every one hf), the sources immediate, packed or scalar, without
+//! saturation, in the default rounding mode, the lanes are computed with the machine's f64
+//! arithmetic instead (for hf: exact in f64, then rounded once to half), which gives the same
+//! bits on every lane free of NaNs and of denormals (else the instruction goes the per-lane
+//! way).
 
 use super::alu::round_lane;
 use super::control::size_mask;
@@ -71,23 +72,25 @@ pub struct LanesOp {
     native: Option<Native>,
 }
 
-/// Where a df source's lanes are, in the native form: an immediate, lane `l` at
-/// `offset + 8·l`, or every lane at one offset.
+/// Where a source's lanes are, in the native form: an immediate's bits, lane `l` at
+/// `offset + size·l`, or every lane at one offset.
 #[derive(Copy, Clone, Debug)]
-enum DfAt {
-    Imm(f64),
+enum NAt {
+    Imm(u64),
     Packed(u32),
     Scalar(u32),
 }
 
-/// The native form of an instruction whose operands are all df: sources immediate, packed or
-/// scalar, no saturation. It computes with the
-/// machine's own f64 arithmetic, which in the default rounding mode gives the general ALU's
-/// results except where a lane meets a NaN or a denormal (its NaN rules, cr0's flushing):
-/// there the instruction goes the per-lane way (`native_df`).
+/// The native form of an instruction whose operands are all df, or all hf: sources
+/// immediate, packed or scalar, no saturation. In the default rounding mode it gives the
+/// general ALU's bits with the machine's own arithmetic: df in f64 directly; hf in f64, where
+/// a sum or product of halves is exact (a `mad` whose sum is not goes the per-lane way), then
+/// rounded once to half. A lane meeting a NaN or a denormal (the general ALU's NaN rules,
+/// cr0's flushing) sends the instruction the per-lane way ([`native_run`]).
 #[derive(Clone, Debug)]
 struct Native {
-    srcs: [(DfAt, SrcMod); 3],
+    half: bool,
+    srcs: [(NAt, SrcMod); 3],
 }
 
 /// The float types of this tier (bf16 and the 8-bit formats stay on the general path).
@@ -163,23 +166,25 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
 
 /// [`Native`] for these operands, if they take it.
 fn native_form(srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
-    let df_dst = match dst {
-        Dst::Reg { ty, .. } => *ty == DataType::Df,
+    let ty = srcs.first()?.ty;
+    let same_dst = match dst {
+        Dst::Reg { ty: t, .. } => *t == ty,
         Dst::Pred(_) => true,
     };
-    if sat || !df_dst || srcs.iter().any(|s| s.ty != DataType::Df) {
+    if sat || !same_dst || !matches!(ty, DataType::Df | DataType::Hf) || srcs.iter().any(|s| s.ty != ty) {
         return None;
     }
-    let mut out = [(DfAt::Imm(0.0), SrcMod::None); 3];
+    let size = ty.size();
+    let mut out = [(NAt::Imm(0), SrcMod::None); 3];
     for (o, s) in out.iter_mut().zip(srcs) {
         let at = match &s.at {
-            At::Imm(bits) => DfAt::Imm(f64::from_bits(*bits)),
+            At::Imm(bits) => NAt::Imm(*bits),
             At::Lanes(at) => {
                 let lanes = &at[..n as usize];
-                if lanes.iter().enumerate().all(|(l, &a)| a == at[0] + 8 * l as u32) {
-                    DfAt::Packed(at[0])
+                if lanes.iter().enumerate().all(|(l, &a)| a == at[0] + size * l as u32) {
+                    NAt::Packed(at[0])
                 } else if lanes.iter().all(|&a| a == at[0]) {
-                    DfAt::Scalar(at[0])
+                    NAt::Scalar(at[0])
                 } else {
                     return None;
                 }
@@ -187,7 +192,7 @@ fn native_form(srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
         };
         *o = (at, s.modifier);
     }
-    Some(Native { srcs: out })
+    Some(Native { half: ty == DataType::Hf, srcs: out })
 }
 
 impl<O: Observer> Ctx<'_, O> {
@@ -210,8 +215,9 @@ impl<O: Observer> Ctx<'_, O> {
         let n = inst.exec.size;
         let enabled = (if op.kind == Kind::Sel { em_part } else { chen }) & size_mask(n);
         if let Some(native) = op.native.as_ref().filter(|_| mode == RoundMode::Rne) {
-            let keep = convert::keeps_denormals(convert::F64, cr0);
-            if let Some((bits, flags)) = native_df(&self.thread.grf, op.kind, native, n, enabled, pmask, keep)
+            let keep = convert::keeps_denormals(if native.half { convert::F16 } else { convert::F64 }, cr0);
+            if let Some((bits, flags)) =
+                native_run(&self.thread.grf, op.kind, native, n, enabled, pmask, keep)
             {
                 self.write_lanes(inst, &op.dst, n, enabled, &bits, flags);
                 return Ok(true);
@@ -331,8 +337,9 @@ impl<O: Observer> Ctx<'_, O> {
 /// The native form's results for lanes `0..n` (all of them: disabled lanes are computed
 /// and not written), or None when a lane meets what only the per-lane way gets right: a NaN
 /// result or source (the general ALU's NaN rules), a denormal result (cr0 may flush it), a
-/// denormal source that cr0 flushes (`keep` false). `pmask` chooses for `sel`.
-fn native_df(
+/// denormal source that cr0 flushes (`keep` false), an hf `mad` whose sum is inexact in f64.
+/// `pmask` chooses for `sel`.
+fn native_run(
     grf: &[u8],
     kind: Kind,
     op: &Native,
@@ -341,20 +348,110 @@ fn native_df(
     pmask: u32,
     keep: bool,
 ) -> Option<([u64; 32], u32)> {
+    macro_rules! at {
+        ($l:literal) => {
+            if op.half {
+                native_lanes::<$l, true>(grf, kind, op, enabled, pmask, keep)
+            } else {
+                native_lanes::<$l, false>(grf, kind, op, enabled, pmask, keep)
+            }
+        };
+    }
     match n {
-        1 => native_lanes::<1>(grf, kind, op, enabled, pmask, keep),
-        2 => native_lanes::<2>(grf, kind, op, enabled, pmask, keep),
-        4 => native_lanes::<4>(grf, kind, op, enabled, pmask, keep),
-        8 => native_lanes::<8>(grf, kind, op, enabled, pmask, keep),
-        16 => native_lanes::<16>(grf, kind, op, enabled, pmask, keep),
-        32 => native_lanes::<32>(grf, kind, op, enabled, pmask, keep),
+        1 => at!(1),
+        2 => at!(2),
+        4 => at!(4),
+        8 => at!(8),
+        16 => at!(16),
+        32 => at!(32),
         _ => None,
     }
 }
 
-/// [`native_df`] on `L` lanes.
+/// Whether half or double bits (without the sign, `magnitude`) are a NaN, or a denormal.
 #[inline(always)]
-fn native_lanes<const L: usize>(
+fn nan_or_denormal<const HALF: bool>(magnitude: u64) -> (bool, bool) {
+    let (inf, normal) = if HALF { (0x7c00, 0x400) } else { (0x7ff0_0000_0000_0000, 1 << 52) };
+    (magnitude > inf, (magnitude != 0) & (magnitude < normal))
+}
+
+/// The value of half bits (exact in f64).
+#[inline(always)]
+fn half_value(h: u64) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let (e, m) = ((h >> 10) & 0x1f, h & 0x3ff);
+    sign * match e {
+        0 => m as f64 * f64::from_bits((1023 - 24) << 52),
+        31 if m == 0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => f64::from_bits((e + 1023 - 15) << 52 | m << 42),
+    }
+}
+
+/// `x` rounded to the nearest half, ties to even, overflowing to infinity: None where the
+/// result would be a half denormal (cr0 may flush it) or `x` is a NaN.
+#[inline(always)]
+fn half_bits(x: f64) -> Option<u64> {
+    let bits = x.to_bits();
+    let sign = (bits >> 48) & 0x8000;
+    let magnitude = bits & !(1 << 63);
+    if magnitude == 0 {
+        return Some(sign);
+    }
+    let e = (magnitude >> 52) as i64 - 1023 + 15;
+    if e < 1 || magnitude > 0x7ff0_0000_0000_0000 {
+        return None;
+    }
+    if e > 30 {
+        return Some(sign | 0x7c00);
+    }
+    let kept = (e as u64) << 10 | (magnitude >> 42) & 0x3ff;
+    let rest = magnitude & ((1 << 42) - 1);
+    let up = rest > 1 << 41 || (rest == 1 << 41 && kept & 1 == 1);
+    // A carry out of the mantissa moves to the next binade, or to infinity.
+    Some(sign | (kept + u64::from(up)))
+}
+
+/// A source's `L` lanes of half (`HALF`) or double bits, modifier applied, and whether any is
+/// a NaN or a denormal that cr0 flushes (`keep` false).
+#[inline(always)]
+fn native_src<const L: usize, const HALF: bool>(
+    grf: &[u8],
+    (at, modifier): (NAt, SrcMod),
+    keep: bool,
+) -> ([u64; L], bool) {
+    let size = if HALF { 2 } else { 8 };
+    let mut v = match at {
+        NAt::Imm(x) => [x; L],
+        NAt::Scalar(at) => [load_le(&grf[at as usize..], size); L],
+        NAt::Packed(at) => {
+            let bytes = &grf[at as usize..at as usize + size as usize * L];
+            if HALF {
+                let (words, _) = bytes.as_chunks::<2>();
+                std::array::from_fn(|l| u64::from(u16::from_le_bytes(words[l])))
+            } else {
+                let (words, _) = bytes.as_chunks::<8>();
+                std::array::from_fn(|l| u64::from_le_bytes(words[l]))
+            }
+        }
+    };
+    let sign = if HALF { 0x8000 } else { 1 << 63 };
+    match modifier {
+        SrcMod::Neg => v.iter_mut().for_each(|x| *x ^= sign),
+        SrcMod::Abs => v.iter_mut().for_each(|x| *x &= !sign),
+        SrcMod::NegAbs => v.iter_mut().for_each(|x| *x |= sign),
+        SrcMod::None | SrcMod::Not => {}
+    }
+    let odd = v.iter().fold(false, |odd, x| {
+        let (nan, denormal) = nan_or_denormal::<HALF>(x & !sign);
+        odd | nan | (denormal & !keep)
+    });
+    (v, odd)
+}
+
+/// [`native_run`] on `L` lanes of halves (`HALF`) or doubles.
+#[inline(always)]
+fn native_lanes<const L: usize, const HALF: bool>(
     grf: &[u8],
     kind: Kind,
     op: &Native,
@@ -362,66 +459,60 @@ fn native_lanes<const L: usize>(
     pmask: u32,
     keep: bool,
 ) -> Option<([u64; 32], u32)> {
-    let load = |i: usize| -> [f64; L] {
-        let (at, modifier) = op.srcs[i];
-        let word = |at: usize| f64::from_bits(load_le(&grf[at..], 8));
-        let mut v = match at {
-            DfAt::Imm(x) => [x; L],
-            DfAt::Scalar(at) => [word(at as usize); L],
-            DfAt::Packed(at) => {
-                let (words, _) = grf[at as usize..at as usize + 8 * L].as_chunks::<8>();
-                std::array::from_fn(|l| f64::from_le_bytes(words[l]))
-            }
-        };
-        match modifier {
-            SrcMod::Neg => v.iter_mut().for_each(|x| *x = -*x),
-            SrcMod::Abs => v.iter_mut().for_each(|x| *x = x.abs()),
-            SrcMod::NegAbs => v.iter_mut().for_each(|x| *x = -x.abs()),
-            SrcMod::None | SrcMod::Not => {}
-        }
-        v
-    };
-    // Exact on these values: no NaN, and no denormal that cr0 would flush (on the bits
-    // without the sign: above infinity's is a NaN, below the least normal's a denormal or
-    // zero; no branch per lane).
-    const INF: u64 = 0x7ff0_0000_0000_0000;
-    const NORMAL: u64 = 1 << 52;
-    let magnitude = |x: &f64| x.to_bits() & !(1 << 63);
-    let denormal = |m: u64| m != 0 && m < NORMAL;
-    let plain =
-        |v: &[f64; L]| v.iter().map(magnitude).fold(true, |ok, m| ok & (m <= INF) & (keep | !denormal(m)));
+    let raw = |i: usize| native_src::<L, HALF>(grf, op.srcs[i], keep);
+    let value = |x: u64| if HALF { half_value(x) } else { f64::from_bits(x) };
+    let values = |v: &[u64; L]| -> [f64; L] { std::array::from_fn(|l| value(v[l])) };
     let (mut bits, mut flags) = ([0u64; 32], 0u32);
     let r: [f64; L] = match kind {
-        // `sel` and an unmodified `mov` copy bits: any value goes.
+        // `mov` and `sel` copy the bits of unmodified sources, whatever they hold; a modified
+        // source's value goes through the general ALU's rounding (NaNs, flushing).
         Kind::Mov | Kind::Sel => {
-            let a = load(0);
-            if kind == Kind::Mov && op.srcs[0].1 != SrcMod::None && !plain(&a) {
+            let copies = |i: usize, odd: bool| op.srcs[i].1 == SrcMod::None || !odd;
+            let (a, odd_a) = raw(0);
+            let (b, odd_b) = if kind == Kind::Sel { raw(1) } else { (a, odd_a) };
+            if !copies(0, odd_a) || (kind == Kind::Sel && !copies(1, odd_b)) {
                 return None;
             }
-            let b = if kind == Kind::Sel { load(1) } else { a };
             for l in 0..L {
-                bits[l] = if pmask >> l & 1 != 0 || kind == Kind::Mov { a[l] } else { b[l] }.to_bits();
+                bits[l] = if pmask >> l & 1 != 0 || kind == Kind::Mov { a[l] } else { b[l] };
             }
             return Some((bits, 0));
         }
         _ => {
-            let (a, b) = (load(0), load(1));
-            if !plain(&a) || !plain(&b) {
+            let ((a, odd_a), (b, odd_b)) = (raw(0), raw(1));
+            if odd_a || odd_b {
                 return None;
             }
+            let (a, b) = (values(&a), values(&b));
             match kind {
+                // Exact in f64 for halves; one rounding for doubles.
                 Kind::Add => std::array::from_fn(|l| a[l] + b[l]),
                 Kind::Mul => std::array::from_fn(|l| a[l] * b[l]),
-                // The IEEE macros: one correctly rounded division or root.
-                Kind::Divm => std::array::from_fn(|l| a[l] / b[l]),
-                Kind::Sqrtm => std::array::from_fn(|l| a[l].sqrt()),
                 Kind::Mad => {
-                    let c = load(2);
-                    if !plain(&c) {
+                    let (c, odd_c) = raw(2);
+                    if odd_c {
                         return None;
                     }
-                    std::array::from_fn(|l| a[l].mul_add(b[l], c[l]))
+                    let c = values(&c);
+                    if HALF {
+                        // The product of halves is exact; the sum must be too.
+                        let mut inexact = false;
+                        let r = std::array::from_fn(|l| {
+                            let (s, err) = math::two_sum(a[l] * b[l], c[l]);
+                            inexact |= err != 0;
+                            s
+                        });
+                        if inexact {
+                            return None;
+                        }
+                        r
+                    } else {
+                        std::array::from_fn(|l| a[l].mul_add(b[l], c[l]))
+                    }
                 }
+                // The IEEE macros (df only): one correctly rounded division or root.
+                Kind::Divm if !HALF => std::array::from_fn(|l| a[l] / b[l]),
+                Kind::Sqrtm if !HALF => std::array::from_fn(|l| a[l].sqrt()),
                 Kind::Min | Kind::Max => {
                     let max = kind == Kind::Max;
                     std::array::from_fn(
@@ -438,11 +529,21 @@ fn native_lanes<const L: usize>(
             }
         }
     };
-    if !r.iter().map(magnitude).fold(true, |ok, m| ok & (m <= INF) & !denormal(m)) {
-        return None;
-    }
-    for l in 0..L {
-        bits[l] = r[l].to_bits();
+    if HALF {
+        for l in 0..L {
+            bits[l] = half_bits(r[l])?;
+        }
+    } else {
+        let odd = r.iter().fold(false, |odd, x| {
+            let (nan, denormal) = nan_or_denormal::<false>(x.to_bits() & !(1 << 63));
+            odd | nan | denormal
+        });
+        if odd {
+            return None;
+        }
+        for l in 0..L {
+            bits[l] = r[l].to_bits();
+        }
     }
     Some((bits, 0))
 }

@@ -161,6 +161,8 @@ enum Fill {
     /// f64 values most of which are normal and near 1 (exponents within ±40), so that
     /// whole vectors of them meet no NaN, infinity or denormal; now and then one of those.
     TameDoubles,
+    /// Halves of the same kind (see [`half_bits`]).
+    TameHalves,
 }
 
 /// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A and B
@@ -213,6 +215,11 @@ fn run_filled(
             Fill::Doubles => {
                 for word in bytes.chunks_exact_mut(8) {
                     word.copy_from_slice(&double_bits(&mut s, style).to_le_bytes());
+                }
+            }
+            Fill::TameHalves => {
+                for word in bytes.chunks_exact_mut(2) {
+                    word.copy_from_slice(&(half_bits(&mut s) as u16).to_le_bytes());
                 }
             }
             Fill::TameDoubles => {
@@ -577,23 +584,26 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
     assert!(lanes_tier * 10 > cases * 9, "{lanes_tier} of {cases} cases took the hf/df tier");
 }
 
-/// Double instructions whose operands are all df (the IEEE macros `divm` and `sqrtm` too),
-/// mostly in the default rounding mode and on
-/// values that are normal across whole vectors (the native form of `float_lanes.rs`, which
-/// computes with the machine's f64 arithmetic), now and then meeting a NaN, an infinity, a
-/// denormal kept or flushed by cr0, an overflow, or another rounding mode (where it hands
-/// the instruction to the per-lane way): immediates, packed, scalar and strided sources,
-/// modifiers, `.sat`, strided destinations, exec sizes 1 to 32, predicates and dispatch
-/// masks. The tier and the general ALU agree bit for bit.
+/// Instructions whose operands are all df (the IEEE macros `divm` and `sqrtm` too), or all
+/// hf, mostly in the default rounding mode and on values that are normal across whole vectors
+/// (the native form of `float_lanes.rs`, which computes with the machine's f64 arithmetic),
+/// now and then meeting a NaN, an infinity, a denormal kept or flushed by cr0, an overflow, an
+/// hf `mad` whose sum f64 cannot hold, or another rounding mode (where it hands the
+/// instruction to the per-lane way): immediates, packed, scalar and strided sources,
+/// modifiers, `.sat`, strided destinations, exec sizes 1 to 32, predicates and dispatch masks.
+/// The tier and the general ALU agree bit for bit.
 #[test]
-fn generated_double_instructions_agree_on_fast_and_general_paths() {
+fn generated_double_and_half_instructions_agree_on_fast_and_general_paths() {
     const OPS: [&str; 13] = [
         "mov", "add", "mul", "mad", "min", "max", "sel", "cmp.eq", "cmp.lt", "cmp.ge", "cmp.ne", "divm",
         "sqrtm",
     ];
     let mut s = 0xdf_u64;
-    for case in 0..3000u32 {
-        let op = OPS[case as usize % OPS.len()];
+    for case in 0..5000u32 {
+        let half = case % 2 == 1;
+        let (ty, unit, keep_bit) = if half { ("hf", 2, 0x400u32) } else { ("df", 8, 0x40) };
+        let ops = if half { &OPS[..11] } else { &OPS[..] };
+        let op = ops[(case / 2) as usize % ops.len()];
         let arity = match op {
             "mad" => 3,
             "mov" | "sqrtm" => 1,
@@ -603,12 +613,13 @@ fn generated_double_instructions_agree_on_fast_and_general_paths() {
         let mut srcs = Vec::new();
         for i in 0..arity {
             let m = ["", "", "", "(-)", "(abs)", "(-abs)"][(lcg(&mut s) % 6) as usize];
-            let text = match lcg(&mut s) % 5 {
-                0 => {
+            let text = match (lcg(&mut s) % 5, half) {
+                (0, false) => {
                     let style = 1 + lcg(&mut s) % 2;
                     format!("{:#018x}:df", double_bits(&mut s, style))
                 }
-                1 => format!("{:#018x}:df", 1.5f64.powi((lcg(&mut s) % 40) as i32 - 20).to_bits()),
+                (1, false) => format!("{:#018x}:df", 1.5f64.powi((lcg(&mut s) % 40) as i32 - 20).to_bits()),
+                (0 | 1, true) => format!("{:#06x}:hf", half_bits(&mut s)),
                 _ => register(&mut s, ["A", "B", "A"][i], m),
             };
             srcs.push(text);
@@ -619,26 +630,47 @@ fn generated_double_instructions_agree_on_fast_and_general_paths() {
             ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>"][(lcg(&mut s) % 4) as usize]
         };
         let (sat, pred) = sat_and_predicate(&mut s, op);
-        // Mostly round-to-nearest-even; df denormals kept (bit 6) or flushed.
+        // Mostly round-to-nearest-even; the type's denormals kept or flushed.
         let mode =
             if lcg(&mut s).is_multiple_of(5) { [0x10u32, 0x20, 0x30][(lcg(&mut s) % 3) as usize] } else { 0 };
-        let cr0 = mode | (lcg(&mut s) as u32 & 0x40);
+        let cr0 = mode | (lcg(&mut s) as u32 & keep_bit);
         let body = format!(
             "    and (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0xfffffb0f:ud\n    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} (M1, {size}) {dst} {}",
             srcs.join(" ")
         );
-        let decls = ".decl A v_type=G type=df num_elts=64 align=hword\n.decl B v_type=G type=df num_elts=64 align=hword\n.decl R v_type=G type=df num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32";
-        let text = kernel_text(decls, &body, 32);
+        let decls = format!(
+            ".decl A v_type=G type={ty} num_elts=64 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type={ty} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
         let seed = lcg(&mut s);
-        let fill = if lcg(&mut s).is_multiple_of(8) { Fill::Doubles } else { Fill::TameDoubles };
+        let fill = match (lcg(&mut s).is_multiple_of(8), half) {
+            (true, false) => Fill::Doubles,
+            (true, true) => Fill::Floats,
+            (false, false) => Fill::TameDoubles,
+            (false, true) => Fill::TameHalves,
+        };
         let (fast, tier) = run_filled(&text, seed, dispatch, true, fill, 2);
         let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
         assert_eq!(tier, vdb::exec::Tier::Float, "{body}");
         if fast != general {
-            let first = first_difference(&fast, &general, 8);
-            panic!("df tier and general ALU differ on\n{body}: {first}");
+            let first = first_difference(&fast, &general, unit);
+            panic!("{ty} tier and general ALU differ on\n{body}: {first}");
         }
+    }
+}
+
+/// Half bits for a generated hf case: mostly normal values near 1 (exponents within ±7,
+/// whose sums and products stay normal), now and then one of any normal exponent (products
+/// that overflow or fall to denormals, sums of far-apart magnitudes), a special (signed
+/// zeros, infinities, NaNs, denormals, the largest finite) or any bits.
+fn half_bits(s: &mut u64) -> u64 {
+    const SPECIAL: [u64; 9] = [0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfd01, 0x0001, 0x83ff, 0x7bff];
+    match lcg(s) % 48 {
+        0 => SPECIAL[(lcg(s) % SPECIAL.len() as u64) as usize],
+        1 => lcg(s) & 0xffff,
+        2..=4 => (lcg(s) & 0x83ff) | (1 + lcg(s) % 30) << 10,
+        _ => (lcg(s) & 0x83ff) | (15 + lcg(s) % 15 - 7) << 10,
     }
 }
 
