@@ -91,6 +91,9 @@ enum NAt {
 struct Native {
     half: bool,
     srcs: [(NAt, SrcMod); 3],
+    /// A `mov` between hf and f: true from f to hf, false from hf to f (the sources' format
+    /// is then the other one).
+    convert: Option<bool>,
 }
 
 /// The float types of this tier (bf16 and the 8-bit formats stay on the general path).
@@ -160,18 +163,29 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
     if !srcs.iter().map(|s| s.ty).chain(dst_ty).any(half_or_double) {
         return None;
     }
-    let native = native_form(&srcs, &dst, inst.sat, n);
+    let native = native_form(kind, &srcs, &dst, inst.sat, n);
     Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native })
 }
 
 /// [`Native`] for these operands, if they take it.
-fn native_form(srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
+fn native_form(kind: Kind, srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
     let ty = srcs.first()?.ty;
-    let same_dst = match dst {
-        Dst::Reg { ty: t, .. } => *t == ty,
-        Dst::Pred(_) => true,
+    let dst_ty = match dst {
+        Dst::Reg { ty: t, .. } => Some(*t),
+        Dst::Pred(_) => None,
     };
-    if sat || !same_dst || !matches!(ty, DataType::Df | DataType::Hf) || srcs.iter().any(|s| s.ty != ty) {
+    let convert = match (kind, ty, dst_ty) {
+        (Kind::Mov, DataType::F, Some(DataType::Hf)) => Some(true),
+        (Kind::Mov, DataType::Hf, Some(DataType::F)) => Some(false),
+        _ => None,
+    };
+    let same_dst = dst_ty.is_none_or(|t| t == ty);
+    if sat
+        || !(same_dst || convert.is_some())
+        || !matches!(ty, DataType::Df | DataType::Hf | DataType::F)
+        || (ty == DataType::F && convert.is_none())
+        || srcs.iter().any(|s| s.ty != ty)
+    {
         return None;
     }
     let size = ty.size();
@@ -192,7 +206,7 @@ fn native_form(srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
         };
         *o = (at, s.modifier);
     }
-    Some(Native { half: ty == DataType::Hf, srcs: out })
+    Some(Native { half: ty == DataType::Hf, srcs: out, convert })
 }
 
 impl<O: Observer> Ctx<'_, O> {
@@ -350,7 +364,9 @@ fn native_run(
 ) -> Option<([u64; 32], u32)> {
     macro_rules! at {
         ($l:literal) => {
-            if op.half {
+            if let Some(to_half) = op.convert {
+                native_convert::<$l>(grf, op.srcs[0], to_half, keep)
+            } else if op.half {
                 native_lanes::<$l, true>(grf, kind, op, enabled, pmask, keep)
             } else {
                 native_lanes::<$l, false>(grf, kind, op, enabled, pmask, keep)
@@ -447,6 +463,48 @@ fn native_src<const L: usize, const HALF: bool>(
         odd | nan | (denormal & !keep)
     });
     (v, odd)
+}
+
+/// A `mov` between hf and f on `L` lanes: half to float exactly, float to half rounded to
+/// the nearest, ties to even. None on a NaN, a half denormal that cr0 flushes (`keep` false)
+/// or a half denormal result.
+#[inline(always)]
+fn native_convert<const L: usize>(
+    grf: &[u8],
+    (at, modifier): (NAt, SrcMod),
+    to_half: bool,
+    keep: bool,
+) -> Option<([u64; 32], u32)> {
+    let mut bits = [0u64; 32];
+    if !to_half {
+        let (v, odd) = native_src::<L, true>(grf, (at, modifier), keep);
+        if odd {
+            return None;
+        }
+        for l in 0..L {
+            bits[l] = u64::from((half_value(v[l]) as f32).to_bits());
+        }
+        return Some((bits, 0));
+    }
+    let word = |at: usize| load_le(&grf[at..], 4);
+    let mut v: [u64; L] = match at {
+        NAt::Imm(x) => [x; L],
+        NAt::Scalar(at) => [word(at as usize); L],
+        NAt::Packed(at) => std::array::from_fn(|l| word(at as usize + 4 * l)),
+    };
+    const SIGN: u64 = 0x8000_0000;
+    match modifier {
+        SrcMod::Neg => v.iter_mut().for_each(|x| *x ^= SIGN),
+        SrcMod::Abs => v.iter_mut().for_each(|x| *x &= !SIGN),
+        SrcMod::NegAbs => v.iter_mut().for_each(|x| *x |= SIGN),
+        SrcMod::None | SrcMod::Not => {}
+    }
+    // A NaN, or a float denormal (far below half's least denormal, flushed or not), is where
+    // `half_bits` declines.
+    for l in 0..L {
+        bits[l] = half_bits(f64::from(f32::from_bits(v[l] as u32)))?;
+    }
+    Some((bits, 0))
 }
 
 /// [`native_run`] on `L` lanes of halves (`HALF`) or doubles.

@@ -589,7 +589,8 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
 /// (the native form of `float_lanes.rs`, which computes with the machine's f64 arithmetic),
 /// now and then meeting a NaN, an infinity, a denormal kept or flushed by cr0, an overflow, an
 /// hf `mad` whose sum f64 cannot hold, or another rounding mode (where it hands the
-/// instruction to the per-lane way): immediates, packed, scalar and strided sources,
+/// instruction to the per-lane way); moves between hf and f too: immediates, packed, scalar
+/// and strided sources,
 /// modifiers, `.sat`, strided destinations, exec sizes 1 to 32, predicates and dispatch masks.
 /// The tier and the general ALU agree bit for bit.
 #[test]
@@ -610,10 +611,20 @@ fn generated_double_and_half_instructions_agree_on_fast_and_general_paths() {
             _ => 2,
         };
         let size = [1, 2, 4, 8, 16, 16, 32][(lcg(&mut s) % 7) as usize];
+        // Half the hf moves convert, to hf from f or from hf to f.
+        let (ta, td) = match (half && op == "mov", lcg(&mut s) % 4) {
+            (true, 0) => ("f", "hf"),
+            (true, 1) => ("hf", "f"),
+            _ => (ty, ty),
+        };
         let mut srcs = Vec::new();
         for i in 0..arity {
             let m = ["", "", "", "(-)", "(abs)", "(-abs)"][(lcg(&mut s) % 6) as usize];
             let text = match (lcg(&mut s) % 5, half) {
+                (0 | 1, true) if ta == "f" => {
+                    let style = 1 + lcg(&mut s) % 2;
+                    format!("{:#010x}:f", float_bits(&mut s, style))
+                }
                 (0, false) => {
                     let style = 1 + lcg(&mut s) % 2;
                     format!("{:#018x}:df", double_bits(&mut s, style))
@@ -630,16 +641,16 @@ fn generated_double_and_half_instructions_agree_on_fast_and_general_paths() {
             ["R(0,0)<1>", "R(0,0)<1>", "R(0,0)<1>", "R(0,0)<2>"][(lcg(&mut s) % 4) as usize]
         };
         let (sat, pred) = sat_and_predicate(&mut s, op);
-        // Mostly round-to-nearest-even; the type's denormals kept or flushed.
+        // Mostly round-to-nearest-even; the types' denormals kept or flushed (f's: bit 7).
         let mode =
             if lcg(&mut s).is_multiple_of(5) { [0x10u32, 0x20, 0x30][(lcg(&mut s) % 3) as usize] } else { 0 };
-        let cr0 = mode | (lcg(&mut s) as u32 & keep_bit);
+        let cr0 = mode | (lcg(&mut s) as u32 & (keep_bit | 0x80));
         let body = format!(
             "    and (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0xfffffb0f:ud\n    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} (M1, {size}) {dst} {}",
             srcs.join(" ")
         );
         let decls = format!(
-            ".decl A v_type=G type={ty} num_elts=64 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type={ty} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
         );
         let text = kernel_text(&decls, &body, 32);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
@@ -654,8 +665,9 @@ fn generated_double_and_half_instructions_agree_on_fast_and_general_paths() {
         let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
         assert_eq!(tier, vdb::exec::Tier::Float, "{body}");
         if fast != general {
+            let unit = if td == "f" { 4 } else { unit };
             let first = first_difference(&fast, &general, unit);
-            panic!("{ty} tier and general ALU differ on\n{body}: {first}");
+            panic!("{ty} tier and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}");
         }
     }
 }
