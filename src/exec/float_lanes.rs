@@ -81,14 +81,15 @@ enum NAt {
     Scalar(u32),
 }
 
-/// The native form of an instruction whose operands are all df, or all hf: sources
-/// immediate, packed or scalar, no saturation. In the default rounding mode it gives the
+/// The native form of an instruction whose operands are all df, or all hf, or of a move
+/// between hf and f: sources immediate, packed or scalar, no saturation. In the default rounding mode it gives the
 /// general ALU's bits with the machine's own arithmetic: df in f64 directly; hf in f64, where
 /// a sum or product of halves is exact (a `mad` whose sum is not goes the per-lane way), then
 /// rounded once to half. A lane meeting a NaN or a denormal (the general ALU's NaN rules,
 /// cr0's flushing) sends the instruction the per-lane way ([`native_run`]).
 #[derive(Clone, Debug)]
 struct Native {
+    /// The sources are halves (else doubles, or floats for a move to hf).
     half: bool,
     srcs: [(NAt, SrcMod); 3],
     /// A `mov` between hf and f: true from f to hf, false from hf to f (the sources' format
