@@ -385,28 +385,10 @@ fn native_run(
     }
 }
 
-/// Whether half or double bits (without the sign, `magnitude`) are a NaN, or a denormal.
-#[inline(always)]
-fn nan_or_denormal<const HALF: bool>(magnitude: u64) -> (bool, bool) {
-    let (inf, normal) = if HALF { (0x7c00, 0x400) } else { (0x7ff0_0000_0000_0000, 1 << 52) };
-    (magnitude > inf, (magnitude != 0) & (magnitude < normal))
-}
-
-/// The value of half bits (exact in f64).
-#[inline(always)]
-fn half_value(h: u64) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let (e, m) = ((h >> 10) & 0x1f, h & 0x3ff);
-    sign * match e {
-        0 => m as f64 * f64::from_bits((1023 - 24) << 52),
-        31 if m == 0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => f64::from_bits((e + 1023 - 15) << 52 | m << 42),
-    }
-}
-
 /// `x` rounded to the nearest half, ties to even, overflowing to infinity: None where the
-/// result would be a half denormal (cr0 may flush it) or `x` is a NaN.
+/// result would be a half denormal (cr0 may flush it) or `x` is a NaN. What
+/// `convert::encode(F16, x, 0, Rne)` gives on the rest, without its 128-bit mantissa path
+/// (which took the hf loop of `docs/design-history.md` from 114 to 201 ms).
 #[inline(always)]
 fn half_bits(x: f64) -> Option<u64> {
     let bits = x.to_bits();
@@ -429,41 +411,57 @@ fn half_bits(x: f64) -> Option<u64> {
     Some(sign | (kept + u64::from(up)))
 }
 
-/// A source's `L` lanes of half (`HALF`) or double bits, modifier applied, and whether any is
-/// a NaN or a denormal that cr0 flushes (`keep` false).
+/// A source's `L` lanes of `fmt` bits (hf, f or df), modifier applied on the sign bit, and
+/// whether any is a NaN or a denormal that cr0 flushes (`keep` false). Inlined with `fmt` a
+/// constant, each format's loads and checks are its own.
 #[inline(always)]
-fn native_src<const L: usize, const HALF: bool>(
+fn native_src<const L: usize>(
     grf: &[u8],
     (at, modifier): (NAt, SrcMod),
+    fmt: Fmt,
     keep: bool,
 ) -> ([u64; L], bool) {
-    let size = if HALF { 2 } else { 8 };
+    let size = (1 + fmt.exp_bits + fmt.mant_bits) as usize / 8;
     let mut v = match at {
         NAt::Imm(x) => [x; L],
-        NAt::Scalar(at) => [load_le(&grf[at as usize..], size); L],
+        NAt::Scalar(at) => [load_le(&grf[at as usize..], size as u32); L],
         NAt::Packed(at) => {
-            let bytes = &grf[at as usize..at as usize + size as usize * L];
-            if HALF {
-                let (words, _) = bytes.as_chunks::<2>();
-                std::array::from_fn(|l| u64::from(u16::from_le_bytes(words[l])))
-            } else {
-                let (words, _) = bytes.as_chunks::<8>();
-                std::array::from_fn(|l| u64::from_le_bytes(words[l]))
+            let bytes = &grf[at as usize..at as usize + size * L];
+            match size {
+                2 => {
+                    let (words, _) = bytes.as_chunks::<2>();
+                    std::array::from_fn(|l| u64::from(u16::from_le_bytes(words[l])))
+                }
+                4 => {
+                    let (words, _) = bytes.as_chunks::<4>();
+                    std::array::from_fn(|l| u64::from(u32::from_le_bytes(words[l])))
+                }
+                _ => {
+                    let (words, _) = bytes.as_chunks::<8>();
+                    std::array::from_fn(|l| u64::from_le_bytes(words[l]))
+                }
             }
         }
     };
-    let sign = if HALF { 0x8000 } else { 1 << 63 };
+    let sign = fmt.sign_bit();
     match modifier {
         SrcMod::Neg => v.iter_mut().for_each(|x| *x ^= sign),
         SrcMod::Abs => v.iter_mut().for_each(|x| *x &= !sign),
         SrcMod::NegAbs => v.iter_mut().for_each(|x| *x |= sign),
         SrcMod::None | SrcMod::Not => {}
     }
-    let odd = v.iter().fold(false, |odd, x| {
-        let (nan, denormal) = nan_or_denormal::<HALF>(x & !sign);
-        odd | nan | (denormal & !keep)
-    });
+    let odd = v.iter().fold(false, |odd, &x| odd | nan_or_denormal(fmt, x, keep));
     (v, odd)
+}
+
+/// Whether `fmt` bits `x` are a NaN, or a denormal unless `keep`: on the bits without the
+/// sign, above infinity's or below the least normal's but not zero (no branch, so that the
+/// lanes' checks vectorise).
+#[inline(always)]
+fn nan_or_denormal(fmt: Fmt, x: u64, keep: bool) -> bool {
+    let m = x & !fmt.sign_bit();
+    let (inf, normal) = (((1 << fmt.exp_bits) - 1) << fmt.mant_bits, 1 << fmt.mant_bits);
+    (m > inf) | ((m != 0) & (m < normal) & !keep)
 }
 
 /// A `mov` between hf and f on `L` lanes: half to float exactly, float to half rounded to
@@ -478,28 +476,16 @@ fn native_convert<const L: usize>(
 ) -> Option<([u64; 32], u32)> {
     let mut bits = [0u64; 32];
     if !to_half {
-        let (v, odd) = native_src::<L, true>(grf, (at, modifier), keep);
+        let (v, odd) = native_src::<L>(grf, (at, modifier), convert::F16, keep);
         if odd {
             return None;
         }
         for l in 0..L {
-            bits[l] = u64::from((half_value(v[l]) as f32).to_bits());
+            bits[l] = u64::from((convert::F16.decode(v[l]) as f32).to_bits());
         }
         return Some((bits, 0));
     }
-    let word = |at: usize| load_le(&grf[at..], 4);
-    let mut v: [u64; L] = match at {
-        NAt::Imm(x) => [x; L],
-        NAt::Scalar(at) => [word(at as usize); L],
-        NAt::Packed(at) => std::array::from_fn(|l| word(at as usize + 4 * l)),
-    };
-    const SIGN: u64 = 0x8000_0000;
-    match modifier {
-        SrcMod::Neg => v.iter_mut().for_each(|x| *x ^= SIGN),
-        SrcMod::Abs => v.iter_mut().for_each(|x| *x &= !SIGN),
-        SrcMod::NegAbs => v.iter_mut().for_each(|x| *x |= SIGN),
-        SrcMod::None | SrcMod::Not => {}
-    }
+    let (v, _) = native_src::<L>(grf, (at, modifier), convert::F32, true);
     // A NaN, or a float denormal (far below half's least denormal, flushed or not), is where
     // `half_bits` declines.
     for l in 0..L {
@@ -518,8 +504,9 @@ fn native_lanes<const L: usize, const HALF: bool>(
     pmask: u32,
     keep: bool,
 ) -> Option<([u64; 32], u32)> {
-    let raw = |i: usize| native_src::<L, HALF>(grf, op.srcs[i], keep);
-    let value = |x: u64| if HALF { half_value(x) } else { f64::from_bits(x) };
+    let fmt = if HALF { convert::F16 } else { convert::F64 };
+    let raw = |i: usize| native_src::<L>(grf, op.srcs[i], fmt, keep);
+    let value = |x: u64| fmt.decode(x);
     let values = |v: &[u64; L]| -> [f64; L] { std::array::from_fn(|l| value(v[l])) };
     let (mut bits, mut flags) = ([0u64; 32], 0u32);
     let r: [f64; L] = match kind {
@@ -593,11 +580,7 @@ fn native_lanes<const L: usize, const HALF: bool>(
             bits[l] = half_bits(r[l])?;
         }
     } else {
-        let odd = r.iter().fold(false, |odd, x| {
-            let (nan, denormal) = nan_or_denormal::<false>(x.to_bits() & !(1 << 63));
-            odd | nan | denormal
-        });
-        if odd {
+        if r.iter().fold(false, |odd, x| odd | nan_or_denormal(fmt, x.to_bits(), false)) {
             return None;
         }
         for l in 0..L {
