@@ -165,12 +165,35 @@ enum Fill {
     TameHalves,
 }
 
-/// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A and B
-/// filled from `seed`; also returns the tier instruction `at` took.
-fn run_generated(text: &str, seed: u64, mask: u32, fast: bool) -> (Outcome, vdb::exec::Tier) {
-    run_filled(text, seed, mask, fast, Fill::Integers, 0)
+/// Runs `text` from the same fill and dispatch mask on the fast and on the general path
+/// ([`run_filled`], instruction `at`): the fast outcome and the tier it took, or where the two
+/// first differ (an element of R being `unit` bytes) with that tier.
+fn on_both_paths(
+    text: &str,
+    seed: u64,
+    mask: u32,
+    fill: Fill,
+    at: usize,
+    unit: usize,
+) -> Result<(Outcome, vdb::exec::Tier), String> {
+    let (fast, tier) = run_filled(text, seed, mask, true, fill, at);
+    let (general, _) = run_filled(text, seed, mask, false, fill, at);
+    if fast == general {
+        Ok((fast, tier))
+    } else {
+        Err(format!("({tier:?}) {}", first_difference(&fast, &general, unit)))
+    }
 }
 
+/// Declarations of A, B and R (64 elements of types `ta`, `tb`, `td`) and predicates P0, P1.
+fn abr_decls(ta: &str, tb: &str, td: &str) -> String {
+    format!(
+        ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+    )
+}
+
+/// Runs `text` (one SIMD32 thread, dispatch mask `mask`) with fast paths on or off, A, B and
+/// R filled from `seed` as `fill` says; also returns the tier instruction `at` took.
 fn run_filled(
     text: &str,
     seed: u64,
@@ -396,20 +419,12 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             }
             None => format!("    {pred}{mnemonic} ({mask}, {size}) {dst} {}", srcs.join(" ")),
         };
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
-        );
-        let text = kernel_text(&decls, &body, 32);
+        let text = kernel_text(&abr_decls(ta, tb, td), &body, 32);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
         let seed = lcg(&mut s);
-        let (fast, tier) = run_generated(&text, seed, dispatch, true);
-        let (general, _) = run_generated(&text, seed, dispatch, false);
-        if fast != general {
-            let first = first_difference(&fast, &general, 1);
-            panic!(
-                "fast ({tier:?}) and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}"
-            );
-        }
+        let (_, tier) = on_both_paths(&text, seed, dispatch, Fill::Integers, 0, 1).unwrap_or_else(|first| {
+            panic!("fast and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}")
+        });
         by_tier[tier as usize] += 1;
         if matches!(op, "div" | "mod") && (tier as usize) < 2 {
             divmod_fast[tier as usize] += 1;
@@ -559,24 +574,18 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
             "    and (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0xfffffb0f:ud\n    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} ({mask}, {size}) {dst} {}",
             srcs.join(" ")
         );
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
-        );
-        let text = kernel_text(&decls, &body, 32);
+        let text = kernel_text(&abr_decls(ta, tb, td), &body, 32);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
         let seed = lcg(&mut s);
         let fill = if lcg(&mut s).is_multiple_of(2) { Fill::Floats } else { Fill::Doubles };
-        let (fast, tier) = run_filled(&text, seed, dispatch, true, fill, 2);
-        let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
-        if fast != general {
-            let unit = match td {
-                "hf" => 2,
-                "f" => 4,
-                _ => 8,
-            };
-            let first = first_difference(&fast, &general, unit);
-            panic!("hf/df tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}");
-        }
+        let unit = match td {
+            "hf" => 2,
+            "f" => 4,
+            _ => 8,
+        };
+        let (_, tier) = on_both_paths(&text, seed, dispatch, fill, 2, unit).unwrap_or_else(|first| {
+            panic!("hf/df tier and general ALU differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}")
+        });
         lanes_tier += usize::from(tier == vdb::exec::Tier::Float);
         cases += 1;
     }
@@ -649,10 +658,7 @@ fn generated_double_and_half_instructions_agree_on_fast_and_general_paths() {
             "    and (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> 0xfffffb0f:ud\n    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} (M1, {size}) {dst} {}",
             srcs.join(" ")
         );
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
-        );
-        let text = kernel_text(&decls, &body, 32);
+        let text = kernel_text(&abr_decls(ta, ty, td), &body, 32);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
         let seed = lcg(&mut s);
         let fill = match (lcg(&mut s).is_multiple_of(8), half) {
@@ -661,14 +667,11 @@ fn generated_double_and_half_instructions_agree_on_fast_and_general_paths() {
             (false, false) => Fill::TameDoubles,
             (false, true) => Fill::TameHalves,
         };
-        let (fast, tier) = run_filled(&text, seed, dispatch, true, fill, 2);
-        let (general, _) = run_filled(&text, seed, dispatch, false, fill, 2);
+        let unit = if td == "f" { 4 } else { unit };
+        let (_, tier) = on_both_paths(&text, seed, dispatch, fill, 2, unit).unwrap_or_else(|first| {
+            panic!("{ty} tier and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}")
+        });
         assert_eq!(tier, vdb::exec::Tier::Float, "{body}");
-        if fast != general {
-            let unit = if td == "f" { 4 } else { unit };
-            let first = first_difference(&fast, &general, unit);
-            panic!("{ty} tier and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}");
-        }
     }
 }
 
@@ -751,18 +754,12 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
             "    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} ({mask}, {size}) {dst} {}",
             srcs.join(" ")
         );
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type=f num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
-        );
-        let text = kernel_text(&decls, &body, 32);
+        let text = kernel_text(&abr_decls(ta, "f", td), &body, 32);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
         let seed = lcg(&mut s);
-        let (fast, tier) = run_filled(&text, seed, dispatch, true, Fill::Floats, 1);
-        let (general, _) = run_filled(&text, seed, dispatch, false, Fill::Floats, 1);
-        if fast != general {
-            let first = first_difference(&fast, &general, 4);
-            panic!("f32 tier ({tier:?}) and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}");
-        }
+        let (_, tier) = on_both_paths(&text, seed, dispatch, Fill::Floats, 1, 4).unwrap_or_else(|first| {
+            panic!("f32 tier and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}")
+        });
         float_tier += usize::from(tier == vdb::exec::Tier::Float);
         cases += 1;
     }
@@ -815,12 +812,10 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
         );
         let text = kernel_text(&decls, &body, 32);
         let seed = lcg(&mut s);
-        let (fast, tier) = run_filled(&text, seed, u32::MAX, true, Fill::Integers, 1);
-        let (general, _) = run_filled(&text, seed, u32::MAX, false, Fill::Integers, 1);
-        assert_eq!(
-            fast, general,
-            "fast ({tier:?}) and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td})"
-        );
+        let (fast, tier) =
+            on_both_paths(&text, seed, u32::MAX, Fill::Integers, 1, 1).unwrap_or_else(|first| {
+                panic!("fast and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}")
+            });
         fast_tier += usize::from(tier == vdb::exec::Tier::Qword);
         faults += usize::from(fast.is_err());
     }
@@ -834,12 +829,13 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
 #[test]
 fn mulh_of_64_bit_sources_faults() {
     for (ta, tb) in [("uq", "uq"), ("q", "d"), ("d", "uq")] {
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=64 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type=d num_elts=64 align=hword\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        let text = kernel_text(
+            &abr_decls(ta, tb, "d"),
+            "    mulh (M1, 16) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>",
+            32,
         );
-        let text = kernel_text(&decls, "    mulh (M1, 16) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>", 32);
         for fast in [true, false] {
-            let (outcome, _) = run_generated(&text, 3, u32::MAX, fast);
+            let (outcome, _) = run_filled(&text, 3, u32::MAX, fast, Fill::Integers, 0);
             let fault = outcome.expect_err("mulh of a 64-bit source must fault");
             assert!(fault.contains("mulh multiplies 32-bit integers"), "{ta} {tb}: {fault}");
         }
@@ -878,9 +874,10 @@ fn generated_addr_adds_agree_on_fast_and_general_paths() {
         let seed = lcg(&mut s);
         // Dispatch masks with disabled lanes now and then (addr_add takes no predicate).
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
-        let (fast, tier) = run_filled(&text, seed, dispatch, true, Fill::Integers, 1);
-        let (general, _) = run_filled(&text, seed, dispatch, false, Fill::Integers, 1);
-        assert_eq!(fast, general, "the in-place ({tier:?}) and general paths differ on\n{body}\n(B: {ty})");
+        let (fast, tier) =
+            on_both_paths(&text, seed, dispatch, Fill::Integers, 1, 1).unwrap_or_else(|first| {
+                panic!("the in-place and general paths differ on\n{body}\n(B: {ty}): {first}")
+            });
         compiled += usize::from(tier == vdb::exec::Tier::Qword);
         faults += usize::from(fast.is_err());
     }
