@@ -261,16 +261,8 @@ impl Interpreter {
     ) -> Result<(u64, u64), Fault> {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok((0, 0)) };
         let (mut steps, mut lane_ops) = (0u64, 0u64);
-        if visible_first && budget > 0 {
-            let pc = ctx.thread.control.pc;
-            ctx.obs.begin_step();
-            let chen = self.step_in(&mut ctx, pc)?;
-            ctx.obs.end_step(pc.0, chen);
-            (steps, lane_ops) = (1, chen.count_ones() as u64);
-            if ctx.thread.control.status != ThreadStatus::Running {
-                return Ok((steps, lane_ops));
-            }
-        }
+        // Whether the instruction at the pc runs whatever it is (a visible one, so not in place).
+        let mut turn = visible_first;
         while steps < budget {
             let pc = ctx.thread.control.pc;
             // A stretch of in-place instructions runs as one: it ends before the first
@@ -299,7 +291,7 @@ impl Interpreter {
                 }
             }
             match self.plans.get(pc.0 as usize) {
-                Some(plan) if !plan.visible_to_others() && !stops.contains(pc.0) => {}
+                Some(plan) if turn || !plan.visible_to_others() && !stops.contains(pc.0) => turn = false,
                 _ => break,
             }
             // Any other instruction, and an in-place one after which lanes reconverge or
