@@ -18,8 +18,8 @@ use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::math;
 use super::observer::Observer;
-use super::operand::{load_le, store_le};
-use crate::isa::{CondMod, DataType, Opcode, Operand, PredId, Region, SrcMod, SubOp};
+use super::operand::load_le;
+use crate::isa::{CondMod, DataType, Opcode, Operand, PredId, SrcMod, SubOp};
 use crate::program::Inst;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -53,8 +53,8 @@ struct Src {
 
 #[derive(Clone, Debug)]
 enum Dst {
-    /// The register destination: its type, first byte and region.
-    Reg { ty: DataType, fmt: Fmt, base: u32, region: Region },
+    /// The register destination (the instruction's operand 0): its type and format.
+    Reg { ty: DataType, fmt: Fmt },
     /// A compare's flags.
     Pred(PredId),
 }
@@ -151,7 +151,7 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
         (Operand::Direct(d), k) if !d.is_null && !matches!(k, Kind::Cmp(_)) => {
             let size = d.ty.size();
             need = need.max(d.base + d.region.element(n - 1) * size + size);
-            Dst::Reg { ty: d.ty, fmt: float_ty(d.ty)?, base: d.base, region: d.region }
+            Dst::Reg { ty: d.ty, fmt: float_ty(d.ty)? }
         }
         _ => return None,
     };
@@ -234,7 +234,7 @@ impl<O: Observer> Ctx<'_, O> {
             if let Some((bits, flags)) =
                 native_run(&self.thread.grf, op.kind, native, n, enabled, pmask, keep)
             {
-                self.write_lanes(inst, &op.dst, n, enabled, &bits, flags);
+                self.write_lanes(inst, &op.dst, n, enabled, &bits, flags)?;
                 return Ok(true);
             }
         }
@@ -305,47 +305,29 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             };
         }
-        self.write_lanes(inst, &op.dst, n, enabled, &bits, flags);
+        self.write_lanes(inst, &op.dst, n, enabled, &bits, flags)?;
         Ok(true)
     }
 
-    /// Writes the enabled lanes' results: `bits` to the destination register, or `flags` to
-    /// the compare's predicate.
-    fn write_lanes(&mut self, inst: &Inst, dst: &Dst, n: u32, enabled: u32, bits: &[u64; 32], flags: u32) {
+    /// Writes the enabled lanes' results: `bits` to the destination register (through the
+    /// general path's `write_dst`), or `flags` to the compare's predicate.
+    fn write_lanes(
+        &mut self,
+        inst: &Inst,
+        dst: &Dst,
+        n: u32,
+        enabled: u32,
+        bits: &[u64; 32],
+        flags: u32,
+    ) -> Result<(), FaultKind> {
         match *dst {
             Dst::Pred(p) => {
                 let off = inst.exec.offset.min(31);
                 self.write_pred(p, enabled << off, flags << off);
             }
-            Dst::Reg { ty, base, region, .. } => {
-                if enabled == 0 {
-                    return;
-                }
-                let size = ty.size();
-                let end = base + region.element(n - 1) * size + size;
-                if O::ACTIVE {
-                    self.scratch.clear();
-                    self.scratch.extend_from_slice(&self.thread.grf[base as usize..end as usize]);
-                }
-                if region == Region::dst(1) && size == 8 {
-                    // Packed df: no region arithmetic per lane.
-                    let (words, _) = self.thread.grf[base as usize..end as usize].as_chunks_mut::<8>();
-                    for (l, word) in words.iter_mut().enumerate() {
-                        if enabled >> l & 1 != 0 {
-                            *word = bits[l].to_le_bytes();
-                        }
-                    }
-                } else {
-                    for lane in (0..n).filter(|&l| enabled >> l & 1 != 0) {
-                        let at = (base + region.element(lane) * size) as usize;
-                        store_le(&mut self.thread.grf[at..], size, bits[lane as usize]);
-                    }
-                }
-                if O::ACTIVE {
-                    self.report_lane_runs(base, region, size, n, enabled);
-                }
-            }
+            Dst::Reg { .. } => self.write_dst(&inst.operands[0], 0, n, enabled, bits)?,
         }
+        Ok(())
     }
 }
 

@@ -255,6 +255,14 @@ impl<O: Observer> Ctx<'_, O> {
                             slot.copy_from_slice(&(values[lane] as u32).to_le_bytes());
                         }
                     }
+                } else if region == Region::dst(1) && size == 8 {
+                    // Packed qwords and doubles likewise.
+                    let (words, _) = grf.as_chunks_mut::<8>();
+                    for (lane, word) in words.iter_mut().enumerate().take(n as usize) {
+                        if enabled >> lane & 1 != 0 {
+                            *word = values[lane].to_le_bytes();
+                        }
+                    }
                 } else {
                     for lane in 0..n {
                         if enabled >> lane & 1 != 0 {
