@@ -18,9 +18,13 @@ use std::sync::mpsc;
 
 use super::split::Claims;
 use super::{Session, StopReason};
-use crate::exec::Scheduler;
+use std::sync::Arc;
+
+use crate::exec::{Interpreter, Scheduler};
 use crate::machine::Machine;
-use crate::trace::{record_step, record_window, Batch, Checkpoints, Probe, Recorder, Single, Trace, Window};
+use crate::trace::{
+    record_step, record_window, Batch, Checkpoint, Checkpoints, Probe, Recorder, Rerun, Single, Trace, Window,
+};
 
 /// How often long movements look at the interrupt flag.
 pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
@@ -291,6 +295,7 @@ impl Session {
                     self.spare_batches.push(batch);
                     return Pause::Stepwise;
                 }
+                batch.from = checkpoints.at(time);
                 let probing = probe.as_mut();
                 match record_window(
                     &self.interp,
@@ -358,42 +363,64 @@ impl Session {
 impl Session {
     /// The steps from checkpoint `k` to the next one (or to the end of the recording) run
     /// again from that checkpoint's machine and scheduler and recorded into a recording of
-    /// their own, numbered from the checkpoint: what a stretch whose log was not kept is
-    /// rebuilt from. Its steps, entries and control changes are the recording's. None when
-    /// there is no checkpoint `k`, or the steps do not run as recorded.
+    /// their own, numbered from the checkpoint: what a part whose body was dropped is
+    /// recorded again with ([`record_again`]). None when there is no checkpoint `k`, or the
+    /// steps do not run as recorded.
     pub fn rerecord_stretch(&self, k: usize) -> Option<Recorder> {
         let list = &self.recorder.checkpoints.list;
         let ck = list.get(k)?;
         let len = list.get(k + 1).map_or(self.recorder.len(), |next| next.time) - ck.time;
-        let mut machine = ck.machine.clone();
-        let mut sched = self.start.1.clone();
-        sched.resume(&ck.sched);
-        (sched.steps, sched.step_limit) = (0, 0);
-        let mut recorder = Recorder::new(&machine, &sched, self.program.grf_size);
-        // One checkpoint, at its start.
-        recorder.checkpoints.interval = len + 1;
-        let mut batch = Batch::default();
-        let windows = self.window_recording;
-        while recorder.len() < len {
-            let time = recorder.len();
-            let Recorder { trace, checkpoints } = &mut recorder;
-            let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
-            let rounds = (len - time) / group;
-            if windows && rounds > 0 {
-                match record_window(&self.interp, &mut machine, &mut sched, rounds, &mut batch, None) {
-                    Window::Recorded(_) => {
-                        trace.append_batch(&batch);
-                        continue;
-                    }
-                    Window::Boundary => {}
-                    Window::Failed => return None,
+        let (interp, base) = (&self.interp, &self.start.1);
+        record_again(interp, base, self.program.grf_size, self.window_recording, ck, len)
+    }
+}
+
+/// The function a session's trace records a dropped part again with ([`Trace::set_rerun`]).
+pub(super) fn rerun(interp: Interpreter, base: Scheduler, grf_size: u32, windows: bool) -> Arc<Rerun> {
+    Arc::new(move |ck: &Checkpoint, len: u64| {
+        record_again(&interp, &base, grf_size, windows, ck, len).map(|recorder| recorder.trace)
+    })
+}
+
+/// Records the `len` steps that follow checkpoint `ck` of a launch whose scheduler started
+/// as `base`, in burst windows where `windows` allows, into a recording of their own with
+/// one checkpoint, `ck`'s machine at time 0. None when they do not run as `len` steps.
+fn record_again(
+    interp: &Interpreter,
+    base: &Scheduler,
+    grf_size: u32,
+    windows: bool,
+    ck: &Checkpoint,
+    len: u64,
+) -> Option<Recorder> {
+    let mut machine = ck.machine.clone();
+    let mut sched = base.clone();
+    sched.resume(&ck.sched);
+    (sched.steps, sched.step_limit) = (0, 0);
+    let mut recorder = Recorder::new(&machine, &sched, grf_size);
+    // One checkpoint, at its start.
+    recorder.checkpoints.interval = len + 1;
+    let mut batch = Batch::default();
+    while recorder.len() < len {
+        let time = recorder.len();
+        let Recorder { trace, checkpoints } = &mut recorder;
+        let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
+        let rounds = (len - time) / group;
+        if windows && rounds > 0 {
+            batch.from = checkpoints.at(time);
+            match record_window(interp, &mut machine, &mut sched, rounds, &mut batch, None) {
+                Window::Recorded(_) => {
+                    trace.append_batch(&batch);
+                    continue;
                 }
-            }
-            match record_step(&self.interp, &mut machine, &mut sched, checkpoints, time, &mut batch) {
-                Single::Recorded(_) => trace.append_batch(&batch),
-                Single::Finished | Single::Stopped(_) => return None,
+                Window::Boundary => {}
+                Window::Failed => return None,
             }
         }
-        Some(recorder)
+        match record_step(interp, &mut machine, &mut sched, checkpoints, time, &mut batch) {
+            Single::Recorded(_) => trace.append_batch(&batch),
+            Single::Finished | Single::Stopped(_) => return None,
+        }
     }
+    Some(recorder)
 }

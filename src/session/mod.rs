@@ -30,7 +30,7 @@ use crate::launch::raw::{KernelArg, Launch, Output};
 use crate::launch::NdGeometry;
 use crate::machine::{Machine, MemSpace, ThreadId};
 use crate::program::Program;
-use crate::trace::{Batch, Recorder};
+use crate::trace::{Batch, Cache, Recorder};
 
 pub use command::{
     parse, BreakLoc, CodeLayout, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind,
@@ -256,19 +256,31 @@ pub struct Session {
 /// machine's memory (the engine reads no system files).
 pub const DEFAULT_RECORD_LIMIT: u64 = 4 << 30;
 
+/// How much of a recording's parts a session keeps held: 24 bytes a step, 64 MiB at
+/// least; the rest is recorded again from its checkpoint when it is read.
+pub const LOG_CACHE: Cache = Cache { per_step: 24, floor: 64 << 20 };
+
 impl Session {
     pub fn new(launch: Launch) -> Session {
         let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry, args } =
             launch;
-        let recorder = Recorder::new(&machine, &scheduler, program.grf_size);
+        let mut recorder = Recorder::new(&machine, &scheduler, program.grf_size);
         // Burst windows (and the other cores) reproduce the round-robin order only.
         let window_recording = scheduler.bursts_allowed();
+        let interp = Interpreter::new(program.clone());
+        recorder.trace.cache = LOG_CACHE;
+        recorder.trace.set_rerun(frontier::rerun(
+            interp.clone(),
+            scheduler.clone(),
+            program.grf_size,
+            window_recording,
+        ));
         let start = Box::new((machine.clone(), scheduler.clone()));
         let memory = |i: &crate::program::Inst| matches!(i.op.family(), Family::Memory | Family::Sync);
         let memory_pcs =
             PcSet::new(program.insts.iter().enumerate().filter(|(_, i)| memory(i)).map(|(pc, _)| pc as u32));
         Session {
-            interp: Interpreter::new(program.clone()),
+            interp,
             program,
             machine,
             now: 0,

@@ -314,6 +314,7 @@ impl Worker<'_> {
             if !size.fits {
                 return None;
             }
+            batch.from = checkpoints.at(time);
             match record_window(interp, &mut machine, &mut sched, size.rounds, batch, self.probe.as_mut()) {
                 Window::Recorded(n) => {
                     window_steps += n;

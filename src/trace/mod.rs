@@ -13,7 +13,7 @@ mod window;
 
 pub use index::{FastMap, WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
-pub use recorder::{Checkpoint, Checkpoints, Rebase, RecordedBytes, Recorder, Trace, WriteHit};
+pub use recorder::{Cache, Checkpoint, Checkpoints, Rebase, RecordedBytes, Recorder, Rerun, Trace, WriteHit};
 pub use steps::{StepRecord, Steps};
 pub use window::{record_step, record_window, Batch, Probe, Single, Stage, Window};
 

@@ -7,6 +7,9 @@ use super::layout::{Layout, Owner, WindowLayout};
 use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
 use crate::exec::{SchedPos, Scheduler};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, PageChanges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
@@ -19,6 +22,9 @@ const LOG_BLOCK: u64 = 64;
 /// checkpoints ([`Recorder::unshare_near`]): enough for the threads that round-robin steps
 /// visit next in a work-group of a few threads.
 const UNSHARE_AROUND: u64 = 8;
+
+/// Emptied logs of dropped bodies a trace keeps for its next parts.
+const SPARE_LOGS: usize = 4;
 
 /// What a recording holds, in bytes, by part.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -68,18 +74,100 @@ pub struct WriteHit {
 /// the first core runs the next.
 ///
 /// Its steps are held in parts, each a stretch of consecutive steps with their records, log
-/// and control table, numbered from its own start: a trace recorded on one core is one
-/// part; one whose later work-groups were recorded on a second core gets that core's parts
-/// after its own ([`Trace::join`]), so the two need not be copied together.
-#[derive(Clone, Debug)]
+/// and control table (its body), numbered from its own start. A part begins where a
+/// checkpoint was taken (a batch staged there says so), and a second core's parts come after
+/// the first's ([`Trace::join`]) without being copied. The body of a part that is complete
+/// and starts at a checkpoint may be dropped when the bodies held pass the trace's
+/// [`Cache`]: it is recorded again from that checkpoint (through [`Trace::set_rerun`]'s
+/// function) the next time a step of it is read.
 pub struct Trace {
-    /// In step order; never empty. Steps are appended to the last.
+    /// In step order; never empty. Steps are appended to the last, whose body is held.
     parts: Vec<Part>,
     pub index: WriteIndex,
     /// Per thread: its first and last recorded step (u64::MAX when it has none), so moving a
     /// thread that has no step in that direction answers at once instead of scanning.
     pub first_step: Vec<u64>,
     pub last_step: Vec<u64>,
+    /// Records a part's steps again from its checkpoint; without it no body is dropped.
+    rerun: Option<Arc<Rerun>>,
+    pub cache: Cache,
+    /// Advances as parts are sealed; a part read is stamped with it, so that the bodies read
+    /// least lately are dropped first.
+    clock: AtomicU64,
+    /// Bytes of the bodies held of every part but the last.
+    held: AtomicU64,
+    /// Logs of dropped bodies, emptied, for the next parts: memory that is already mapped
+    /// (first touches of new log memory were a third of a recording's time).
+    spare_logs: Vec<Vec<u8>>,
+}
+
+/// Records again the steps that follow a checkpoint, as many as the second argument says:
+/// a trace of them alone (one part, numbered from 0), or None when they could not be.
+pub type Rerun = dyn Fn(&Checkpoint, u64) -> Option<Trace> + Send + Sync;
+
+/// How much of the complete parts' bodies a trace keeps: `per_step` bytes for every recorded
+/// step, and at least `floor` bytes. Past that, the bodies read least lately are dropped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Cache {
+    pub per_step: u64,
+    pub floor: u64,
+}
+
+impl Cache {
+    /// Everything kept.
+    pub const ALL: Cache = Cache { per_step: u64::MAX, floor: u64::MAX };
+
+    /// The bytes of complete parts' bodies kept at `len` recorded steps.
+    fn keep(&self, len: u64) -> u64 {
+        self.per_step.saturating_mul(len).max(self.floor)
+    }
+}
+
+/// A stretch of consecutive steps: where it starts, the checkpoint there, and its body,
+/// held or recorded again on demand.
+#[derive(Debug)]
+struct Part {
+    start: u64,
+    /// Its steps and their channel enables, kept when its body is dropped.
+    len: u64,
+    lane_ops: u64,
+    /// The checkpoint at `start`, when there is one to record the part again from.
+    from: Option<Arc<Checkpoint>>,
+    /// The trace's clock when it was last read.
+    used: AtomicU64,
+    body: OnceLock<Body>,
+}
+
+impl Part {
+    fn new(body: Body, from: Option<Arc<Checkpoint>>) -> Part {
+        Part {
+            start: body.start,
+            len: 0,
+            lane_ops: 0,
+            from,
+            used: AtomicU64::new(0),
+            body: OnceLock::from(body),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.body.get().map_or(self.len, Body::len)
+    }
+
+    fn lane_ops(&self) -> u64 {
+        self.body.get().map_or(self.lane_ops, |b| b.steps.lane_ops())
+    }
+
+    /// The trace's step after this part's last.
+    fn end(&self) -> u64 {
+        self.start + self.len()
+    }
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trace").field("len", &self.len()).field("parts", &self.parts.len()).finish()
+    }
 }
 
 /// A step of a trace, with the part and slot it is stored in.
@@ -96,7 +184,7 @@ struct Stored {
 /// are stored by slot: a step's own number but inside burst windows, which are stored
 /// thread by thread (`layout`).
 #[derive(Clone, Debug, Default)]
-struct Part {
+struct Body {
     start: u64,
     /// By slot.
     steps: Steps,
@@ -111,10 +199,15 @@ struct Part {
 impl Default for Trace {
     fn default() -> Trace {
         Trace {
-            parts: vec![Part::default()],
+            parts: vec![Part::new(Body::default(), None)],
             index: WriteIndex::default(),
             first_step: Vec::new(),
             last_step: Vec::new(),
+            rerun: None,
+            cache: Cache::ALL,
+            clock: AtomicU64::new(0),
+            held: AtomicU64::new(0),
+            spare_logs: Vec::new(),
         }
     }
 }
@@ -122,14 +215,14 @@ impl Default for Trace {
 /// Full machines at recorded times, `interval` steps apart.
 #[derive(Clone, Debug)]
 pub struct Checkpoints {
-    pub list: Vec<Checkpoint>,
+    pub list: Vec<Arc<Checkpoint>>,
     /// Steps between checkpoints.
     pub interval: u64,
     /// Bytes the checkpoints hold beyond what they share.
     bytes: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Recorder {
     pub trace: Trace,
     pub checkpoints: Checkpoints,
@@ -138,8 +231,10 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder whose time 0 is `machine`, with `sched` where it stands.
     pub fn new(machine: &Machine, sched: &Scheduler, grf_size: u32) -> Recorder {
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
+        checkpoints.take(machine, sched.position(), 0);
         let trace = Trace {
-            parts: vec![Part::default()],
+            parts: vec![Part::new(Body::default(), checkpoints.list.first().cloned())],
             index: WriteIndex::new(
                 // Every thread's file is the program's size; thread 0 says it without building
                 // a lazy table's others.
@@ -148,9 +243,8 @@ impl Recorder {
             ),
             first_step: vec![u64::MAX; machine.threads.len()],
             last_step: vec![u64::MAX; machine.threads.len()],
+            ..Trace::default()
         };
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
-        checkpoints.take(machine, sched.position(), 0);
         Recorder { trace, checkpoints }
     }
 
@@ -175,10 +269,27 @@ impl Recorder {
         let first_bytes = first.map_or(0, |c| first_checkpoint_bytes(&c.machine));
         self.checkpoints.bytes += later.checkpoints.bytes.saturating_sub(first_bytes);
         for ck in list {
+            let ck = Arc::unwrap_or_clone(ck);
             let machine = rebase.machine(ck.machine);
-            self.checkpoints.list.push(Checkpoint { time: offset + ck.time, machine, sched: ck.sched });
+            self.checkpoints.list.push(Arc::new(Checkpoint {
+                time: offset + ck.time,
+                machine,
+                sched: ck.sched,
+            }));
         }
+        let first_joined = self.trace.parts.len();
         self.trace.join(later.trace);
+        // The joined parts start from the recording's (rebased) checkpoints, which the list
+        // shares, not from the second core's own machines, which would stay held for them.
+        let list = &self.checkpoints.list;
+        let joined = first_joined.min(self.trace.parts.len());
+        for part in &mut self.trace.parts[joined..] {
+            part.from = list
+                .get(list.partition_point(|c| c.time < part.start))
+                .filter(|c| c.time == part.start)
+                .cloned();
+        }
+        self.trace.drop_bodies();
     }
 
     pub fn is_empty(&self) -> bool {
@@ -187,7 +298,7 @@ impl Recorder {
 
     /// Bytes of recording held: log, step records, control table, indexes, checkpoints.
     pub fn recorded_bytes(&self) -> u64 {
-        self.recorded_bytes_by_part().total()
+        self.trace.bytes() + self.checkpoints.bytes
     }
 
     /// [`Recorder::recorded_bytes`] by part.
@@ -219,7 +330,7 @@ impl Recorder {
         let earlier = self.checkpoint_before(target);
         let mut time = now;
         let mut distance = now.abs_diff(target);
-        for ck in std::iter::once(earlier).chain(later) {
+        for ck in std::iter::once(earlier).chain(later.map(|c| &**c)) {
             if ck.time.abs_diff(target) < distance {
                 distance = ck.time.abs_diff(target);
                 *machine = ck.machine.clone();
@@ -424,6 +535,11 @@ impl Checkpoints {
         self.list.len()
     }
 
+    /// The checkpoint at time `time`, when the last one was taken there.
+    pub fn at(&self, time: u64) -> Option<Arc<Checkpoint>> {
+        self.list.last().filter(|c| c.time == time).cloned()
+    }
+
     /// Bytes the checkpoints hold beyond what they share.
     pub fn bytes(&self) -> u64 {
         self.bytes
@@ -451,7 +567,7 @@ impl Checkpoints {
         } else {
             self.bytes += first_checkpoint_bytes(machine);
         }
-        self.list.push(Checkpoint { time, machine: machine.clone(), sched });
+        self.list.push(Arc::new(Checkpoint { time, machine: machine.clone(), sched }));
     }
 }
 
@@ -465,19 +581,118 @@ impl Trace {
         self.len() == 0
     }
 
-    fn last_part(&self) -> &Part {
-        self.parts.last().expect("a trace has a part")
+    fn last_part(&self) -> &Body {
+        self.body(self.parts.len() - 1)
     }
 
-    fn last_part_mut(&mut self) -> &mut Part {
-        self.parts.last_mut().expect("a trace has a part")
+    fn last_part_mut(&mut self) -> &mut Body {
+        self.parts
+            .last_mut()
+            .expect("a trace has a part")
+            .body
+            .get_mut()
+            .expect("the last part's body is held")
+    }
+
+    /// Part `k`'s body, recorded again from its checkpoint when it was dropped.
+    #[inline]
+    fn body(&self, k: usize) -> &Body {
+        let part = &self.parts[k];
+        part.used.store(self.clock.load(Ordering::Relaxed), Ordering::Relaxed);
+        part.body.get_or_init(|| self.record_again(part))
+    }
+
+    /// The body of `part`, whose body was dropped, from its steps recorded again.
+    #[cold]
+    fn record_again(&self, part: &Part) -> Body {
+        // Bodies are dropped only where both are there.
+        let (Some(rerun), Some(from)) = (&self.rerun, &part.from) else {
+            unreachable!("a part without a checkpoint or a way to record again lost its body")
+        };
+        let again = rerun(from, part.len).and_then(|mut t| t.parts.swap_remove(0).body.into_inner());
+        // The recording is deterministic from a checkpoint: anything else is vdb's bug.
+        let mut body = again.filter(|b| b.len() == part.len).unwrap_or_else(|| {
+            panic!(
+                "steps {}..{} did not record again from their checkpoint",
+                part.start,
+                part.start + part.len
+            )
+        });
+        body.start = part.start;
+        self.held.fetch_add(body.bytes(), Ordering::Relaxed);
+        body
+    }
+
+    /// Lets the trace drop bodies, recording them again with `rerun` when they are read.
+    pub fn set_rerun(&mut self, rerun: Arc<Rerun>) {
+        self.rerun = Some(rerun);
+        self.drop_bodies();
+    }
+
+    /// Drops the bodies read least lately, of complete parts that can be recorded again,
+    /// until those held fit the cache; their logs are kept, emptied, for the next parts.
+    pub fn drop_bodies(&mut self) {
+        if self.rerun.is_none() || self.parts.len() < 2 {
+            return;
+        }
+        let keep = self.cache.keep(self.len());
+        let mut held = *self.held.get_mut();
+        if held <= keep {
+            return;
+        }
+        let last = self.parts.len() - 1;
+        let mut order: Vec<usize> = (0..last)
+            .filter(|&k| self.parts[k].from.is_some() && self.parts[k].body.get().is_some())
+            .collect();
+        order.sort_by_key(|&k| self.parts[k].used.load(Ordering::Relaxed));
+        for k in order {
+            if held <= keep {
+                break;
+            }
+            let part = &mut self.parts[k];
+            if let Some(mut body) = part.body.take() {
+                (part.len, part.lane_ops) = (body.len(), body.steps.lane_ops());
+                held = held.saturating_sub(body.bytes());
+                body.log.clear();
+                if self.spare_logs.len() < SPARE_LOGS {
+                    self.spare_logs.push(std::mem::take(&mut body.log));
+                }
+            }
+        }
+        *self.held.get_mut() = held;
+    }
+
+    /// Ends the last part where a checkpoint was taken (`from`, at the trace's end): the
+    /// steps appended next go to a new part that starts from it.
+    fn cut(&mut self, from: &Arc<Checkpoint>) {
+        let start = self.len();
+        debug_assert_eq!(from.time, start, "a part starts at its checkpoint");
+        let last = self.parts.last_mut().expect("a trace has a part");
+        if last.len() == 0 {
+            last.from = Some(from.clone());
+            return;
+        }
+        *self.held.get_mut() += last.body.get().map_or(0, Body::bytes);
+        self.clock.fetch_add(1, Ordering::Relaxed);
+        let log = self.spare_logs.pop().unwrap_or_default();
+        self.parts.push(Part::new(Body { start, log, ..Body::default() }, Some(from.clone())));
+        self.drop_bodies();
     }
 
     /// The part holding step `step` (the last part past the end), and the step's number in it.
     #[inline]
-    fn part(&self, step: u64) -> (&Part, u64) {
+    fn part(&self, step: u64) -> (&Body, u64) {
         let (k, i) = self.part_index(step);
-        (&self.parts[k], i)
+        (self.body(k), i)
+    }
+
+    /// The parts holding steps of `[from, to)`, by index.
+    fn spanned(&self, from: u64, to: u64) -> impl Iterator<Item = usize> + '_ {
+        let first = if from < to { self.part_index(from).0 } else { self.parts.len() };
+        (first..self.parts.len()).take_while(move |&k| self.parts[k].start < to).filter(move |&k| {
+            let p = &self.parts[k];
+            from < p.end() && p.len() > 0
+        })
     }
 
     /// [`Trace::part`] by the part's index.
@@ -495,13 +710,13 @@ impl Trace {
     /// Where step `step` is stored.
     fn stored(&self, step: u64) -> Stored {
         let (part, i) = self.part_index(step);
-        let (slot, owner) = self.parts[part].layout.slot(i);
+        let (slot, owner) = self.body(part).layout.slot(i);
         Stored { step, part, slot, owner }
     }
 
     /// The log bytes and record of a stored step.
     fn stored_log(&self, s: Stored) -> (&[u8], StepRecord) {
-        let part = &self.parts[s.part];
+        let part = self.body(s.part);
         (part.log_range(s.slot), part.record(s.slot, s.owner))
     }
 
@@ -515,7 +730,7 @@ impl Trace {
     #[inline]
     pub fn at(&self, step: u64) -> StepRecord {
         let s = self.stored(step);
-        self.parts[s.part].record(s.slot, s.owner)
+        self.body(s.part).record(s.slot, s.owner)
     }
 
     pub fn get(&self, step: u64) -> Option<StepRecord> {
@@ -531,12 +746,12 @@ impl Trace {
     #[inline]
     pub fn thread(&self, step: u64) -> u32 {
         let s = self.stored(step);
-        self.parts[s.part].thread_of(s.owner)
+        self.body(s.part).thread_of(s.owner)
     }
 
     /// Channel enables summed over every step (lane operations).
     pub fn lane_ops(&self) -> u64 {
-        self.parts.iter().map(|p| p.steps.lane_ops()).sum()
+        self.parts.iter().map(Part::lane_ops).sum()
     }
 
     /// How many parts hold the steps (1 unless a second core recorded some).
@@ -555,9 +770,18 @@ impl Trace {
     /// this one's. Nothing of its log or records is copied.
     pub fn join(&mut self, later: Trace) {
         let offset = self.len();
-        let Trace { parts, index, first_step, last_step } = later;
-        self.parts.extend(parts.into_iter().filter(|p| !p.steps.is_empty()).map(|mut p| {
+        let Trace { parts, index, first_step, last_step, spare_logs, held, .. } = later;
+        self.spare_logs.extend(spare_logs);
+        // This trace's last part becomes a complete one when a part follows.
+        if parts.iter().any(|p| p.len() > 0) {
+            let last = self.last_part().bytes();
+            *self.held.get_mut() += last + held.into_inner();
+        }
+        self.parts.extend(parts.into_iter().filter(|p| p.len() > 0).map(|mut p| {
             p.start += offset;
+            if let Some(body) = p.body.get_mut() {
+                body.start += offset;
+            }
             p
         }));
         self.index.join(index, offset);
@@ -575,21 +799,23 @@ impl Trace {
     /// Bytes that say where windows' steps are stored (`layout.rs`): part of the step records'
     /// bytes in [`Trace::bytes_by_part`].
     pub fn layout_bytes(&self) -> u64 {
-        self.parts.iter().map(|p| p.layout.bytes()).sum()
+        self.parts.iter().filter_map(|p| p.body.get()).map(|b| b.layout.bytes()).sum()
     }
 
     /// Bytes held: log, step records, control table, indexes.
     pub fn bytes(&self) -> u64 {
-        self.bytes_by_part().total()
+        // Kept as parts are completed, dropped and recorded again: what a recording checks
+        // its budget against step by step costs no walk over the parts.
+        self.index.bytes() + self.held.load(Ordering::Relaxed) + self.last_part().bytes()
     }
 
     /// [`Trace::bytes`] by part (checkpoints are not the trace's: 0 here).
     pub fn bytes_by_part(&self) -> RecordedBytes {
         let mut bytes = RecordedBytes { index: self.index.bytes(), ..RecordedBytes::default() };
-        for p in &self.parts {
-            bytes.log += p.log.len() as u64;
-            bytes.steps += p.steps.bytes() + p.log_bases.len() as u64 * 8 + p.layout.bytes();
-            bytes.controls += p.controls.bytes();
+        for b in self.parts.iter().filter_map(|p| p.body.get()) {
+            bytes.log += b.log.len() as u64;
+            bytes.controls += b.controls.bytes();
+            bytes.steps += b.bytes() - b.log.len() as u64 - b.controls.bytes();
         }
         bytes
     }
@@ -598,6 +824,9 @@ impl Trace {
     /// round, from the stage at `first`): stored thread by thread where the batch allows
     /// (`append_narrow`), in step order otherwise.
     pub fn append_batch(&mut self, batch: &Batch) {
+        if let Some(from) = &batch.from {
+            self.cut(from);
+        }
         let stages = &batch.stages[..batch.counts.len()];
         if stages.iter().all(|s| !s.foreign && !s.wide) && self.append_narrow(batch) {
             return;
@@ -618,8 +847,10 @@ impl Trace {
         let stages = &batch.stages[..k];
         let n = batch.steps() as usize;
         let step0 = self.len();
-        let Trace { parts, index, first_step, last_step } = self;
-        let Some(Part { start, steps, log, log_bases, controls, layout }) = parts.last_mut() else {
+        let Trace { parts, index, first_step, last_step, .. } = self;
+        let Some(Body { start, steps, log, log_bases, controls, layout }) =
+            parts.last_mut().and_then(|p| p.body.get_mut())
+        else {
             return false;
         };
         let local0 = step0 - *start;
@@ -720,7 +951,7 @@ impl Trace {
         let bytes = &stage.log[log_start as usize..log_end as usize];
         let step = self.len();
         let Trace { parts, index, .. } = self;
-        let part = parts.last_mut().expect("a trace has a part");
+        let part = parts.last_mut().and_then(|p| p.body.get_mut()).expect("the last part's body is held");
         let base = part.log.len();
         part.log.extend_from_slice(bytes);
         let (start, end) = (log_start as usize, log_end as usize);
@@ -748,7 +979,7 @@ impl Trace {
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let s = self.stored(step);
         let (bytes, rec) = self.stored_log(s);
-        self.parts[s.part].apply_at(machine, rec, bytes, forward);
+        self.body(s.part).apply_at(machine, rec, bytes, forward);
     }
 
     /// Redoes step `step` (time step → step + 1).
@@ -799,7 +1030,7 @@ impl Trace {
     /// read slot by slot (a lookup of each step's slot would cost more than the scan).
     pub fn steps_at(&self, pcs: &crate::exec::PcSet, from: u64, to: u64) -> Vec<u64> {
         let mut steps = Vec::new();
-        for part in self.parts.iter().filter(|p| p.start < to && from < p.end()) {
+        for part in self.spanned(from, to).map(|k| self.body(k)) {
             let (a, b) = (from.max(part.start) - part.start, to.min(part.end()) - part.start);
             for slots in part.layout.ranges(a, b) {
                 for slot in slots {
@@ -907,7 +1138,7 @@ impl Trace {
         let segments = (before > floor).then(|| (floor / SEGMENT..=(before - 1) / SEGMENT).rev());
         self.steps_in(thread, segments.into_iter().flatten(), before)
             .take_while(move |s| s.step >= floor)
-            .map(|s| (s.step, self.parts[s.part].record(s.slot, s.owner)))
+            .map(|s| (s.step, self.body(s.part).record(s.slot, s.owner)))
     }
 
     /// `thread`'s steps in `[from, to)`, oldest first, a segment of [`SEGMENT`] steps at a time
@@ -928,7 +1159,7 @@ impl Trace {
     fn thread_steps_within(&self, thread: u32, range: std::ops::Range<u64>) -> Vec<Stored> {
         let (lo, hi) = (range.start, range.end);
         let mut steps = Vec::new();
-        for (k, part) in self.parts.iter().enumerate().filter(|(_, p)| p.start < hi && lo < p.end()) {
+        for (k, part) in self.spanned(lo, hi).map(|k| (k, self.body(k))) {
             let (a, b) = (lo.max(part.start) - part.start, hi.min(part.end()) - part.start);
             part.thread_steps(thread, a, b, k, &mut steps);
         }
@@ -1000,9 +1231,18 @@ impl Trace {
     }
 }
 
-impl Part {
+impl Body {
     fn len(&self) -> u64 {
         self.steps.len() as u64
+    }
+
+    /// Bytes held: log, records, where windows' steps are, control table.
+    fn bytes(&self) -> u64 {
+        self.log.len() as u64
+            + self.steps.bytes()
+            + self.log_bases.len() as u64 * 8
+            + self.layout.bytes()
+            + self.controls.bytes()
     }
 
     /// The trace's step after this part's last.

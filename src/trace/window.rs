@@ -196,6 +196,8 @@ pub struct Batch {
     /// Steps staged per stage.
     pub(super) counts: Vec<u64>,
     pub(super) first: usize,
+    /// The checkpoint taken where the batch starts, if one was: the trace starts a part there.
+    pub from: Option<std::sync::Arc<super::Checkpoint>>,
 }
 
 impl Batch {
@@ -259,6 +261,7 @@ pub fn record_step(
     batch: &mut Batch,
 ) -> Single {
     checkpoints.take_if_due(machine, sched, time);
+    batch.from = checkpoints.at(time);
     // No step executes yet: what the scheduler logs names its thread.
     batch.reset(u32::MAX, 1, 0);
     let stage = &mut batch.stages[0];

@@ -535,18 +535,20 @@ fn burst_windows_record_what_single_steps_record() {
             assert_eq!((&a.first_step, &a.last_step), (&b.first_step, &b.last_step), "{name}: thread spans");
             // The same log and control table; step records no larger (a window's name no
             // thread each: its layout names them) but for a block of log offsets (8 bytes)
-            // that each further part starts.
+            // that each part may start where the other recording's parts (cut at its own
+            // checkpoints) do not.
             let without_steps =
                 |t: &vdb::trace::Trace| vdb::trace::RecordedBytes { index: 0, steps: 0, ..t.bytes_by_part() };
             assert_eq!(without_steps(a), without_steps(b), "{name}: trace bytes");
             let records = |t: &vdb::trace::Trace| t.bytes_by_part().steps - t.layout_bytes();
-            let extra = 8 * (b.parts() as u64 - 1);
+            let extra = 8 * b.parts() as u64;
             assert!(records(b) <= records(a) + extra, "{name}: step bytes");
-            let joined = b.parts() > 1;
             // Windows end where a checkpoint is due (at most a round later), on either core.
             // Joined after the second core's recording, checkpoints are as far apart or less.
             let times: Vec<u64> = windows.recorder.checkpoints.list.iter().map(|c| c.time).collect();
             let expected = window_checkpoints.get_or_insert_with(|| times.clone());
+            // Checkpoints restart at a joined chunk's start.
+            let joined = split && *expected != times;
             if joined {
                 split_launches += 1;
                 let gap = |t: &[u64]| t.windows(2).map(|w| w[1] - w[0]).max();
@@ -561,8 +563,13 @@ fn burst_windows_record_what_single_steps_record() {
             assert_eq!(windows.machine.state_hash(), final_state, "{name}: final state");
             windowed_steps += windows.window_steps;
             let n = a.len() + 1;
-            // Across the parts' seams, and at steps spread over the run.
-            let seams: Vec<u64> = b.part_starts().skip(1).flat_map(|s| [s - 3, s, s + 2, s - 1]).collect();
+            // Across the seams of parts (each starts at a checkpoint): where chunks from other
+            // cores were joined (after a part cut short) and a few others; and at steps spread
+            // over the run.
+            let starts: Vec<u64> = b.part_starts().collect();
+            let joins = starts.windows(2).filter(|w| w[1] - w[0] < 64).map(|w| w[1]);
+            let seams: Vec<u64> =
+                b.part_starts().skip(1).take(3).chain(joins).flat_map(|s| [s - 3, s, s + 2, s - 1]).collect();
             for target in seams.into_iter().chain((0..8u64).map(|k| (k * 7919 + 13) % n)) {
                 single.goto(target);
                 windows.goto(target);
@@ -579,6 +586,66 @@ fn burst_windows_record_what_single_steps_record() {
     // block_atomics: every group adds to the same counters, so the later groups read what
     // the earlier ones wrote, and the run is recorded on one core after all.
     assert!(whole_launches.iter().any(|n| n.contains("block_atomics")), "{whole_launches:?}");
+}
+
+/// A recording that keeps no complete part's body (each is recorded again from its
+/// checkpoint when read) answers as one that keeps them all: the same step records, entries
+/// and control changes, the same state at every goto and after reverse steps from the end,
+/// whether the recording was made on one core or with later work-groups joined from others,
+/// and again after the bodies read were dropped once more. It holds fewer bytes.
+#[test]
+fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
+    use vdb::trace::Cache;
+    let mut all = hand_launches();
+    all.extend(crate::opencl::launches("opencl"));
+    let (mut dropped, mut joined) = (0, 0);
+    for path in all {
+        let mut kept = session(&path);
+        kept.recorder.trace.cache = Cache::ALL;
+        kept.recorder.checkpoints.interval = 64;
+        let stop = kept.run_to_end();
+        let mut one_core = None;
+        for cores in [1, 4] {
+            let name = format!("{} (cores: {cores})", path.display());
+            let mut s = session(&path);
+            s.cores = cores;
+            s.recorder.trace.cache = Cache { per_step: 0, floor: 0 };
+            s.recorder.checkpoints.interval = 64;
+            assert_eq!(s.run_to_end(), stop, "{name}: stop");
+            assert_eq!(s.end, kept.end, "{name}: end");
+            let (a, b) = (&kept.recorder.trace, &s.recorder.trace);
+            assert_eq!(a.len(), b.len(), "{name}: steps");
+            let logs = |t: &vdb::trace::Trace| t.bytes_by_part().log;
+            if logs(b) < logs(a) {
+                dropped += 1;
+                assert!(s.recorder.recorded_bytes() < kept.recorder.recorded_bytes(), "{name}: bytes");
+            }
+            // Work-groups recorded on other cores leave checkpoints where one core does not.
+            let times: Vec<u64> = s.recorder.checkpoints.list.iter().map(|c| c.time).collect();
+            joined += usize::from(*one_core.get_or_insert_with(|| times.clone()) != times);
+            assert_same_steps(&name, a, 0, b, 0, a.len());
+            assert_eq!(b.bytes(), b.bytes_by_part().total(), "{name}: bytes kept as parts are read again");
+            s.recorder.trace.drop_bodies();
+            let b = &s.recorder.trace;
+            assert_eq!(b.bytes(), b.bytes_by_part().total(), "{name}: bytes kept as parts are dropped");
+            let n = a.len() + 1;
+            for target in (0..12u64).map(|k| (k * 7919 + 13) % n).chain([n - 1, 0, n / 2]) {
+                kept.goto(target);
+                s.goto(target);
+                assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "{name}: goto {target}");
+            }
+            s.recorder.trace.drop_bodies();
+            kept.goto(n - 1);
+            s.goto(n - 1);
+            for k in 0..40 {
+                let (x, y) = (run(&mut kept, "rstep"), run(&mut s, "rstep"));
+                assert_eq!((x.stop, kept.now, kept.focus), (y.stop, s.now, s.focus), "{name}: rstep {k}");
+                assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "{name}: rstep {k}");
+            }
+        }
+    }
+    assert!(dropped >= 10, "bodies dropped on only {dropped} recordings");
+    assert!(joined >= 3, "only {joined} recordings with work-groups from other cores");
 }
 
 /// SLM is addressed as `slm[G]+OFF` by `x`, `watch`, `rwatch`, `last-write` and `history`:
