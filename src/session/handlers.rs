@@ -1162,8 +1162,9 @@ impl Session {
                     }
                 };
                 let checkpoints = &self.recorder.checkpoints;
+                let held = self.recorder.trace.parts_held();
                 let text = format!(
-                    "{steps} steps recorded, now at step {}; {end}\n{bytes} bytes, {:.1} per step: log {:.1}, step records {:.1}, checkpoints {:.1}, control table {:.1}, index {:.1}\n{} checkpoints, every {} steps; budget {} bytes",
+                    "{steps} steps recorded, now at step {}; {end}\n{bytes} bytes, {:.1} per step: log {:.1}, step records {:.1}, checkpoints {:.1}, control table {:.1}, index {:.1}\n{} checkpoints, every {} steps; {held} of {} parts held (the others are recorded again when read); budget {} bytes",
                     self.now,
                     per_step(bytes),
                     per_step(parts.log),
@@ -1173,6 +1174,7 @@ impl Session {
                     per_step(parts.index),
                     checkpoints.list.len(),
                     checkpoints.interval,
+                    self.recorder.trace.parts(),
                     self.record_limit
                 );
                 Ok(Reply::text(text)
@@ -1181,6 +1183,8 @@ impl Session {
                     .with("recorded", json!(parts))
                     .with("bytes_per_step", json!(per_step(bytes)))
                     .with("checkpoints", json!(checkpoints.list.len()))
+                    .with("parts", json!(self.recorder.trace.parts()))
+                    .with("parts_held", json!(held))
                     .with("complete", json!(self.end.is_some()))
                     .with("record_limit", json!(self.record_limit)))
             }

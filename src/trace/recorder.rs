@@ -754,9 +754,14 @@ impl Trace {
         self.parts.iter().map(Part::lane_ops).sum()
     }
 
-    /// How many parts hold the steps (1 unless a second core recorded some).
+    /// How many parts hold the steps (one from each checkpoint on).
     pub fn parts(&self) -> usize {
         self.parts.len()
+    }
+
+    /// How many parts have their bodies held (the others are recorded again when read).
+    pub fn parts_held(&self) -> usize {
+        self.parts.iter().filter(|p| p.body.get().is_some()).count()
     }
 
     /// The first step of each part.

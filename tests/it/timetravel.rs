@@ -616,7 +616,8 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
             let (a, b) = (&kept.recorder.trace, &s.recorder.trace);
             assert_eq!(a.len(), b.len(), "{name}: steps");
             let logs = |t: &vdb::trace::Trace| t.bytes_by_part().log;
-            if logs(b) < logs(a) {
+            let dropping = logs(b) < logs(a);
+            if dropping {
                 dropped += 1;
                 assert!(s.recorder.recorded_bytes() < kept.recorder.recorded_bytes(), "{name}: bytes");
             }
@@ -628,6 +629,11 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
             s.recorder.trace.drop_bodies();
             let b = &s.recorder.trace;
             assert_eq!(b.bytes(), b.bytes_by_part().total(), "{name}: bytes kept as parts are dropped");
+            if dropping {
+                let info = run(&mut s, "info record");
+                let held = info.fields["parts_held"].as_u64().expect("parts held");
+                assert!(held < info.fields["parts"].as_u64().expect("parts"), "{name}: {}", info.text);
+            }
             let n = a.len() + 1;
             for target in (0..12u64).map(|k| (k * 7919 + 13) % n).chain([n - 1, 0, n / 2]) {
                 kept.goto(target);
