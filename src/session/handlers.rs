@@ -111,6 +111,13 @@ const INFO_REGISTER_ELEMENTS: usize = 8;
 impl Session {
     /// Executes one command.
     pub fn execute(&mut self, cmd: &Command) -> Result<Reply, String> {
+        let reply = self.execute_here(cmd);
+        // Parts a query recorded again stay held only as far as the cache allows.
+        self.recorder.trace.drop_bodies();
+        reply
+    }
+
+    fn execute_here(&mut self, cmd: &Command) -> Result<Reply, String> {
         self.ahead = super::motion::AHEAD_FIRST;
         let moved = |s: &mut Session, reason: StopReason| -> Result<Reply, String> {
             let text = stop_text(&reason);

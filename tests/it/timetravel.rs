@@ -648,6 +648,10 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
                 assert_eq!((x.stop, kept.now, kept.focus), (y.stop, s.now, s.focus), "{name}: rstep {k}");
                 assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "{name}: rstep {k}");
             }
+            // Each command drops again what it recorded again, past the cache (here: every
+            // complete part).
+            let info = run(&mut s, "info record");
+            assert_eq!(info.fields["parts_held"].as_u64(), Some(1), "{name}: {}", info.text);
         }
     }
     assert!(dropped >= 10, "bodies dropped on only {dropped} recordings");
