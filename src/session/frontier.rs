@@ -15,11 +15,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 
 use super::split::Claims;
 use super::{Session, StopReason};
-use std::sync::Arc;
-
 use crate::exec::{Interpreter, Scheduler};
 use crate::machine::Machine;
 use crate::trace::{
