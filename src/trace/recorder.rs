@@ -183,7 +183,7 @@ struct Stored {
 /// steps, log offsets and control indexes counted from the part's start. Records and log
 /// are stored by slot: a step's own number but inside burst windows, which are stored
 /// thread by thread (`layout`).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct Body {
     start: u64,
     /// By slot.
@@ -281,13 +281,11 @@ impl Recorder {
         self.trace.join(later.trace);
         // The joined parts start from the recording's (rebased) checkpoints, which the list
         // shares, not from the second core's own machines, which would stay held for them.
-        let list = &self.checkpoints.list;
         let joined = first_joined.min(self.trace.parts.len());
-        for part in &mut self.trace.parts[joined..] {
-            part.from = list
-                .get(list.partition_point(|c| c.time < part.start))
-                .filter(|c| c.time == part.start)
-                .cloned();
+        for k in joined..self.trace.parts.len() {
+            let start = self.trace.parts[k].start;
+            let ck = Some(self.checkpoint_before(start)).filter(|c| c.time == start).cloned();
+            self.trace.parts[k].from = ck;
         }
         self.trace.drop_bodies();
     }
@@ -315,7 +313,7 @@ impl Recorder {
     }
 
     /// The last checkpoint at or before recorded time `time` (there is one at time 0).
-    fn checkpoint_before(&self, time: u64) -> &Checkpoint {
+    fn checkpoint_before(&self, time: u64) -> &Arc<Checkpoint> {
         let list = &self.checkpoints.list;
         &list[list.partition_point(|c| c.time <= time).saturating_sub(1)]
     }
@@ -330,7 +328,7 @@ impl Recorder {
         let earlier = self.checkpoint_before(target);
         let mut time = now;
         let mut distance = now.abs_diff(target);
-        for ck in std::iter::once(earlier).chain(later.map(|c| &**c)) {
+        for ck in std::iter::once(earlier).chain(later) {
             if ck.time.abs_diff(target) < distance {
                 distance = ck.time.abs_diff(target);
                 *machine = ck.machine.clone();
@@ -599,12 +597,12 @@ impl Trace {
     fn body(&self, k: usize) -> &Body {
         let part = &self.parts[k];
         part.used.store(self.clock.load(Ordering::Relaxed), Ordering::Relaxed);
-        part.body.get_or_init(|| self.record_again(part))
+        part.body.get_or_init(|| self.rebuild(part))
     }
 
     /// The body of `part`, whose body was dropped, from its steps recorded again.
     #[cold]
-    fn record_again(&self, part: &Part) -> Body {
+    fn rebuild(&self, part: &Part) -> Body {
         // Bodies are dropped only where both are there.
         let (Some(rerun), Some(from)) = (&self.rerun, &part.from) else {
             unreachable!("a part without a checkpoint or a way to record again lost its body")

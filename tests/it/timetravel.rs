@@ -567,7 +567,8 @@ fn burst_windows_record_what_single_steps_record() {
             // cores were joined (after a part cut short) and a few others; and at steps spread
             // over the run.
             let starts: Vec<u64> = b.part_starts().collect();
-            let joins = starts.windows(2).filter(|w| w[1] - w[0] < 64).map(|w| w[1]);
+            let interval = windows.recorder.checkpoints.interval;
+            let joins = starts.windows(2).filter(|w| w[1] - w[0] < interval).map(|w| w[1]);
             let seams: Vec<u64> =
                 b.part_starts().skip(1).take(3).chain(joins).flat_map(|s| [s - 3, s, s + 2, s - 1]).collect();
             for target in seams.into_iter().chain((0..8u64).map(|k| (k * 7919 + 13) % n)) {
