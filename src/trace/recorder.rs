@@ -579,8 +579,11 @@ impl Trace {
         self.len() == 0
     }
 
+    /// The last part's body: always held, and read here without marking it used (the
+    /// trace's length and bytes are asked for at every step).
     fn last_part(&self) -> &Body {
-        self.body(self.parts.len() - 1)
+        let last = self.parts.last().expect("a trace has a part");
+        last.body.get().expect("the last part's body is held")
     }
 
     fn last_part_mut(&mut self) -> &mut Body {
