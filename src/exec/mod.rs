@@ -5,6 +5,7 @@ mod alu_int;
 mod block2d;
 mod control;
 pub mod convert;
+mod cores;
 mod ctx;
 mod dpas;
 mod fast;
@@ -19,7 +20,6 @@ mod observer;
 mod operand;
 mod qword;
 mod schedule;
-mod split;
 mod step;
 mod tables;
 #[cfg(test)]
@@ -27,6 +27,7 @@ mod test_util;
 mod xe2;
 
 pub use control::{window, FUNCTION_ADDRESS_BASE};
+pub use cores::{run_split, run_split_from, share, Chunk, Claims, Order, MIN_SPLIT_GROUPS};
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
 pub use nbarrier::NBAR_BYTES;
@@ -34,10 +35,9 @@ pub use observer::{lane_runs, LaneRuns, NullObserver, Observer, StepHooks};
 pub use operand::{indirect_lane, load_le, operand_type, store_le};
 pub(crate) use schedule::{in_key_order, place_in_phase};
 pub use schedule::{
-    run_bursts, run_bursts_observed, run_to_end, run_to_end_unrecorded, Pick, RunSummary, SchedPos, Schedule,
-    Scheduler,
+    run_bursts, run_bursts_observed, run_groups, run_to_end, run_to_end_unrecorded, Pick, RunSummary,
+    SchedPos, Schedule, Scheduler,
 };
-pub use split::{run_split, run_split_chunks};
 pub use step::{
     channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, PcSet, StepEvent, StepInfo, Tier,
     NO_STOPS,

@@ -410,11 +410,33 @@ pub fn run_bursts_observed<O: Observer>(
     machine: &mut Machine,
     sched: &mut Scheduler,
     obs: &mut O,
+    visible: impl FnMut(&mut O, &Machine, ThreadId, u64),
+) -> Option<RunSummary> {
+    let end = sched.groups.len();
+    run_groups_observed(interp, machine, sched, end, obs, visible)
+}
+
+/// [`run_bursts`] up to work-group `end` (not run): the groups from the current one to it.
+pub fn run_groups(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    end: usize,
+) -> Option<RunSummary> {
+    run_groups_observed(interp, machine, sched, end, &mut NullObserver, |_, _, _, _| {})
+}
+
+fn run_groups_observed<O: Observer>(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    end: usize,
+    obs: &mut O,
     mut visible: impl FnMut(&mut O, &Machine, ThreadId, u64),
 ) -> Option<RunSummary> {
     let mut summary = RunSummary::default();
     let limit = if sched.step_limit == 0 { u64::MAX } else { sched.step_limit };
-    while let Some(range) = sched.groups.get(sched.current_group).cloned() {
+    while let Some(range) = sched.groups[..end.min(sched.groups.len())].get(sched.current_group).cloned() {
         let k = range.len();
         loop {
             let first = sched.cursor_in(&range) - range.start;

@@ -111,14 +111,22 @@ pub struct Svm {
 }
 
 /// The SVM bytes a run's instructions read and wrote, for running work-groups on several
-/// cores (`exec::run_split`): a chunk's run is valid only if it read nothing that an earlier
-/// chunk wrote on another core. Atomics count as both. Noted by `Ctx`'s memory accesses
+/// cores (`exec::cores`): a chunk's run is valid only if it touched nothing that the groups
+/// before it wrote. Atomics count as both. Noted by `Ctx`'s memory accesses
 /// themselves, not through an `Observer`: an active observer makes every register write
 /// capture its old bytes, which a plain run does not need.
 #[derive(Clone, Debug, Default)]
 pub struct Accesses {
     pub reads: Ranges,
     pub writes: Ranges,
+}
+
+impl Accesses {
+    /// Both sets [normalized](Ranges::normalize).
+    pub fn normalize(&mut self) {
+        self.reads.normalize();
+        self.writes.normalize();
+    }
 }
 
 /// A set of byte ranges `[start, end)`. Adding a range that continues the last one extends it

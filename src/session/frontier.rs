@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use super::split::Claims;
+use super::split::Shared;
 use super::{Session, StopReason};
 use crate::exec::{Interpreter, Scheduler};
 use crate::machine::Machine;
@@ -248,7 +248,7 @@ impl Session {
         &mut self,
         sink: &mut Sink,
         count: &mut u64,
-        claims: Option<&Claims>,
+        claims: Option<&Shared>,
     ) -> Pause {
         let mut probe = self.probe.take();
         let pause = self.record_frontier_probed(sink, count, claims, &mut probe);
@@ -261,7 +261,7 @@ impl Session {
         &mut self,
         sink: &mut Sink,
         count: &mut u64,
-        claims: Option<&Claims>,
+        claims: Option<&Shared>,
         probe: &mut Option<Probe<'static>>,
     ) -> Pause {
         let mut claiming = claims;

@@ -1,40 +1,26 @@
-//! Recording on N cores by work-groups: the first core records the groups not yet started
-//! from the front, one at a time, as it always does, while the other cores (workers) record
-//! chunks of them from the back, each from a copy of the machine into a recording of its
-//! own; they meet where the faster have taken more. Groups run one after another, so the run is the
-//! first core's steps followed by the chunks' in group order, provided each chunk read no
-//! SVM byte the groups before it wrote after the copy was taken, and wrote none of those
-//! bytes either (so that the old bytes in its log are right): both cores note the bytes
-//! they access, and the check is made when both are done. Registers and SLM belong to one
-//! group. The chunks that pass, in group order, join the first recording without copying
+//! Recording on N cores by work-groups, through the driver plain runs use too
+//! ([`crate::exec::share`]; its text says why the result is the sequence's): this core
+//! records the groups not yet started from the front, one at a time, as it always does,
+//! into the session's recording, while the workers record chunks of them from the back, each
+//! from a copy of the machine into a recording of its own. The chunks that follow on
+//! ([`Order`]), in group order, join the first recording without copying
 //! ([`Recorder::join`]), their checkpoints rebased onto the recording's end so far
-//! ([`Rebase`]); from the first chunk that fails or is missing (or after the first core
-//! stops early: a fault, the recording budget, an interrupt) the workers' later work is
-//! dropped and the first core goes on through the later groups itself, so what is recorded
-//! is the same either way.
+//! ([`Rebase`]); from the first chunk that does not (or after this core stops early: a
+//! fault, the recording budget, an interrupt) this core goes on through the later groups
+//! itself, so what is recorded is the same either way.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use super::frontier::{size_window, Pause, Sink};
 use super::{EndState, Session, StopReason};
-use crate::exec::{Interpreter, Scheduler};
+use crate::exec::{share, Chunk, Claims, Interpreter, Order, Scheduler, MIN_SPLIT_GROUPS};
 use crate::machine::{Accesses, Machine, Ranges};
 use crate::trace::{record_step, record_window, Batch, Probe, Rebase, Recorder, Single, Window, MAX_STEPS};
 
-/// Fewer work-groups than this not yet started: not worth other cores.
-const MIN_SPLIT_GROUPS: usize = 8;
-
-/// Each worker takes this fraction of the groups left, divided by the number of workers,
-/// per chunk (at least one group): large chunks while the cores are far apart, small ones
-/// as they meet, so that none waits long for the others whichever runs faster.
-const CHUNK_SHARE: usize = 4;
-
-/// The work-groups no core has taken yet: the first core takes from the front, the workers
-/// from the back.
-pub(super) struct Claims {
-    left: Mutex<Range<usize>>,
+/// The work-groups the cores share and the recording budget.
+pub(super) struct Shared {
+    claims: Claims,
     /// Every group's threads (the scheduler's list before it was cut).
     groups: Vec<Range<u32>>,
     /// The recording budget the cores share: the whole run's, the first core's bytes
@@ -47,7 +33,7 @@ pub(super) struct Claims {
     worker_bytes: Vec<AtomicU64>,
 }
 
-impl Claims {
+impl Shared {
     /// The first core's budget, now that it has recorded `bytes` in all.
     pub(super) fn first_budget(&self, bytes: u64) -> u64 {
         self.first_bytes.store(bytes, Ordering::Relaxed);
@@ -69,23 +55,7 @@ impl Claims {
 
     /// The next group from the front, with its threads.
     pub(super) fn front(&self) -> Option<(usize, Range<u32>)> {
-        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
-        let group = left.start;
-        (group < left.end).then(|| {
-            left.start += 1;
-            (group, self.groups[group].clone())
-        })
-    }
-
-    /// The next chunk from the back.
-    fn back(&self) -> Option<Range<usize>> {
-        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
-        let share = CHUNK_SHARE * self.worker_bytes.len().max(1);
-        let n = (left.len() / share).max(1).min(left.len());
-        (n > 0).then(|| {
-            left.end -= n;
-            left.end..left.end + n
-        })
+        self.claims.front().map(|group| (group, self.groups[group].clone()))
     }
 }
 
@@ -101,10 +71,6 @@ struct Later {
     hits: Vec<u64>,
     probed: Vec<(u64, u64)>,
 }
-
-/// A chunk of groups a worker took, and its recording (None when it could not record
-/// it all).
-type Chunk = (Range<usize>, Option<Later>);
 
 impl Session {
     /// The first work-group not yet started, when recording on several cores by groups may
@@ -131,9 +97,9 @@ impl Session {
         let start = self.machine.clone();
         let interp = self.interp.clone();
         let (grf_size, interval) = (self.program.grf_size, self.recorder.checkpoints.interval);
-        // The cores share the budget left (`Claims::first_budget`, `worker_budget`).
-        let claims = Claims {
-            left: Mutex::new(first..self.sched.groups.len()),
+        // The cores share the budget left (`Shared::first_budget`, `worker_budget`).
+        let shared = Shared {
+            claims: Claims::new(first..self.sched.groups.len(), self.cores - 1),
             groups: self.sched.groups.clone(),
             limit: self.record_limit,
             first_bytes: AtomicU64::new(self.recorder.recorded_bytes()),
@@ -144,40 +110,31 @@ impl Session {
         self.machine.svm.accesses = Some(Box::default());
         let stop = AtomicBool::new(false);
         // A `continue`'s breakpoints are tested on every core as it records.
-        let probes: Vec<_> =
-            (1..self.cores).map(|_| self.probe.as_ref().and_then(|_| self.breakpoint_probe())).collect();
+        let workers: Vec<_> = (1..self.cores)
+            .enumerate()
+            .map(|(id, _)| {
+                let probe = self.probe.as_ref().and_then(|_| self.breakpoint_probe());
+                Worker { id, batch: Batch::default(), probe, done: 0 }
+            })
+            .collect();
+        let chunks = Chunks { interp: &interp, start: &start, base: &base, grf_size, interval, stop: &stop };
         let mut trace = std::mem::take(&mut self.recorder.trace);
-        let (pause, chunks) = std::thread::scope(|scope| {
-            let (claims, stop, interp, start, base) = (&claims, &stop, &interp, &start, &base);
-            let workers: Vec<_> = probes
-                .into_iter()
-                .enumerate()
-                .map(|(id, probe)| {
-                    let batch = Batch::default();
-                    let mut worker =
-                        Worker { id, interp, start, base, grf_size, interval, stop, batch, probe };
-                    scope.spawn(move || worker.run(claims))
-                })
-                .collect();
-            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, Some(claims));
+        let front = || {
+            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, Some(&shared));
             if !matches!(pause, Pause::GroupsDone) {
                 stop.store(true, Ordering::Relaxed);
             }
-            let mut chunks = Vec::new();
-            for worker in workers {
-                match worker.join() {
-                    Ok(mut done) => chunks.append(&mut done),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            (pause, chunks)
+            pause
+        };
+        let (pause, chunks) = share(&shared.claims, &stop, workers, front, |worker, groups| {
+            chunks.record(worker, groups, &shared)
         });
         self.recorder.trace = trace;
         let accesses = self.machine.svm.accesses.take();
         // Where this core stopped taking groups: the first chunk's start, when it took all
         // the groups before the chunks.
         let resume = self.sched.groups.len();
-        self.sched.groups = claims.groups;
+        self.sched.groups = shared.groups;
         if let (Pause::GroupsDone, Some(earlier)) = (&pause, accesses) {
             let next = self.join_chunks(chunks, &start, earlier.writes, resume);
             if next == self.sched.groups.len() {
@@ -209,24 +166,22 @@ impl Session {
     /// first group it did not record. Returns the first group no chunk joined with.
     fn join_chunks(
         &mut self,
-        mut chunks: Vec<Chunk>,
+        chunks: Vec<Chunk<Later>>,
         start: &Machine,
-        mut written: Ranges,
-        mut next: usize,
+        written: Ranges,
+        next: usize,
     ) -> usize {
-        chunks.sort_unstable_by_key(|(groups, _)| groups.start);
-        written.normalize();
-        for (groups, later) in chunks {
-            let Some(later) = later else { break };
+        let mut order = Order::new(written, next);
+        for Chunk { groups, done } in chunks {
+            let Some(later) = done else { break };
             let limit = self.sched.step_limit;
-            let fits = groups.start == next
-                && runs_after(&written, &later.accesses)
+            let fits = order.follows(&groups, &later.accesses)
                 && self.recorder.len() + later.recorder.len() < MAX_STEPS
                 && (limit == 0 || self.sched.steps + later.steps <= limit);
             if !fits {
                 break;
             }
-            written.union(&later.accesses.writes);
+            order.take(&groups, &later.accesses);
             let base = self.recorder.len();
             self.probe_hits.extend(later.hits.iter().map(|h| base + h));
             self.probed.extend(later.probed.iter().map(|&(a, b)| (base + a, base + b)));
@@ -240,62 +195,38 @@ impl Session {
             self.sched.steps += later.steps;
             self.now = self.recorder.len();
             self.window_steps += later.window_steps;
-            next = groups.end;
         }
-        next
+        order.next()
     }
 }
 
-/// Whether steps that made the accesses `later` read the memory they would have read after
-/// steps that wrote `written` (normalized), and left their log's old bytes right: they read
-/// and wrote no byte of it (atomics note both).
-fn runs_after(written: &Ranges, later: &Accesses) -> bool {
-    let (mut reads, mut writes) = (later.reads.clone(), later.writes.clone());
-    reads.normalize();
-    writes.normalize();
-    !reads.intersects(written) && !writes.intersects(written)
+/// A worker's own: its number, staging buffers grown once for all its chunks, a
+/// `continue`'s breakpoints (tested as it records) and the bytes its chunks took so far.
+struct Worker {
+    id: usize,
+    batch: Batch,
+    probe: Option<Probe<'static>>,
+    done: u64,
 }
 
-/// What a worker records chunks with: its number, the machine and scheduler it starts each
-/// from, and staging buffers grown once for all of them.
-struct Worker<'a> {
-    id: usize,
+/// What the workers share: the machine and scheduler each chunk starts from, and how the
+/// session records.
+struct Chunks<'a> {
     interp: &'a Interpreter,
     start: &'a Machine,
     base: &'a Scheduler,
     grf_size: u32,
     interval: u64,
     stop: &'a AtomicBool,
-    batch: Batch,
-    /// A `continue`'s breakpoints, tested as the chunks are recorded.
-    probe: Option<Probe<'static>>,
 }
 
-impl Worker<'_> {
-    /// Takes chunks from the back and records them until none is left, one fails or the
-    /// first core stops early.
-    fn run(&mut self, claims: &Claims) -> Vec<Chunk> {
-        let mut chunks: Vec<Chunk> = Vec::new();
-        let mut done = 0;
-        while !self.stop.load(Ordering::Relaxed) {
-            let Some(groups) = claims.back() else { break };
-            let later = self.record(groups.clone(), claims, done);
-            let recorded = later.as_ref().map(|l| l.recorder.recorded_bytes());
-            chunks.push((groups, later));
-            match recorded {
-                Some(bytes) => done += bytes,
-                None => break,
-            }
-        }
-        chunks
-    }
-
-    /// The recording of work-groups `groups`, from a copy of the start, in windows as the
-    /// first core records them, within the budget the cores share (`claims`; its earlier
-    /// chunks took `done` bytes). None when it could not record them all (a fault, the
-    /// budget, the index's step range) or was told to stop.
-    fn record(&mut self, groups: Range<usize>, claims: &Claims, done: u64) -> Option<Later> {
-        let (interp, batch) = (self.interp, &mut self.batch);
+impl Chunks<'_> {
+    /// The recording of work-groups `groups` by `worker`, from a copy of the start, in
+    /// windows as the first core records them, within the budget the cores share. None when
+    /// it could not record them all (a fault, the budget, the index's step range) or was
+    /// told to stop.
+    fn record(&self, worker: &mut Worker, groups: Range<usize>, shared: &Shared) -> Option<Later> {
+        let Worker { id, batch, probe, done } = worker;
         let mut machine = self.start.clone();
         let mut sched = self.base.clone();
         sched.groups.truncate(groups.end);
@@ -309,17 +240,17 @@ impl Worker<'_> {
         while !self.stop.load(Ordering::Relaxed) {
             let time = recorder.len();
             let Recorder { trace, checkpoints } = &mut recorder;
-            let budget = claims.worker_budget(self.id, done, trace.bytes() + checkpoints.bytes());
+            let budget = shared.worker_budget(*id, *done, trace.bytes() + checkpoints.bytes());
             let size = size_window(&machine, &sched, checkpoints, time, trace.bytes(), budget);
             if !size.fits {
                 return None;
             }
             batch.from = checkpoints.at(time);
-            match record_window(interp, &mut machine, &mut sched, size.rounds, batch, self.probe.as_mut()) {
+            match record_window(self.interp, &mut machine, &mut sched, size.rounds, batch, probe.as_mut()) {
                 Window::Recorded(n) => {
                     window_steps += n;
                     trace.append_batch(batch);
-                    if let Some(p) = self.probe.as_mut() {
+                    if let Some(p) = probe.as_mut() {
                         hits.extend(p.hits.drain(..).map(|offset| time + offset));
                         probed.push((time, time + n));
                     }
@@ -328,12 +259,14 @@ impl Worker<'_> {
                 Window::Boundary => {}
                 Window::Failed => return None,
             }
-            match record_step(interp, &mut machine, &mut sched, checkpoints, time, batch) {
+            match record_step(self.interp, &mut machine, &mut sched, checkpoints, time, batch) {
                 Single::Recorded(None) => trace.append_batch(batch),
                 Single::Finished => {
                     checkpoints.take_at_end(&machine, &sched, time);
-                    let accesses = *machine.svm.accesses.take()?;
+                    let mut accesses = *machine.svm.accesses.take()?;
+                    accesses.normalize();
                     let steps = sched.steps - steps_before;
+                    *done += recorder.recorded_bytes();
                     return Some(Later { recorder, steps, window_steps, accesses, hits, probed });
                 }
                 Single::Recorded(Some(_)) | Single::Stopped(_) => return None,
@@ -347,71 +280,21 @@ impl Worker<'_> {
 mod tests {
     use super::*;
 
-    fn accesses(reads: &[(u64, u64)], writes: &[(u64, u64)]) -> Accesses {
-        let mut a = Accesses::default();
-        reads.iter().for_each(|&(at, n)| a.reads.add(at, n));
-        writes.iter().for_each(|&(at, n)| a.writes.add(at, n));
-        a
-    }
-
     #[test]
-    fn later_groups_fit_when_they_touch_nothing_the_earlier_ones_wrote() {
-        // Earlier groups wrote [0x100, 0x140) and [0x400, 0x404), noted out of order.
-        let earlier = || {
-            let mut written = accesses(&[(0x1000, 64)], &[(0x400, 4), (0x100, 64)]).writes;
-            written.normalize();
-            written
-        };
-        // Reading what the earlier groups only read, writing elsewhere: fits.
-        assert!(runs_after(&earlier(), &accesses(&[(0x1000, 64), (0x140, 16)], &[(0x200, 64), (0x404, 4)])));
-        // Reading one byte the earlier groups wrote: the later groups saw other memory.
-        assert!(!runs_after(&earlier(), &accesses(&[(0x800, 4), (0x13f, 1)], &[])));
-        // Writing one: their log's old bytes would be the start's, not the earlier groups'.
-        assert!(!runs_after(&earlier(), &accesses(&[], &[(0x3fd, 4)])));
-    }
-
-    #[test]
-    fn the_cores_take_every_group_once_in_chunks_that_shrink_as_they_meet() {
-        let claims = Claims {
-            left: Mutex::new(3..103),
+    fn each_core_may_use_the_budget_the_others_have_not() {
+        let shared = Shared {
+            claims: Claims::new(3..103, 2),
             groups: (0..103).map(|g| g * 4..g * 4 + 4).collect(),
             limit: 1000,
             first_bytes: AtomicU64::new(100),
             worker_bytes: (0..2).map(|_| AtomicU64::new(0)).collect(),
         };
-        // Each core's budget is what the others have not used.
-        assert_eq!(claims.worker_budget(0, 50, 20), 850);
-        assert_eq!(claims.worker_budget(1, 0, 30), 830);
-        assert_eq!(claims.first_budget(300), 900);
-        assert_eq!(claims.worker_budget(0, 50, 40), 620);
-        let mut taken = vec![0u32; 103];
-        let mut chunks = Vec::new();
-        // Each of the two workers takes a chunk for every four groups the first core takes.
-        loop {
-            let mut backs = 0;
-            for _ in 0..2 {
-                if let Some(chunk) = claims.back() {
-                    chunks.push(chunk.len());
-                    chunk.clone().for_each(|g| taken[g] += 1);
-                    backs += 1;
-                }
-            }
-            let mut fronts = 0;
-            while fronts < 4 {
-                let Some((g, threads)) = claims.front() else { break };
-                assert_eq!(threads, g as u32 * 4..g as u32 * 4 + 4);
-                taken[g] += 1;
-                fronts += 1;
-            }
-            if backs == 0 && fronts == 0 {
-                break;
-            }
-        }
-        assert!(taken[..3].iter().all(|&n| n == 0) && taken[3..].iter().all(|&n| n == 1), "{taken:?}");
-        // An eighth (a quarter shared by two workers) of what is left each time: 12 of 100
-        // first, one group at the end.
-        assert_eq!(chunks.first(), Some(&12));
-        assert!(chunks.windows(2).all(|w| w[1] <= w[0]), "{chunks:?}");
-        assert_eq!(chunks.last(), Some(&1));
+        assert_eq!(shared.worker_budget(0, 50, 20), 850);
+        assert_eq!(shared.worker_budget(1, 0, 30), 830);
+        assert_eq!(shared.first_budget(300), 900);
+        assert_eq!(shared.worker_budget(0, 50, 40), 620);
+        // The front takes groups in order, with their threads.
+        assert_eq!(shared.front(), Some((3, 12..16)));
+        assert_eq!(shared.front(), Some((4, 16..20)));
     }
 }

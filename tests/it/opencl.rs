@@ -8,7 +8,7 @@
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
-use vdb::exec::{run_split_chunks, run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
+use vdb::exec::{run_split_from, run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
 use vdb::launch::raw;
 
 use crate::golden::scratch;
@@ -84,7 +84,7 @@ fn check(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `path` split over two and three cores, a group per chunk, and compares memory and
+/// Runs `path` split over two and three cores from two groups on, and compares memory and
 /// counts with the round-robin run.
 fn check_split(
     path: &Path,
@@ -92,12 +92,11 @@ fn check_split(
     exact: &vdb::exec::RunSummary,
     want: &vdb::machine::Machine,
 ) -> Result<(), String> {
-    let load = || raw::load(path).ok().map(|l| (l.machine, l.scheduler));
     for jobs in [2, 3] {
-        let (mut machine, mut sched) = load().ok_or("reload failed")?;
-        let chunks = sched.groups.len();
+        let l = raw::load(path).map_err(|e| format!("reload failed: {e}"))?;
+        let (mut machine, mut sched) = (l.machine, l.scheduler);
         let jobs = NonZeroUsize::new(jobs).expect("nonzero");
-        let split = run_split_chunks(interp, &mut machine, &mut sched, jobs, chunks, load)
+        let split = run_split_from(interp, &mut machine, &mut sched, jobs, 2)
             .ok_or(format!("split run over {jobs} cores stopped"))?;
         if &split != exact || sched.steps != exact.steps {
             return Err(format!("split run over {jobs} cores counted {split:?}, expected {exact:?}"));
@@ -151,11 +150,11 @@ fn split_runs_keep_the_launch_step_limit() {
     let exact = run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect("runs");
     let jobs = NonZeroUsize::new(2).expect("nonzero");
     for (limit, stops) in [(exact.steps, false), (exact.steps - 1, true)] {
-        let limited = || load().map(|(m, mut s)| (m, (s.step_limit = limit, s).1));
-        let (mut machine, mut sched) = limited().expect("launch");
+        let (mut machine, mut sched) = load().expect("launch");
+        sched.step_limit = limit;
         let groups = sched.groups.len();
         assert!(groups >= 4, "{groups} groups");
-        let split = run_split_chunks(&interp, &mut machine, &mut sched, jobs, groups, limited);
+        let split = run_split_from(&interp, &mut machine, &mut sched, jobs, 2);
         assert_eq!(split.is_none(), stops, "limit {limit} of {} steps", exact.steps);
     }
 }

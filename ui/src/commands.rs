@@ -160,33 +160,6 @@ pub fn half_of_memory() -> u64 {
     total.map_or(vdb::session::DEFAULT_RECORD_LIMIT, |kib| kib * 1024 / 2)
 }
 
-/// About the memory one start state of a launch takes: its threads (register file, twice for
-/// the allocator and the rest of the state, as measured: 8 KiB a Collatz thread of 4 KiB of
-/// registers) and the SVM pages it holds.
-fn start_state_bytes(machine: &vdb::machine::Machine, sched: &vdb::exec::Scheduler) -> u64 {
-    // Threads are built as their group starts and dropped when it ends (the plain run
-    // releases them), so a core holds about one group's: every register file is the
-    // program's size (thread 0's).
-    let per_thread = machine.threads.get(0).map_or(0, |t| 2 * t.grf.len() as u64 + 512);
-    let threads = per_thread * (sched.groups.iter().map(|g| g.len()).max().unwrap_or(0) as u64 + 64);
-    let pages = machine.svm.page_count() as u64;
-    threads + pages * vdb::machine::PAGE_SIZE
-}
-
-/// Cores a plain run may use when each builds its own start state of `state` bytes: at most
-/// as many as fit in `memory` (a launch of a million threads takes 8 GB a core), and one at
-/// least.
-fn jobs_that_fit(jobs: NonZeroUsize, state: u64, memory: u64) -> NonZeroUsize {
-    let fit = (memory / state.max(1)).clamp(1, jobs.get() as u64) as usize;
-    if fit < jobs.get() {
-        eprintln!(
-            "note: running on {fit} of {jobs} cores: each builds its own copy of this launch (about {} MB)",
-            state >> 20
-        );
-    }
-    NonZeroUsize::new(fit).unwrap_or(NonZeroUsize::MIN)
-}
-
 /// Peak resident memory of this process in bytes (Linux), if known.
 pub fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -241,23 +214,14 @@ pub fn run(
         (program, machine, outputs, steps, lane_ops, fault, Some(recorded))
     } else {
         let mut launch = launch;
-        let jobs =
-            jobs_that_fit(jobs, start_state_bytes(&launch.machine, &launch.scheduler), half_of_memory());
         // Nothing reads a finished thread after a plain run unless an output is a register.
         let release = !launch.outputs.iter().any(|o| matches!(o.source, raw::OutputSource::Register(_)));
         launch.scheduler.release_finished = release;
         let interp = Interpreter::new(launch.program.clone());
-        // Other cores build their own start state from the file, with the kernel parsed once.
         let program = launch.program.clone();
-        let load = || {
-            input.load(Some(&program)).ok().map(|mut l| {
-                l.scheduler.release_finished = release;
-                (l.machine, l.scheduler)
-            })
-        };
         // Bursts and cores reproduce the round-robin schedule only; the others run step by step.
         let split = if launch.scheduler.bursts_allowed() {
-            run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs, load)
+            run_split(&interp, &mut launch.machine, &mut launch.scheduler, jobs)
         } else {
             None
         };
@@ -486,22 +450,5 @@ pub fn compare_schedules(input: &LaunchInput, seeds: u64) -> u8 {
         EXIT_DIAGNOSTICS
     } else {
         EXIT_OK
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_runs_use_only_the_cores_whose_start_states_fit() {
-        let cores = |n| NonZeroUsize::new(n).expect("non-zero");
-        let gib = 1u64 << 30;
-        // A million-thread launch (8 GiB a copy) on 12 GiB: one core; on 32 GiB: four of eight.
-        assert_eq!(jobs_that_fit(cores(2), 8 * gib, 12 * gib).get(), 1);
-        assert_eq!(jobs_that_fit(cores(8), 8 * gib, 32 * gib).get(), 4);
-        // A small launch keeps every core; one bigger than memory still runs, on one.
-        assert_eq!(jobs_that_fit(cores(8), 40 << 20, 12 * gib).get(), 8);
-        assert_eq!(jobs_that_fit(cores(4), 64 * gib, 12 * gib).get(), 1);
     }
 }

@@ -1,0 +1,386 @@
+//! Work-groups shared out over N cores, for plain runs ([`run_split`]) and recordings (the
+//! session's `split.rs`) alike, through one driver ([`share`]).
+//!
+//! Groups run one after another, so a run is a sequence of groups, and memory is the only
+//! way they meet: registers and SLM belong to one group. This core runs the groups from the
+//! front, one at a time, as it would alone, while each other core takes chunks of the groups
+//! left from the back ([`Claims`]: large chunks while the cores are far apart, smaller ones
+//! as they meet), each chunk from a copy of the state the split started from. What a chunk's
+//! core made of it (its memory writes, a recording) stands for the sequence's when the chunk
+//! read no SVM byte the groups before it wrote, and wrote none either (a recording's log
+//! holds the bytes it overwrote): every core notes the bytes it accesses, and [`Order`]
+//! checks the chunks in group order once all are done. From the first chunk that failed (a
+//! fault, a limit) or does not pass, the later chunks are dropped and this core goes on
+//! through the groups itself, so the result is the sequence's either way.
+
+use std::num::NonZeroUsize;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use super::schedule::{run_bursts, run_groups, RunSummary, Scheduler};
+use super::step::Interpreter;
+use crate::machine::{Accesses, Machine, OverReads, Ranges};
+
+/// Fewer work-groups than this left: not worth other cores.
+pub const MIN_SPLIT_GROUPS: usize = 8;
+
+/// Each worker takes this fraction of the groups left, divided by the number of workers, per
+/// chunk (at least one group), so that no core waits long for the others whichever runs
+/// faster.
+const CHUNK_SHARE: usize = 4;
+
+/// The work-groups no core has taken yet: this core takes them from the front, one at a
+/// time, the workers from the back, in chunks.
+#[derive(Debug)]
+pub struct Claims {
+    left: Mutex<Range<usize>>,
+    workers: usize,
+}
+
+impl Claims {
+    pub fn new(groups: Range<usize>, workers: usize) -> Claims {
+        Claims { left: Mutex::new(groups), workers }
+    }
+
+    /// The next group from the front.
+    pub fn front(&self) -> Option<usize> {
+        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
+        let group = left.start;
+        (group < left.end).then(|| {
+            left.start += 1;
+            group
+        })
+    }
+
+    /// The next chunk from the back.
+    fn back(&self) -> Option<Range<usize>> {
+        let mut left = self.left.lock().unwrap_or_else(PoisonError::into_inner);
+        let share = CHUNK_SHARE * self.workers.max(1);
+        let n = (left.len() / share).max(1).min(left.len());
+        (n > 0).then(|| {
+            left.end -= n;
+            left.end..left.end + n
+        })
+    }
+}
+
+/// A chunk of groups a worker took, and what it made of them (None when it could not run
+/// them all).
+#[derive(Debug)]
+pub struct Chunk<T> {
+    pub groups: Range<usize>,
+    pub done: Option<T>,
+}
+
+/// Runs `front` on this core while a worker for each of `workers` (its state) takes chunks
+/// from `claims`' back and runs `work` on them, until none is left, one of its chunks fails
+/// or `stop` is set (`front` sets it when the workers' later work is of no use). Returns
+/// what `front` returned and the chunks in group order.
+pub fn share<S, T, R>(
+    claims: &Claims,
+    stop: &AtomicBool,
+    workers: Vec<S>,
+    front: impl FnOnce() -> R,
+    work: impl Fn(&mut S, Range<usize>) -> Option<T> + Sync,
+) -> (R, Vec<Chunk<T>>)
+where
+    S: Send,
+    T: Send,
+{
+    let (ran, mut chunks) = std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|mut state| {
+                scope.spawn(move || {
+                    let mut chunks = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(groups) = claims.back() else { break };
+                        let done = work(&mut state, groups.clone());
+                        let failed = done.is_none();
+                        chunks.push(Chunk { groups, done });
+                        if failed {
+                            break;
+                        }
+                    }
+                    chunks
+                })
+            })
+            .collect();
+        let ran = front();
+        let mut chunks = Vec::new();
+        for handle in handles {
+            match handle.join() {
+                Ok(mut done) => chunks.append(&mut done),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        (ran, chunks)
+    });
+    chunks.sort_unstable_by_key(|c| c.groups.start);
+    (ran, chunks)
+}
+
+/// The check of chunks in group order: where the groups run so far end, and the SVM bytes
+/// they wrote.
+#[derive(Debug)]
+pub struct Order {
+    written: Ranges,
+    next: usize,
+}
+
+impl Order {
+    /// After groups up to `next` (not included) that wrote `written`.
+    pub fn new(mut written: Ranges, next: usize) -> Order {
+        written.normalize();
+        Order { written, next }
+    }
+
+    /// The first group not run yet.
+    pub fn next(&self) -> usize {
+        self.next
+    }
+
+    /// Whether a chunk of `groups` that made `accesses` (normalized) ran as it would have
+    /// after the groups so far: it starts where they end, and read and wrote none of the
+    /// bytes they wrote.
+    pub fn follows(&self, groups: &Range<usize>, accesses: &Accesses) -> bool {
+        groups.start == self.next
+            && !accesses.reads.intersects(&self.written)
+            && !accesses.writes.intersects(&self.written)
+    }
+
+    /// Counts a chunk that [follows](Order::follows) as run.
+    pub fn take(&mut self, groups: &Range<usize>, accesses: &Accesses) {
+        self.written.union(&accesses.writes);
+        self.next = groups.end;
+    }
+}
+
+/// Runs every group to the end with exactly the memory and step count of [`run_bursts`], the
+/// groups shared out over up to `jobs` cores when at least [`MIN_SPLIT_GROUPS`] are left.
+///
+/// When it returns, only memory, the step count and the summary are the run's: threads run on
+/// other cores keep their start state in `machine`. `None` as for [`run_bursts`]: a fault or
+/// the step limit, to be reported by an exact rerun from the start.
+pub fn run_split(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    jobs: NonZeroUsize,
+) -> Option<RunSummary> {
+    run_split_from(interp, machine, sched, jobs, MIN_SPLIT_GROUPS)
+}
+
+/// [`run_split`] on several cores from `min_groups` groups left (at least two).
+pub fn run_split_from(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    jobs: NonZeroUsize,
+    min_groups: usize,
+) -> Option<RunSummary> {
+    let (first, end) = (sched.current_group, sched.groups.len());
+    if jobs.get() < 2 || end.saturating_sub(first) < min_groups.max(2) {
+        return run_bursts(interp, machine, sched);
+    }
+    let claims = Claims::new(first..end, jobs.get() - 1);
+    let (start, base) = (machine.clone(), sched.clone());
+    let stop = AtomicBool::new(false);
+    machine.svm.accesses = Some(Box::default());
+    let mut lane_ops = 0;
+    let front = || {
+        while let Some(group) = claims.front() {
+            // Taken in order, from the group the run stands at.
+            debug_assert_eq!(group, sched.current_group);
+            match run_groups(interp, machine, sched, group + 1) {
+                Some(summary) => lane_ops += summary.lane_ops,
+                None => {
+                    stop.store(true, Ordering::Relaxed);
+                    return false;
+                }
+            }
+        }
+        true
+    };
+    let (ran, chunks) = share(&claims, &stop, vec![(); jobs.get() - 1], front, |_, groups| {
+        run_chunk(interp, &start, &base, groups)
+    });
+    let written = machine.svm.accesses.take()?.writes;
+    if !ran {
+        return None;
+    }
+    let mut order = Order::new(written, sched.current_group);
+    for Chunk { groups, done } in chunks {
+        let Some(done) = done.filter(|d| order.follows(&groups, &d.accesses)) else { break };
+        order.take(&groups, &done.accesses);
+        for (addr, bytes) in &done.bytes {
+            machine.svm.write(*addr, bytes).ok()?;
+        }
+        machine.svm.over_reads.add(&done.over_reads);
+        sched.steps += done.steps;
+        lane_ops += done.lane_ops;
+    }
+    // The groups no chunk ran, in sequence, on this core.
+    sched.start_group(order.next());
+    lane_ops += run_groups(interp, machine, sched, end)?.lane_ops;
+    if sched.step_limit != 0 && sched.steps > sched.step_limit {
+        return None;
+    }
+    Some(RunSummary { steps: sched.steps, lane_ops })
+}
+
+/// A chunk's plain run, as the core that ran it saw it.
+struct Ran {
+    steps: u64,
+    lane_ops: u64,
+    accesses: Accesses,
+    /// The bytes it wrote, as they were when it ended.
+    bytes: Vec<(u64, Vec<u8>)>,
+    /// Its reads past buffers' ends.
+    over_reads: OverReads,
+}
+
+/// Runs groups `groups` from a copy of `start`, noting what they read and wrote.
+fn run_chunk(interp: &Interpreter, start: &Machine, base: &Scheduler, groups: Range<usize>) -> Option<Ran> {
+    let mut machine = start.clone();
+    let mut sched = base.clone();
+    sched.start_group(groups.start);
+    machine.svm.accesses = Some(Box::default());
+    machine.svm.over_reads = OverReads::default();
+    let lane_ops = run_groups(interp, &mut machine, &mut sched, groups.end)?.lane_ops;
+    let mut accesses = *machine.svm.accesses.take()?;
+    accesses.normalize();
+    let mut bytes = Vec::new();
+    for (start, end) in accesses.writes.iter() {
+        let mut buf = vec![0u8; (end - start) as usize];
+        machine.svm.read(start, &mut buf).ok()?;
+        bytes.push((start, buf));
+    }
+    let steps = sched.steps - base.steps;
+    Some(Ran { steps, lane_ops, accesses, bytes, over_reads: machine.svm.over_reads })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accesses(reads: &[(u64, u64)], writes: &[(u64, u64)]) -> Accesses {
+        let mut a = Accesses::default();
+        reads.iter().for_each(|&(at, n)| a.reads.add(at, n));
+        writes.iter().for_each(|&(at, n)| a.writes.add(at, n));
+        a.normalize();
+        a
+    }
+
+    #[test]
+    fn chunks_follow_in_group_order_when_they_touch_nothing_the_earlier_groups_wrote() {
+        // Groups up to 3 wrote [0x100, 0x140) and [0x400, 0x404), noted out of order.
+        let mut order = Order::new(accesses(&[(0x1000, 64)], &[(0x400, 4), (0x100, 64)]).writes, 3);
+        // Reading what the earlier groups only read, writing elsewhere: follows, but only
+        // from group 3.
+        let fits = accesses(&[(0x1000, 64), (0x140, 16)], &[(0x200, 64), (0x404, 4)]);
+        assert!(order.follows(&(3..5), &fits));
+        assert!(!order.follows(&(4..5), &fits) && !order.follows(&(2..5), &fits));
+        // Reading one byte the earlier groups wrote: the chunk saw other memory.
+        assert!(!order.follows(&(3..5), &accesses(&[(0x800, 4), (0x13f, 1)], &[])));
+        // Writing one: a recording's old bytes would be the start's, not the earlier groups'.
+        assert!(!order.follows(&(3..5), &accesses(&[], &[(0x3fd, 4)])));
+        // Once taken, its writes count too, and the next chunk starts at its end.
+        order.take(&(3..5), &fits);
+        assert_eq!(order.next(), 5);
+        assert!(!order.follows(&(5..6), &accesses(&[(0x23f, 1)], &[])));
+        assert!(order.follows(&(5..6), &accesses(&[(0x240, 1)], &[(0x300, 4)])));
+    }
+
+    #[test]
+    fn the_cores_take_every_group_once_in_chunks_that_shrink_as_they_meet() {
+        let claims = Claims::new(3..103, 2);
+        let mut taken = vec![0u32; 103];
+        let mut chunks = Vec::new();
+        // Each of the two workers takes a chunk for every four groups the front takes.
+        loop {
+            let mut backs = 0;
+            for _ in 0..2 {
+                if let Some(chunk) = claims.back() {
+                    chunks.push(chunk.len());
+                    chunk.clone().for_each(|g| taken[g] += 1);
+                    backs += 1;
+                }
+            }
+            let mut fronts = 0;
+            while fronts < 4 {
+                let Some(g) = claims.front() else { break };
+                taken[g] += 1;
+                fronts += 1;
+            }
+            if backs == 0 && fronts == 0 {
+                break;
+            }
+        }
+        assert!(taken[..3].iter().all(|&n| n == 0) && taken[3..].iter().all(|&n| n == 1), "{taken:?}");
+        // An eighth (a quarter shared by two workers) of what is left each time: 12 of 100
+        // first, one group at the end.
+        assert_eq!(chunks.first(), Some(&12));
+        assert!(chunks.windows(2).all(|w| w[1] <= w[0]), "{chunks:?}");
+        assert_eq!(chunks.last(), Some(&1));
+    }
+
+    #[test]
+    fn share_runs_every_group_once_and_returns_the_chunks_in_order() {
+        for workers in [1, 3] {
+            let claims = Claims::new(0..200, workers);
+            let stop = AtomicBool::new(false);
+            let mut front = Vec::new();
+            let (n, chunks) = share(
+                &claims,
+                &stop,
+                vec![0usize; workers],
+                || {
+                    while let Some(g) = claims.front() {
+                        front.push(g);
+                    }
+                    front.len()
+                },
+                |ran: &mut usize, groups| {
+                    *ran += 1;
+                    Some(groups.clone().collect::<Vec<_>>())
+                },
+            );
+            let mut all: Vec<usize> = front.clone();
+            assert_eq!(n, front.len());
+            assert!(chunks.windows(2).all(|w| w[0].groups.end == w[1].groups.start));
+            for c in &chunks {
+                assert_eq!(c.done.as_deref(), Some(&c.groups.clone().collect::<Vec<_>>()[..]));
+                all.extend(c.groups.clone());
+            }
+            assert_eq!(all, (0..200).collect::<Vec<_>>(), "{workers} workers");
+        }
+    }
+
+    #[test]
+    fn a_worker_stops_at_its_first_failed_chunk_and_all_stop_when_told() {
+        let claims = Claims::new(0..100, 1);
+        let stop = AtomicBool::new(false);
+        // The worker fails its second chunk; the front takes nothing.
+        let (_, chunks) = share(
+            &claims,
+            &stop,
+            vec![0],
+            || (),
+            |n: &mut usize, _| {
+                *n += 1;
+                (*n < 2).then_some(())
+            },
+        );
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks[0].done.is_none() && chunks[1].done.is_some());
+        // Told to stop before it starts, it takes nothing.
+        let claims = Claims::new(0..100, 1);
+        stop.store(true, Ordering::Relaxed);
+        let (_, chunks) = share(&claims, &stop, vec![()], || (), |_, _| Some(()));
+        assert!(chunks.is_empty());
+        assert_eq!(claims.front(), Some(0));
+    }
+}
