@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use vdb::exec::{run_to_end_unrecorded, Interpreter};
+use vdb::exec::{run_to_end_on, Interpreter};
 use vdb::launch::raw::{self, KernelArgValue};
 
 use crate::events::{complete, wait_list};
@@ -164,7 +164,9 @@ fn run(kernel: &Kernel, value: &Value, dir: &Path, label: &str, w: &Written) -> 
     })?;
     *lock(&kernel.parsed) = Some(launch.program.clone());
     let interp = Interpreter::new(launch.program.clone());
-    let result = run_to_end_unrecorded(&interp, &mut launch.machine, &mut launch.scheduler);
+    // The work-groups shared out over the machine's cores, as `vdb run` does.
+    let jobs = std::thread::available_parallelism().unwrap_or(std::num::NonZeroUsize::MIN);
+    let result = run_to_end_on(&interp, &mut launch.machine, &mut launch.scheduler, jobs);
     let fault = result.err().map(|f| f.render_in(&launch.program, launch.geometry.as_ref()));
     for (index, _, mem) in &w.buffers {
         let arg = launch.args.iter().find(|a| a.index == *index);

@@ -18,8 +18,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::schedule::{run_bursts, run_groups, RunSummary, Scheduler};
+use super::schedule::{run_bursts, run_groups, run_to_end, RunSummary, Scheduler};
 use super::step::Interpreter;
+use super::{Fault, NullObserver};
 use crate::machine::{Accesses, Machine, OverReads, Ranges};
 
 /// Fewer work-groups than this left: not worth other cores.
@@ -229,6 +230,30 @@ pub fn run_split_from(
         return None;
     }
     Some(RunSummary { steps: sched.steps, lane_ops })
+}
+
+/// [`run_to_end_unrecorded`](super::run_to_end_unrecorded) with the groups shared out over up
+/// to `jobs` cores ([`run_split`]): the same memory, step count and faults. On a fault or the
+/// step limit it starts again from a copy of the start state with [`run_to_end`], so faults
+/// are reported exactly as there (the copy makes every thread's first write copy its
+/// registers; a caller that can rebuild the start state calls [`run_split`] itself).
+pub fn run_to_end_on(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+    jobs: NonZeroUsize,
+) -> Result<RunSummary, Fault> {
+    if !sched.bursts_allowed() {
+        return run_to_end(interp, machine, sched, &mut NullObserver);
+    }
+    let start = (machine.clone(), sched.clone());
+    match run_split(interp, machine, sched, jobs) {
+        Some(summary) => Ok(summary),
+        None => {
+            (*machine, *sched) = start;
+            run_to_end(interp, machine, sched, &mut NullObserver)
+        }
+    }
 }
 
 /// A chunk's plain run, as the core that ran it saw it.

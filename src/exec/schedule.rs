@@ -381,17 +381,7 @@ pub fn run_to_end_unrecorded(
     machine: &mut Machine,
     sched: &mut Scheduler,
 ) -> Result<RunSummary, Fault> {
-    if !sched.bursts_allowed() {
-        return run_to_end(interp, machine, sched, &mut NullObserver);
-    }
-    let start = (machine.clone(), sched.clone());
-    match run_bursts(interp, machine, sched) {
-        Some(summary) => Ok(summary),
-        None => {
-            (*machine, *sched) = start;
-            run_to_end(interp, machine, sched, &mut NullObserver)
-        }
-    }
+    super::cores::run_to_end_on(interp, machine, sched, std::num::NonZeroUsize::MIN)
 }
 
 /// The burst run of [`run_to_end_unrecorded`] alone: `None` when it met a fault or the step

@@ -8,7 +8,9 @@
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
-use vdb::exec::{run_split_from, run_to_end, run_to_end_unrecorded, Interpreter, NullObserver};
+use vdb::exec::{
+    run_split_from, run_to_end, run_to_end_on, run_to_end_unrecorded, Interpreter, NullObserver,
+};
 use vdb::launch::raw;
 
 use crate::golden::scratch;
@@ -156,5 +158,15 @@ fn split_runs_keep_the_launch_step_limit() {
         assert!(groups >= 4, "{groups} groups");
         let split = run_split_from(&interp, &mut machine, &mut sched, jobs, 2);
         assert_eq!(split.is_none(), stops, "limit {limit} of {} steps", exact.steps);
+        // The run the ICD makes reports what the exact run does: the summary, or the fault
+        // at the limit, with the memory it leaves.
+        let (mut machine, mut sched) = load().expect("launch");
+        let (mut want_m, mut want_s) = (machine.clone(), sched.clone());
+        (sched.step_limit, want_s.step_limit) = (limit, limit);
+        assert!(groups >= vdb::exec::MIN_SPLIT_GROUPS, "{groups} groups");
+        let got = run_to_end_on(&interp, &mut machine, &mut sched, jobs);
+        let want = run_to_end(&interp, &mut want_m, &mut want_s, &mut NullObserver);
+        assert_eq!(got, want, "limit {limit}");
+        assert_eq!(machine.svm.nonzero_pages(), want_m.svm.nonzero_pages(), "limit {limit}");
     }
 }
