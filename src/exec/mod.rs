@@ -27,7 +27,7 @@ mod test_util;
 mod xe2;
 
 pub use control::{window, FUNCTION_ADDRESS_BASE};
-pub use cores::{run_split, run_split_from, run_to_end_on, share, Chunk, Claims, Order, MIN_SPLIT_GROUPS};
+pub use cores::{run_split, run_to_end_on, share, Chunk, Claims, Order, MIN_SPLIT_GROUPS};
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
 pub use nbarrier::NBAR_BYTES;

@@ -8,9 +8,7 @@
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
-use vdb::exec::{
-    run_split_from, run_to_end, run_to_end_on, run_to_end_unrecorded, Interpreter, NullObserver,
-};
+use vdb::exec::{run_split, run_to_end, run_to_end_on, run_to_end_unrecorded, Interpreter, NullObserver};
 use vdb::launch::raw;
 
 use crate::golden::scratch;
@@ -98,7 +96,7 @@ fn check_split(
         let l = raw::load(path).map_err(|e| format!("reload failed: {e}"))?;
         let (mut machine, mut sched) = (l.machine, l.scheduler);
         let jobs = NonZeroUsize::new(jobs).expect("nonzero");
-        let split = run_split_from(interp, &mut machine, &mut sched, jobs, 2)
+        let split = run_split(interp, &mut machine, &mut sched, jobs)
             .ok_or(format!("split run over {jobs} cores stopped"))?;
         if &split != exact || sched.steps != exact.steps {
             return Err(format!("split run over {jobs} cores counted {split:?}, expected {exact:?}"));
@@ -156,7 +154,7 @@ fn split_runs_keep_the_launch_step_limit() {
         sched.step_limit = limit;
         let groups = sched.groups.len();
         assert!(groups >= 4, "{groups} groups");
-        let split = run_split_from(&interp, &mut machine, &mut sched, jobs, 2);
+        let split = run_split(&interp, &mut machine, &mut sched, jobs);
         assert_eq!(split.is_none(), stops, "limit {limit} of {} steps", exact.steps);
         // The run the ICD makes reports what the exact run does: the summary, or the fault
         // at the limit, with the memory it leaves.

@@ -620,7 +620,9 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
             let dropping = logs(b) < logs(a);
             if dropping {
                 dropped += 1;
-                assert!(s.recorder.recorded_bytes() < kept.recorder.recorded_bytes(), "{name}: bytes");
+                // The trace's bytes (chunks joined from other cores bring checkpoints of their
+                // own, so the whole recording's may not be fewer).
+                assert!(b.bytes() < a.bytes(), "{name}: bytes");
             }
             // Work-groups recorded on other cores leave checkpoints where one core does not.
             let times: Vec<u64> = s.recorder.checkpoints.list.iter().map(|c| c.time).collect();
