@@ -24,9 +24,9 @@ fn read_source(path: &Path) -> Result<SourceFile, String> {
     Ok(SourceFile { path: path.display().to_string(), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
-/// Cores this process may use (at most 8: more would not pay for a run's start states).
+/// Cores this process may use.
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Loads a launch file (or kernel, or source launch) into a new session with recording

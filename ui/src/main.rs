@@ -124,9 +124,8 @@ enum Command {
         /// Record every write (as the debugger does) and report the recording's size.
         #[arg(long)]
         record: bool,
-        /// Work-groups run side by side on up to this many cores (default: all of them, at
-        /// most 8: each core builds its own copy of the launch, so only as many as fit in half
-        /// of memory). The result is always that of running them one after another.
+        /// Work-groups run side by side on up to this many cores (default: all of them). The
+        /// result is always that of running them one after another.
         #[arg(long, short = 'j')]
         jobs: Option<std::num::NonZeroUsize>,
         /// Run the launch under the round-robin schedule and under N chaos seeds (1..=N), and
