@@ -321,25 +321,48 @@ pub fn run(
     code
 }
 
-/// The output buffers of `launch` run to the end under `schedule`, or the fault that stopped it.
+/// The output buffers of `launch` run to the end under `schedule` (from a copy of its start:
+/// copy-on-write, so each run copies only what it writes), on up to `jobs` cores where the
+/// schedule allows it, or the fault that stopped it.
 fn outputs_under(
-    input: &LaunchInput,
-    schedule: vdb::exec::Schedule,
+    launch: &raw::Launch,
+    interp: &Interpreter,
+    schedule: Schedule,
+    jobs: NonZeroUsize,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let mut launch = input.load(None).map_err(|e| e.to_string())?;
-    launch.scheduler.set_schedule(schedule);
-    let interp = Interpreter::new(launch.program.clone());
-    vdb::exec::run_to_end_unrecorded(&interp, &mut launch.machine, &mut launch.scheduler)
+    let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+    sched.set_schedule(schedule);
+    vdb::exec::run_to_end_on(interp, &mut machine, &mut sched, jobs)
         .map_err(|f| f.render(&launch.program).lines().next().unwrap_or_default().to_string())?;
     let mut out = Vec::new();
     for o in &launch.outputs {
         if let raw::OutputSource::Svm { address, size } = o.source {
             let mut bytes = vec![0u8; size as usize];
-            launch.machine.svm.read(address, &mut bytes).map_err(|e| e.to_string())?;
+            machine.svm.read(address, &mut bytes).map_err(|e| e.to_string())?;
             out.push((o.path.clone(), bytes));
         }
     }
     Ok(out)
+}
+
+/// What differs between the round-robin outputs `want` and a seed's `got`, if anything.
+fn differences(want: &[(String, Vec<u8>)], got: &[(String, Vec<u8>)]) -> Option<String> {
+    let diffs: Vec<String> = want
+        .iter()
+        .zip(got)
+        .filter_map(|((name, want), (_, have))| {
+            let differ: Vec<usize> = (0..want.len()).filter(|&i| want.get(i) != have.get(i)).collect();
+            let &first = differ.first()?;
+            Some(format!(
+                "{name}: {} of {} bytes differ, the first at +{first:#x} (round-robin {:#04x}, this seed {:#04x})",
+                differ.len(),
+                want.len(),
+                want[first],
+                have.get(first).copied().unwrap_or(0)
+            ))
+        })
+        .collect();
+    (!diffs.is_empty()).then(|| diffs.join("; "))
 }
 
 /// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
@@ -403,45 +426,61 @@ pub fn check_run(input: &LaunchInput, stats: bool, what: Option<&str>) -> u8 {
     }
 }
 
-pub fn compare_schedules(input: &LaunchInput, seeds: u64) -> u8 {
-    let reference = match outputs_under(input, vdb::exec::Schedule::RoundRobin) {
+pub fn compare_schedules(input: &LaunchInput, seeds: u64, jobs: NonZeroUsize) -> u8 {
+    let launch = match input.load(None) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_LAUNCH;
+        }
+    };
+    let interp = Interpreter::new(launch.program.clone());
+    let reference = match outputs_under(&launch, &interp, Schedule::RoundRobin, jobs) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("error: under round-robin: {e}");
             return EXIT_BAD_LAUNCH;
         }
     };
+    // The seeds run side by side, one a core (a chaos run goes step by step on one), and are
+    // reported in order as they finish.
+    let next = std::sync::atomic::AtomicU64::new(1);
+    let (done, results) = std::sync::mpsc::channel::<(u64, Option<String>)>();
     let mut differing = 0;
-    for seed in 1..=seeds {
-        let what = match outputs_under(input, vdb::exec::Schedule::Chaos { seed }) {
-            Err(e) => Some(format!("faulted: {e}")),
-            Ok(got) => {
-                let diffs: Vec<String> = reference
-                    .iter()
-                    .zip(&got)
-                    .filter_map(|((name, want), (_, have))| {
-                        let differ: Vec<usize> = (0..want.len()).filter(|&i| want.get(i) != have.get(i)).collect();
-                        let &first = differ.first()?;
-                        Some(format!(
-                            "{name}: {} of {} bytes differ, the first at +{first:#x} (round-robin {:#04x}, this seed {:#04x})",
-                            differ.len(),
-                            want.len(),
-                            want[first],
-                            have.get(first).copied().unwrap_or(0)
-                        ))
-                    })
-                    .collect();
-                (!diffs.is_empty()).then(|| diffs.join("; "))
-            }
-        };
-        match what {
-            Some(w) => {
-                differing += 1;
-                say!("seed {seed}: {w}");
-            }
-            None => say!("seed {seed}: same outputs"),
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.get().min(seeds.try_into().unwrap_or(usize::MAX)) {
+            let (next, done, launch, interp, reference) = (&next, done.clone(), &launch, &interp, &reference);
+            scope.spawn(move || loop {
+                let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if seed > seeds {
+                    break;
+                }
+                let what = match outputs_under(launch, interp, Schedule::Chaos { seed }, NonZeroUsize::MIN) {
+                    Err(e) => Some(format!("faulted: {e}")),
+                    Ok(got) => differences(reference, &got),
+                };
+                if done.send((seed, what)).is_err() {
+                    break;
+                }
+            });
         }
-    }
+        drop(done);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut due = 1;
+        for (seed, what) in results {
+            waiting.insert(seed, what);
+            while let Some(what) = waiting.remove(&due) {
+                match what {
+                    Some(w) => {
+                        differing += 1;
+                        say!("seed {due}: {w}");
+                    }
+                    None => say!("seed {due}: same outputs"),
+                }
+                due += 1;
+            }
+        }
+    });
     say!(
         "{differing} of {seeds} chaos seeds give outputs other than round-robin's{}",
         if differing > 0 { " (rerun one with --schedule chaos --seed N to debug it)" } else { "" }

@@ -260,7 +260,7 @@ fn main() -> ExitCode {
                 .unwrap_or(std::num::NonZeroUsize::MIN);
             match (commands::resolve_input(&launch, &source, schedule), schedules) {
                 (Ok(input), _) if check.is_some() => commands::check_run(&input, stats, check.as_deref()),
-                (Ok(input), Some(n)) => commands::compare_schedules(&input, n),
+                (Ok(input), Some(n)) => commands::compare_schedules(&input, n, jobs),
                 (Ok(input), None) => {
                     commands::run(&input, out.as_deref(), stats, record, jobs, cli.record_limit)
                 }

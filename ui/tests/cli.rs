@@ -713,6 +713,18 @@ fn schedules_expose_a_missing_barrier() {
         vdb(&["run", "sample-kernels/opencl/slm_reduce/skl.launch.json", "--schedules", "3"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("0 of 3 chaos seeds"), "{out}");
+    // The seeds run side by side on the cores: the same report, seed by seed in order, on
+    // one core and on three.
+    let report = |jobs| {
+        let args =
+            ["run", "sample-kernels/races/max_reduce/skl.launch.json", "--schedules", "7", "--jobs", jobs];
+        vdb(&args).1
+    };
+    let one = report("1");
+    assert_eq!(report("3"), one);
+    let seeds: Vec<u64> =
+        one.lines().filter_map(|l| l.strip_prefix("seed ")?.split(':').next()?.parse().ok()).collect();
+    assert_eq!(seeds, (1..=7).collect::<Vec<u64>>(), "{one}");
     let (code, _, err) =
         vdb(&["run", "sample-kernels/opencl/slm_reduce/skl.launch.json", "--schedule", "random"]);
     assert_eq!(code, 2, "{err}");
