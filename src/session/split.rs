@@ -110,14 +110,13 @@ impl Session {
         self.machine.svm.accesses = Some(Box::default());
         let stop = AtomicBool::new(false);
         // A `continue`'s breakpoints are tested on every core as it records.
-        let workers: Vec<_> = (1..self.cores)
-            .enumerate()
-            .map(|(id, _)| {
+        let workers: Vec<_> = (0..self.cores - 1)
+            .map(|id| {
                 let probe = self.probe.as_ref().and_then(|_| self.breakpoint_probe());
                 Worker { id, batch: Batch::default(), probe, done: 0 }
             })
             .collect();
-        let chunks = Chunks { interp: &interp, start: &start, base: &base, grf_size, interval, stop: &stop };
+        let setup = Setup { interp: &interp, start: &start, base: &base, grf_size, interval, stop: &stop };
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let front = || {
             let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, Some(&shared));
@@ -127,7 +126,7 @@ impl Session {
             pause
         };
         let (pause, chunks) = share(&shared.claims, &stop, workers, front, |worker, groups| {
-            chunks.record(worker, groups, &shared)
+            setup.record(worker, groups, &shared)
         });
         self.recorder.trace = trace;
         let accesses = self.machine.svm.accesses.take();
@@ -211,7 +210,7 @@ struct Worker {
 
 /// What the workers share: the machine and scheduler each chunk starts from, and how the
 /// session records.
-struct Chunks<'a> {
+struct Setup<'a> {
     interp: &'a Interpreter,
     start: &'a Machine,
     base: &'a Scheduler,
@@ -220,7 +219,7 @@ struct Chunks<'a> {
     stop: &'a AtomicBool,
 }
 
-impl Chunks<'_> {
+impl Setup<'_> {
     /// The recording of work-groups `groups` by `worker`, from a copy of the start, in
     /// windows as the first core records them, within the budget the cores share. None when
     /// it could not record them all (a fault, the budget, the index's step range) or was
