@@ -168,3 +168,36 @@ fn split_runs_keep_the_launch_step_limit() {
         assert_eq!(machine.svm.nonzero_pages(), want_m.svm.nonzero_pages(), "limit {limit}");
     }
 }
+
+/// A fault in a later work-group, run with the groups shared over cores (where the chunks
+/// from the back fault too), is the one the sequential run meets: the same fault, with the
+/// memory it leaves; the run on N cores before the fault writes what the sequence does.
+#[test]
+fn split_runs_report_the_fault_of_the_sequential_run() {
+    // Half the output buffer: the scatter of group 8 of 16 faults.
+    let collatz = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz");
+    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
+    let base = collatz.to_string_lossy();
+    let text = text
+        .replace("\"size\": 4096", "\"size\": 2048")
+        .replace("\"skl/", &format!("\"{base}/skl/"))
+        .replace("\"in/", &format!("\"{base}/in/"));
+    let path = crate::golden::scratch("split_fault").join("half.launch.json");
+    std::fs::write(&path, text).expect("write launch");
+    let launch = raw::load(&path).expect("launch");
+    let interp = Interpreter::new(launch.program.clone());
+    let (mut want_m, mut want_s) = (launch.machine.clone(), launch.scheduler.clone());
+    let want = run_to_end(&interp, &mut want_m, &mut want_s, &mut NullObserver);
+    let fault = want.clone().expect_err("the sequential run faults");
+    assert!(fault.thread.0 > 0, "{fault:?}");
+    for jobs in [2, 3] {
+        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+        let jobs = NonZeroUsize::new(jobs).expect("nonzero");
+        assert!(run_split(&interp, &mut machine, &mut sched, jobs).is_none(), "{jobs} cores");
+        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+        let got = run_to_end_on(&interp, &mut machine, &mut sched, jobs);
+        assert_eq!(got, want, "{jobs} cores");
+        assert_eq!(machine.svm.nonzero_pages(), want_m.svm.nonzero_pages(), "{jobs} cores");
+        assert_eq!(sched.steps, want_s.steps, "{jobs} cores");
+    }
+}
