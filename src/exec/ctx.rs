@@ -129,7 +129,9 @@ impl<O: Observer> Ctx<'_, O> {
             self.mem_peek(space, addr, out)?;
         }
         if let (MemSpace::Svm, Some(acc)) = (space, self.svm.accesses.as_deref_mut()) {
-            acc.reads.add(addr, out.len() as u64);
+            if !acc.writes_only {
+                acc.reads.add(addr, out.len() as u64);
+            }
         }
         if O::ACTIVE {
             self.obs.mem_read(self.tid, space, addr, out.len() as u64);

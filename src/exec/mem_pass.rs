@@ -155,7 +155,7 @@ impl<O: Observer> Ctx<'_, O> {
             }
             if let Some(acc) = self.svm.accesses.as_deref_mut() {
                 for &addr in &pass.addrs[i..end] {
-                    if pass.op != MemOp::Store {
+                    if pass.op != MemOp::Store && !acc.writes_only {
                         acc.reads.add(addr, size);
                     }
                     if pass.op != MemOp::Load {

@@ -119,9 +119,16 @@ pub struct Svm {
 pub struct Accesses {
     pub reads: Ranges,
     pub writes: Ranges,
+    /// Reads are not noted (the groups whose writes alone are checked against).
+    pub writes_only: bool,
 }
 
 impl Accesses {
+    /// Notes of writes alone.
+    pub fn writes_only() -> Accesses {
+        Accesses { writes_only: true, ..Accesses::default() }
+    }
+
     /// Both sets [normalized](Ranges::normalize).
     pub fn normalize(&mut self) {
         self.reads.normalize();

@@ -107,7 +107,8 @@ impl Session {
         };
         let base = self.sched.clone();
         self.sched.groups.truncate(first);
-        self.machine.svm.accesses = Some(Box::default());
+        // Only what this core's groups wrote is checked against (`Order`).
+        self.machine.svm.accesses = Some(Box::new(Accesses::writes_only()));
         let stop = AtomicBool::new(false);
         // A `continue`'s breakpoints are tested on every core as it records.
         let workers: Vec<_> = (0..self.cores - 1)

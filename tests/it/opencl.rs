@@ -201,3 +201,25 @@ fn split_runs_report_the_fault_of_the_sequential_run() {
         assert_eq!(sched.steps, want_s.steps, "{jobs} cores");
     }
 }
+
+/// A run notes the SVM bytes it reads and writes when asked, and only those it writes when
+/// asked for writes alone (the groups run from the front, checked against by their writes).
+#[test]
+fn runs_note_their_accesses_or_their_writes_alone() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz/skl.launch.json");
+    let launch = raw::load(&path).expect("launch");
+    let interp = Interpreter::new(launch.program.clone());
+    let mut noted = Vec::new();
+    for accesses in [vdb::machine::Accesses::default(), vdb::machine::Accesses::writes_only()] {
+        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+        machine.svm.accesses = Some(Box::new(accesses));
+        run_to_end_unrecorded(&interp, &mut machine, &mut sched).expect("runs");
+        let mut a = *machine.svm.accesses.take().expect("noted");
+        a.normalize();
+        noted.push(a);
+    }
+    let [both, writes] = &noted[..] else { unreachable!() };
+    assert!(both.reads.iter().next().is_some() && both.writes.iter().next().is_some());
+    assert!(writes.reads.iter().next().is_none(), "{:?}", writes.reads);
+    assert_eq!(writes.writes, both.writes);
+}
