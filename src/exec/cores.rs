@@ -224,8 +224,19 @@ pub fn run_split(
     Some(RunSummary { steps: sched.steps, lane_ops })
 }
 
-/// [`run_to_end_unrecorded`](super::run_to_end_unrecorded) with the groups shared out over up
-/// to `jobs` cores ([`run_split`]): the same memory, step count and faults. On a fault or the
+/// Runs every thread to the end without recording, in bursts ([`run_bursts`]), with exactly
+/// the results of [`run_to_end`]'s round-robin schedule (same memory, registers and step
+/// count): [`run_to_end_on`] one core.
+pub fn run_to_end_unrecorded(
+    interp: &Interpreter,
+    machine: &mut Machine,
+    sched: &mut Scheduler,
+) -> Result<RunSummary, Fault> {
+    run_to_end_on(interp, machine, sched, NonZeroUsize::MIN)
+}
+
+/// [`run_to_end_unrecorded`] with the groups shared out over up to `jobs` cores
+/// ([`run_split`]): the same memory, step count and faults. On a fault or the
 /// step limit it starts again from a copy of the start state with [`run_to_end`], so faults
 /// are reported exactly as there (the copy makes every thread's first write copy its
 /// registers; a caller that can rebuild the start state calls [`run_split`] itself).

@@ -27,7 +27,9 @@ mod test_util;
 mod xe2;
 
 pub use control::{window, FUNCTION_ADDRESS_BASE};
-pub use cores::{run_split, run_to_end_on, share, Chunk, Claims, Order, MIN_SPLIT_GROUPS};
+pub use cores::{
+    run_split, run_to_end_on, run_to_end_unrecorded, share, Chunk, Claims, Order, MIN_SPLIT_GROUPS,
+};
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};
 pub use nbarrier::NBAR_BYTES;
@@ -35,8 +37,7 @@ pub use observer::{lane_runs, LaneRuns, NullObserver, Observer, StepHooks};
 pub use operand::{indirect_lane, load_le, operand_type, store_le};
 pub(crate) use schedule::{in_key_order, place_in_phase};
 pub use schedule::{
-    run_bursts, run_bursts_observed, run_groups, run_to_end, run_to_end_unrecorded, Pick, RunSummary,
-    SchedPos, Schedule, Scheduler,
+    run_bursts, run_bursts_observed, run_groups, run_to_end, Pick, RunSummary, SchedPos, Schedule, Scheduler,
 };
 pub use step::{
     channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, PcSet, StepEvent, StepInfo, Tier,

@@ -359,34 +359,20 @@ pub fn run_to_end<O: Observer>(
     Ok(summary)
 }
 
-/// Runs every thread to the end without recording, in bursts, with exactly the results of
-/// [`run_to_end`]'s round-robin schedule (same memory, registers and step count).
+/// Runs every thread to the end in bursts, with exactly the results of [`run_to_end`]'s
+/// round-robin schedule (same memory, registers and step count), or `None` when it met a
+/// fault or the step limit: then `machine` and `sched` are mid-run, and the caller reruns from
+/// the start with [`run_to_end`] to report the fault exactly
+/// ([`run_to_end_unrecorded`](super::run_to_end_unrecorded) does).
 ///
 /// Why that holds: threads share nothing but memory, so a run is determined by the order of
-/// the instructions other threads can observe (memory messages, atomics and barriers). Inside a
-/// phase of a group (from its start or a barrier release until every live thread waits or
+/// the instructions other threads can observe (memory messages, atomics and barriers). Inside
+/// a phase of a group (from its start or a barrier release until every live thread waits or
 /// has finished) the round-robin scheduler runs step `c` of thread `t` in round `c`, at
 /// position `(t - first) mod k`, skipping threads that stopped; so its order is by the key
-/// `(c, (t - first) mod k)`. Here each thread runs its private instructions ahead in one burst
-/// and the visible ones are executed in key order. On a fault or the step limit it starts
-/// again from the beginning with [`run_to_end`], so faults are reported exactly as there.
-/// Measured on the Collatz benchmark: one thread borrow per burst instead of a scheduler
-/// pick and a thread borrow per step.
-///
-/// This keeps a copy of the start state for that rerun, and the copy makes every thread's
-/// first write copy its registers; a caller that can rebuild the start state uses
-/// [`run_bursts`] instead.
-pub fn run_to_end_unrecorded(
-    interp: &Interpreter,
-    machine: &mut Machine,
-    sched: &mut Scheduler,
-) -> Result<RunSummary, Fault> {
-    super::cores::run_to_end_on(interp, machine, sched, std::num::NonZeroUsize::MIN)
-}
-
-/// The burst run of [`run_to_end_unrecorded`] alone: `None` when it met a fault or the step
-/// limit, and then `machine` and `sched` are mid-run and must be rebuilt from the launch
-/// and run with [`run_to_end`] to report the fault exactly.
+/// `(c, (t - first) mod k)`. Here each thread runs its private instructions ahead in one
+/// burst and the visible ones are executed in key order. Measured on the Collatz benchmark:
+/// one thread borrow per burst instead of a scheduler pick and a thread borrow per step.
 pub fn run_bursts(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> Option<RunSummary> {
     run_bursts_observed(interp, machine, sched, &mut NullObserver, |_, _, _, _| {})
 }
