@@ -242,8 +242,44 @@ pub enum Command {
         depth: Option<u32>,
     },
     Mark(String),
+    /// `set log-cache SIZE|all|default`: how many bytes of the recording's logs are kept
+    /// (the parts read least lately past that are dropped, and recorded again when read).
+    SetLogCache(LogCache),
     StateHash,
     Help,
+}
+
+/// What `set log-cache` keeps of the recording's logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogCache {
+    /// Every part's.
+    All,
+    /// The session's default (`LOG_CACHE`).
+    Default,
+    /// At most this many bytes.
+    Bytes(u64),
+}
+
+/// A byte count with an optional unit: `2G`, `512MiB`, `1.5gb`, `4096` (units are powers of
+/// 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => return Err(format!("unknown unit `{other}` (use K, M, G or T)")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size (like 512M or 2G)"))?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes >= u64::MAX as f64 {
+        return Err(format!("`{text}` is not a size between 1 byte and 16 EiB"));
+    }
+    Ok(bytes as u64)
 }
 
 /// A command line that does not parse.
@@ -322,6 +358,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("lane-history [L] (lh)", "when lane L of the focused thread left and rejoined the execution mask"),
     ("source FILE", "run the commands in FILE"),
     ("mark NAME", "bookmark the current step"),
+    (
+        "set log-cache SIZE|all|default",
+        "bytes of the recording's logs kept (512M, 2G); past them parts are recorded again when read",
+    ),
     ("state-hash", "hash of the whole machine"),
     ("help", "this list"),
 ];
@@ -698,6 +738,16 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             _ => return err("lane-history takes at most a lane number"),
         },
         "mark" => Command::Mark(one_arg("a name")?.to_string()),
+        "set" => match args.as_slice() {
+            ["log-cache", "all"] => Command::SetLogCache(LogCache::All),
+            ["log-cache", "default"] => Command::SetLogCache(LogCache::Default),
+            ["log-cache", size] => {
+                Command::SetLogCache(LogCache::Bytes(parse_size(size).map_err(CommandError)?))
+            }
+            ["log-cache", ..] => return err("`set log-cache` takes a size (512M, 2G), `all` or `default`"),
+            [other, ..] => return err(format!("unknown setting `{other}` (there is `set log-cache`)")),
+            [] => return err("`set` needs a setting: `set log-cache SIZE|all|default`"),
+        },
         "state-hash" => no_args(Command::StateHash)?,
         "backtrace" | "bt" | "where" => no_args(Command::Backtrace)?,
         "help" | "h" | "?" => Command::Help,
@@ -955,6 +1005,10 @@ mod tests {
             ("undisplay 3", Command::Undisplay(Some(3))),
             ("info display", Command::Info(InfoWhat::Display)),
             ("info record", Command::Info(InfoWhat::Record)),
+            ("set log-cache all", Command::SetLogCache(LogCache::All)),
+            ("set log-cache default", Command::SetLogCache(LogCache::Default)),
+            ("set log-cache 1.5G", Command::SetLogCache(LogCache::Bytes(3 << 29))),
+            ("set log-cache 4096", Command::SetLogCache(LogCache::Bytes(4096))),
             (
                 "thread apply all print R /x",
                 Command::ThreadApply {
@@ -1008,6 +1062,12 @@ mod tests {
             "advance",
             "advance 12 if R(0,0)<0;1,0> > 1",
             "info nothing",
+            "set",
+            "set log-cache",
+            "set log-cache 2X",
+            "set log-cache 0",
+            "set log-cache 1G 2G",
+            "set verbose on",
             "until 12 if R(0,0)<0;1,0> > 1",
             "condition",
             "condition x R == 1",

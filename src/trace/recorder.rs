@@ -118,7 +118,7 @@ impl Cache {
     pub const ALL: Cache = Cache { per_step: u64::MAX, floor: u64::MAX };
 
     /// The bytes of complete parts' bodies kept at `len` recorded steps.
-    fn keep(&self, len: u64) -> u64 {
+    pub fn keep(&self, len: u64) -> u64 {
         self.per_step.saturating_mul(len).max(self.floor)
     }
 }

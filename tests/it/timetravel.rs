@@ -808,3 +808,46 @@ impl vdb::exec::Observer for SlmReads {
         self.hit |= space == MemSpace::Slm(self.group) && addr < self.off + 4 && self.off < addr + len;
     }
 }
+
+/// `set log-cache` changes what the recording keeps, as the next command ends: a byte keeps
+/// only the last part, `all` keeps every part once read, `default` goes back to the session's
+/// cache; the state at a step is the same whatever is kept.
+#[test]
+fn set_log_cache_keeps_what_it_says() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/matmul/skl.launch.json");
+    let mut s = session(&path);
+    s.recorder.checkpoints.interval = 256;
+    let mut kept = session(&path);
+    kept.recorder.trace.cache = vdb::trace::Cache::ALL;
+    kept.recorder.checkpoints.interval = 256;
+    assert_eq!(s.run_to_end(), kept.run_to_end());
+    let held = |s: &mut Session| {
+        let info = run(s, "info record");
+        let f = |k: &str| info.fields[k].as_u64().unwrap_or_else(|| panic!("{k}: {}", info.text));
+        (f("parts_held"), f("parts"), info.fields["log_cache_bytes"].clone())
+    };
+    let (all_held, parts, _) = held(&mut kept);
+    assert!(parts > 8 && all_held == parts, "{all_held} of {parts}");
+    let reply = run(&mut s, "set log-cache 1");
+    assert_eq!(reply.fields["log_cache_bytes"], serde_json::json!(1), "{}", reply.text);
+    assert_eq!(held(&mut s), (1, parts, serde_json::json!(1)));
+    let n = s.recorder.len();
+    for target in [n / 3, n / 2, 1] {
+        run(&mut s, &format!("goto {target}"));
+        kept.goto(target);
+        assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "goto {target}");
+        // The command ends with the last part alone held.
+        assert_eq!(held(&mut s).0, 1, "after goto {target}");
+    }
+    run(&mut s, "set log-cache all");
+    for (k, target) in [n / 3, n / 2, 1].into_iter().enumerate() {
+        run(&mut s, &format!("goto {target}"));
+        kept.goto(target);
+        assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "goto {target}");
+        let (h, _, cache) = held(&mut s);
+        assert_eq!((h, cache), (k as u64 + 2, serde_json::Value::Null), "after goto {target}");
+    }
+    run(&mut s, "set log-cache default");
+    assert_eq!(s.recorder.trace.cache, vdb::session::LOG_CACHE);
+}

@@ -49,7 +49,7 @@ struct Cli {
     /// Recording budget: bytes, or with a unit (512M, 2G, 1.5GiB; K, M, G and T are powers of
     /// 1024). The run stops there, everything recorded so far usable. Default: half of
     /// physical memory.
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = vdb::session::parse_size)]
     record_limit: Option<u64>,
     /// How a work-group's threads take turns: rr (one instruction each in turn, the default),
     /// seq (each runs until it blocks), chaos (random threads in random bursts, per --seed).
@@ -58,28 +58,6 @@ struct Cli {
     /// The chaos schedule's seed.
     #[arg(long, global = true, default_value_t = 1)]
     seed: u64,
-}
-
-/// A byte count with an optional unit: `2G`, `512MiB`, `1.5gb`, `4096` (units are powers of
-/// 1024).
-fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        other => return Err(format!("unknown unit `{other}` (use K, M, G or T)")),
-    };
-    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size (like 512M or 2G)"))?;
-    let bytes = value * (1u64 << shift) as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes >= u64::MAX as f64 {
-        return Err(format!("`{text}` is not a size between 1 byte and 16 EiB"));
-    }
-    Ok(bytes as u64)
 }
 
 /// A `--grf-size` value: only the sizes platforms have.
