@@ -365,8 +365,6 @@ fn differences(want: &[(String, Vec<u8>)], got: &[(String, Vec<u8>)]) -> Option<
     (!diffs.is_empty()).then(|| diffs.join("; "))
 }
 
-/// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
-/// 1..=N; each seed that differs is named with what differs. Exit 1 if any differs.
 /// `vdb run --check races|uninit|all`.
 pub fn check_run(input: &LaunchInput, stats: bool, what: Option<&str>) -> u8 {
     let (races, uninit) = match what {
@@ -426,6 +424,8 @@ pub fn check_run(input: &LaunchInput, stats: bool, what: Option<&str>) -> u8 {
     }
 }
 
+/// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
+/// 1..=N; each seed that differs is named with what differs. Exit 1 if any differs.
 pub fn compare_schedules(input: &LaunchInput, seeds: u64, jobs: NonZeroUsize) -> u8 {
     let launch = match input.load(None) {
         Ok(l) => l,
