@@ -177,7 +177,9 @@ pub fn run_split(
     if jobs.get() < 2 || end.saturating_sub(first) < MIN_SPLIT_GROUPS {
         return run_bursts(interp, machine, sched);
     }
-    let claims = Claims::new(first..end, jobs.get() - 1);
+    // No more workers than groups the front core may leave them.
+    let workers = (jobs.get() - 1).min(end - first - 1);
+    let claims = Claims::new(first..end, workers);
     let (start, base) = (machine.clone(), sched.clone());
     let stop = AtomicBool::new(false);
     // Only what this core's groups wrote is checked against (`Order`).
@@ -197,9 +199,8 @@ pub fn run_split(
         }
         true
     };
-    let (ran, chunks) = share(&claims, &stop, vec![(); jobs.get() - 1], front, |_, groups| {
-        run_chunk(interp, &start, &base, groups)
-    });
+    let (ran, chunks) =
+        share(&claims, &stop, vec![(); workers], front, |_, groups| run_chunk(interp, &start, &base, groups));
     let written = machine.svm.accesses.take()?.writes;
     if !ran {
         return None;
