@@ -199,8 +199,9 @@ pub fn run_split(
         }
         true
     };
-    let (ran, chunks) =
-        share(&claims, &stop, vec![(); workers], front, |_, groups| run_chunk(interp, &start, &base, groups));
+    let (ran, chunks) = share(&claims, &stop, vec![(); workers], front, |_, groups| {
+        run_chunk(interp, &start, &base, groups, &stop)
+    });
     let written = machine.svm.accesses.take()?.writes;
     if !ran {
         return None;
@@ -271,14 +272,28 @@ struct Ran {
     over_reads: OverReads,
 }
 
-/// Runs groups `groups` from a copy of `start`, noting what they read and wrote.
-fn run_chunk(interp: &Interpreter, start: &Machine, base: &Scheduler, groups: Range<usize>) -> Option<Ran> {
+/// Runs groups `groups` from a copy of `start`, noting what they read and wrote; None at a
+/// fault, the step limit, or when `stop` is set before a group (the front core faulted:
+/// nothing after it is of use, and the fault is reported sooner).
+fn run_chunk(
+    interp: &Interpreter,
+    start: &Machine,
+    base: &Scheduler,
+    groups: Range<usize>,
+    stop: &AtomicBool,
+) -> Option<Ran> {
     let mut machine = start.clone();
     let mut sched = base.clone();
     sched.start_group(groups.start);
     machine.svm.accesses = Some(Box::default());
     machine.svm.over_reads = OverReads::default();
-    let lane_ops = run_groups(interp, &mut machine, &mut sched, groups.end)?.lane_ops;
+    let mut lane_ops = 0;
+    for group in groups.clone() {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        lane_ops += run_groups(interp, &mut machine, &mut sched, group + 1)?.lane_ops;
+    }
     let mut accesses = *machine.svm.accesses.take()?;
     accesses.normalize();
     let mut bytes = Vec::new();
@@ -386,6 +401,28 @@ mod tests {
             }
             assert_eq!(all, (0..200).collect::<Vec<_>>(), "{workers} workers");
         }
+    }
+
+    /// A chunk's run notes what it accessed and stops before its next group once told to.
+    #[test]
+    fn a_chunk_runs_its_groups_unless_told_to_stop() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample-kernels/opencl/collatz/skl.launch.json");
+        let launch = crate::launch::raw::load(&path).expect("launch");
+        let interp = Interpreter::new(launch.program.clone());
+        let (start, base) = (&launch.machine, &launch.scheduler);
+        let stop = AtomicBool::new(false);
+        let ran = run_chunk(&interp, start, base, 2..4, &stop).expect("runs");
+        assert!(ran.steps > 0 && ran.lane_ops > ran.steps, "{} steps", ran.steps);
+        assert!(ran.accesses.reads.iter().next().is_some() && !ran.bytes.is_empty());
+        // The same groups from the front, in sequence, take as many steps.
+        let (mut machine, mut sched) = (start.clone(), base.clone());
+        sched.start_group(2);
+        let before = sched.steps;
+        run_groups(&interp, &mut machine, &mut sched, 4).expect("runs");
+        assert_eq!(sched.steps - before, ran.steps);
+        stop.store(true, Ordering::Relaxed);
+        assert!(run_chunk(&interp, start, base, 2..4, &stop).is_none());
     }
 
     #[test]
