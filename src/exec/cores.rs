@@ -161,6 +161,17 @@ impl Order {
     }
 }
 
+/// How a run shared its groups: the cores it used, the groups other cores ran that joined
+/// the run, and the first group of the first chunk that did not join because it touched
+/// memory the groups before it wrote (the groups from there ran on this core).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    pub summary: RunSummary,
+    pub cores: usize,
+    pub groups_elsewhere: usize,
+    pub refused_at: Option<usize>,
+}
+
 /// Runs every group to the end with exactly the memory and step count of [`run_bursts`], the
 /// groups shared out over up to `jobs` cores when at least [`MIN_SPLIT_GROUPS`] are left.
 ///
@@ -172,10 +183,11 @@ pub fn run_split(
     machine: &mut Machine,
     sched: &mut Scheduler,
     jobs: NonZeroUsize,
-) -> Option<RunSummary> {
+) -> Option<Split> {
     let (first, end) = (sched.current_group, sched.groups.len());
     if jobs.get() < 2 || end.saturating_sub(first) < MIN_SPLIT_GROUPS {
-        return run_bursts(interp, machine, sched);
+        let summary = run_bursts(interp, machine, sched)?;
+        return Some(Split { summary, cores: 1, ..Split::default() });
     }
     // No more workers than groups the front core may leave them.
     let workers = (jobs.get() - 1).min(end - first - 1);
@@ -207,9 +219,15 @@ pub fn run_split(
         return None;
     }
     let mut order = Order::new(written, sched.current_group);
+    let (mut groups_elsewhere, mut refused_at) = (0, None);
     for Chunk { groups, done } in chunks {
-        let Some(done) = done.filter(|d| order.follows(&groups, &d.accesses)) else { break };
+        let Some(done) = done else { break };
+        if !order.follows(&groups, &done.accesses) {
+            refused_at = Some(groups.start);
+            break;
+        }
         order.take(&groups, &done.accesses);
+        groups_elsewhere += groups.len();
         for (addr, bytes) in &done.bytes {
             machine.svm.write(*addr, bytes).ok()?;
         }
@@ -223,7 +241,8 @@ pub fn run_split(
     if sched.step_limit != 0 && sched.steps > sched.step_limit {
         return None;
     }
-    Some(RunSummary { steps: sched.steps, lane_ops })
+    let summary = RunSummary { steps: sched.steps, lane_ops };
+    Some(Split { summary, cores: workers + 1, groups_elsewhere, refused_at })
 }
 
 /// Runs every thread to the end without recording, in bursts ([`run_bursts`]), with exactly
@@ -253,7 +272,7 @@ pub fn run_to_end_on(
     }
     let start = (machine.clone(), sched.clone());
     match run_split(interp, machine, sched, jobs) {
-        Some(summary) => Ok(summary),
+        Some(split) => Ok(split.summary),
         None => {
             (*machine, *sched) = start;
             run_to_end(interp, machine, sched, &mut NullObserver)

@@ -28,7 +28,7 @@ mod xe2;
 
 pub use control::{window, FUNCTION_ADDRESS_BASE};
 pub use cores::{
-    run_split, run_to_end_on, run_to_end_unrecorded, share, Chunk, Claims, Order, MIN_SPLIT_GROUPS,
+    run_split, run_to_end_on, run_to_end_unrecorded, share, Chunk, Claims, Order, Split, MIN_SPLIT_GROUPS,
 };
 pub use ctx::Ctx;
 pub use fault::{Fault, FaultKind};

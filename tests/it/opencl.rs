@@ -98,8 +98,13 @@ fn check_split(
         let jobs = NonZeroUsize::new(jobs).expect("nonzero");
         let split = run_split(interp, &mut machine, &mut sched, jobs)
             .ok_or(format!("split run over {jobs} cores stopped"))?;
-        if &split != exact || sched.steps != exact.steps {
+        if &split.summary != exact || sched.steps != exact.steps {
             return Err(format!("split run over {jobs} cores counted {split:?}, expected {exact:?}"));
+        }
+        let groups = sched.groups.len();
+        // Other cores may take every group (before this core takes its first).
+        if split.cores > jobs.get() || split.groups_elsewhere > groups {
+            return Err(format!("split run over {jobs} cores of {groups} groups: {split:?}"));
         }
         if machine.svm.nonzero_pages() != want.svm.nonzero_pages() {
             return Err(format!("split run over {jobs} cores ends with other memory"));

@@ -192,6 +192,8 @@ pub fn run(
     }
     let mut budget_stop = None;
     let geometry = launch.geometry.clone();
+    // How the plain run shared its groups over the cores, for `--stats`.
+    let mut sharing = None;
     let (program, machine, outputs, steps, lane_ops, fault, recorded) = if record {
         let mut session = new_session(launch, jobs.get(), budget);
         let stop = session.run_to_end();
@@ -226,7 +228,14 @@ pub fn run(
             None
         };
         let result = match split {
-            Some(summary) => Ok(summary),
+            Some(split) => {
+                sharing = Some(serde_json::json!({
+                    "cores": split.cores,
+                    "groups_elsewhere": split.groups_elsewhere,
+                    "refused_at_group": split.refused_at,
+                }));
+                Ok(split.summary)
+            }
             None if !launch.scheduler.bursts_allowed() => {
                 run_to_end(&interp, &mut launch.machine, &mut launch.scheduler, &mut NullObserver)
             }
@@ -310,6 +319,9 @@ pub fn run(
             "threads": threads, "instructions": steps, "steps": steps, "lane_ops": lane_ops,
             "wall_ms": wall_ms, "peak_rss": peak_rss(), "over_reads": machine.svm.over_reads.count,
         });
+        if let Some(sharing) = sharing {
+            line["sharing"] = sharing;
+        }
         if let Some(parts) = recorded {
             let bytes = parts.total();
             line["recorded_bytes"] = serde_json::json!(bytes);

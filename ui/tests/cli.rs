@@ -91,6 +91,31 @@ fn run_record_stats_break_the_recording_down() {
     }
 }
 
+/// `run --stats` says how the groups were shared over the cores: hash64's groups write apart,
+/// so other cores ran some; histogram's groups all add into the same global bins, so the
+/// first chunk from another core is refused and the rest run on one; one core shares nothing.
+/// (Launches of 50 ms and more: the other core surely takes a chunk.)
+#[test]
+fn stats_say_how_the_groups_were_shared() {
+    let d = scratch("sharing").to_string_lossy().to_string();
+    let sharing = |kernel: &str, jobs: &str| {
+        let launch = format!("sample-kernels/bench/{kernel}/skl.launch.json");
+        let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--stats", "--jobs", jobs]);
+        assert_eq!(code, 0, "{err}");
+        let stats: serde_json::Value =
+            serde_json::from_str(out.lines().last().expect("stats")).expect("json");
+        stats["sharing"].clone()
+    };
+    let apart = sharing("hash64", "2");
+    assert_eq!(apart["cores"], 2, "{apart}");
+    assert!(apart["groups_elsewhere"].as_u64() > Some(0) && apart["refused_at_group"].is_null(), "{apart}");
+    let atomics = sharing("histogram", "2");
+    assert_eq!(atomics["groups_elsewhere"], 0, "{atomics}");
+    assert!(atomics["refused_at_group"].as_u64() > Some(0), "{atomics}");
+    let one = sharing("hash64", "1");
+    assert_eq!((one["cores"].as_u64(), one["groups_elsewhere"].as_u64()), (Some(1), Some(0)), "{one}");
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write");
