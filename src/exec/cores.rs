@@ -8,8 +8,8 @@
 //! as they meet), each chunk from a copy of the state the split started from. What a chunk's
 //! core made of it (its memory writes, a recording) stands for the sequence's when the chunk
 //! read no SVM byte the groups before it wrote, and wrote none either (a recording's log
-//! holds the bytes it overwrote): every core notes the bytes it accesses, and [`Order`]
-//! checks the chunks in group order once all are done. From the first chunk that failed (a
+//! holds the bytes it overwrote): the workers note the bytes they read and write, this core
+//! the bytes it writes, and [`Order`] checks the chunks in group order once all are done. From the first chunk that failed (a
 //! fault, a limit) or does not pass, the later chunks are dropped and this core goes on
 //! through the groups itself, so the result is the sequence's either way.
 
