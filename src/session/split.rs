@@ -99,13 +99,13 @@ impl Session {
         let (grf_size, interval) = (self.program.grf_size, self.recorder.checkpoints.interval);
         // The cores share the budget left (`Shared::first_budget`, `worker_budget`).
         // No more workers than groups this core may leave them (`split_point`: two at least).
-        let workers = (self.cores - 1).min(self.sched.groups.len() - first - 1).max(1);
+        let helpers = (self.cores - 1).min(self.sched.groups.len() - first - 1).max(1);
         let shared = Shared {
-            claims: Claims::new(first..self.sched.groups.len(), workers),
+            claims: Claims::new(first..self.sched.groups.len(), helpers),
             groups: self.sched.groups.clone(),
             limit: self.record_limit,
             first_bytes: AtomicU64::new(self.recorder.recorded_bytes()),
-            worker_bytes: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            worker_bytes: (0..helpers).map(|_| AtomicU64::new(0)).collect(),
         };
         let base = self.sched.clone();
         self.sched.groups.truncate(first);
@@ -113,7 +113,7 @@ impl Session {
         self.machine.svm.accesses = Some(Box::new(Accesses::writes_only()));
         let stop = AtomicBool::new(false);
         // A `continue`'s breakpoints are tested on every core as it records.
-        let workers: Vec<_> = (0..workers)
+        let workers: Vec<_> = (0..helpers)
             .map(|id| {
                 let probe = self.probe.as_ref().and_then(|_| self.breakpoint_probe());
                 Worker { id, batch: Batch::default(), probe, done: 0 }
