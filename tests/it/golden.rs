@@ -18,6 +18,21 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The OpenCL Collatz sample with half its output buffer, written into scratch directory
+/// `name`: the scatter of group 8 of 16 faults.
+pub fn half_output_collatz(name: &str) -> PathBuf {
+    let collatz = root().join("sample-kernels/opencl/collatz");
+    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
+    let base = collatz.to_string_lossy();
+    let text = text
+        .replace("\"size\": 4096", "\"size\": 2048")
+        .replace("\"skl/", &format!("\"{base}/skl/"))
+        .replace("\"in/", &format!("\"{base}/in/"));
+    let path = scratch(name).join("half.launch.json");
+    std::fs::write(&path, text).expect("write launch");
+    path
+}
+
 pub fn hand_launches() -> Vec<PathBuf> {
     let dir = root().join("sample-kernels/hand");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)

@@ -179,16 +179,7 @@ fn split_runs_keep_the_launch_step_limit() {
 /// memory it leaves; the run on N cores before the fault writes what the sequence does.
 #[test]
 fn split_runs_report_the_fault_of_the_sequential_run() {
-    // Half the output buffer: the scatter of group 8 of 16 faults.
-    let collatz = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz");
-    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
-    let base = collatz.to_string_lossy();
-    let text = text
-        .replace("\"size\": 4096", "\"size\": 2048")
-        .replace("\"skl/", &format!("\"{base}/skl/"))
-        .replace("\"in/", &format!("\"{base}/in/"));
-    let path = crate::golden::scratch("split_fault").join("half.launch.json");
-    std::fs::write(&path, text).expect("write launch");
+    let path = crate::golden::half_output_collatz("split_fault");
     let launch = raw::load(&path).expect("launch");
     let interp = Interpreter::new(launch.program.clone());
     let (mut want_m, mut want_s) = (launch.machine.clone(), launch.scheduler.clone());

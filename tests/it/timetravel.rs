@@ -471,15 +471,7 @@ fn burst_windows_record_what_single_steps_record() {
     all.extend(crate::opencl::launches("opencl"));
     all.extend(crate::opencl::launches("shared"));
     // A fault inside a window: with half the output buffer, a scatter of group 8 faults.
-    let collatz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz");
-    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
-    let base = collatz.to_string_lossy();
-    let text = text
-        .replace("\"size\": 4096", "\"size\": 2048")
-        .replace("\"skl/", &format!("\"{base}/skl/"))
-        .replace("\"in/", &format!("\"{base}/in/"));
-    let faulting = crate::golden::scratch("window_fault").join("half.launch.json");
-    std::fs::write(&faulting, text).expect("write launch");
+    let faulting = crate::golden::half_output_collatz("window_fault");
     all.push(faulting.clone());
     let mut windowed_steps = 0u64;
     // Launches recorded in two parts, and those whose groups could not be (they read what
