@@ -52,13 +52,15 @@ pub fn resolve_input(path: &Path, flags: &SourceFlags, schedule: Schedule) -> Re
 
 /// [`open_session`] of a resolved launch.
 pub fn open_input(input: &LaunchInput, budget: Option<u64>) -> Result<vdb::session::Session, u8> {
-    match input.load(None) {
-        Ok(l) => Ok(new_session(l, cores(), budget)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(EXIT_BAD_LAUNCH)
-        }
-    }
+    load(input).map(|l| new_session(l, cores(), budget))
+}
+
+/// `input` loaded, or its error printed and exit code 2.
+fn load(input: &LaunchInput) -> Result<raw::Launch, u8> {
+    input.load(None).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_LAUNCH
+    })
 }
 
 /// A session on `launch` as every front end sets it up: the recording budget (`budget`, or
@@ -177,12 +179,9 @@ pub fn run(
     budget: Option<u64>,
 ) -> u8 {
     let started = Instant::now();
-    let launch = match input.load(None) {
+    let launch = match load(input) {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_LAUNCH;
-        }
+        Err(code) => return code,
     };
     let threads = launch.machine.threads.len();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| launch.base_dir.clone());
@@ -385,12 +384,9 @@ pub fn check_run(input: &LaunchInput, stats: bool, what: Option<&str>) -> u8 {
         _ => (true, true),
     };
     let started = Instant::now();
-    let mut launch = match input.load(None) {
+    let mut launch = match load(input) {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_LAUNCH;
-        }
+        Err(code) => return code,
     };
     let interp = Interpreter::new(launch.program.clone());
     let run = vdb::races::check_races(&interp, &mut launch.machine, &mut launch.scheduler);
@@ -439,12 +435,9 @@ pub fn check_run(input: &LaunchInput, stats: bool, what: Option<&str>) -> u8 {
 /// `vdb run --schedules N`: the outputs under round-robin against those under chaos seeds
 /// 1..=N; each seed that differs is named with what differs. Exit 1 if any differs.
 pub fn compare_schedules(input: &LaunchInput, seeds: u64, jobs: NonZeroUsize) -> u8 {
-    let launch = match input.load(None) {
+    let launch = match load(input) {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_LAUNCH;
-        }
+        Err(code) => return code,
     };
     let interp = Interpreter::new(launch.program.clone());
     let reference = match outputs_under(&launch, &interp, Schedule::RoundRobin, jobs) {
