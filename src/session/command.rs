@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::trace::Cache;
+
 /// Where a breakpoint goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BreakLoc {
@@ -244,20 +246,9 @@ pub enum Command {
     Mark(String),
     /// `set log-cache SIZE|all|default`: how many bytes of the recording's logs are kept
     /// (the parts read least lately past that are dropped, and recorded again when read).
-    SetLogCache(LogCache),
+    SetLogCache(Cache),
     StateHash,
     Help,
-}
-
-/// What `set log-cache` keeps of the recording's logs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogCache {
-    /// Every part's.
-    All,
-    /// The session's default (`LOG_CACHE`).
-    Default,
-    /// At most this many bytes.
-    Bytes(u64),
 }
 
 /// A byte count with an optional unit: `2G`, `512MiB`, `1.5gb`, `4096` (units are powers of
@@ -739,10 +730,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         },
         "mark" => Command::Mark(one_arg("a name")?.to_string()),
         "set" => match args.as_slice() {
-            ["log-cache", "all"] => Command::SetLogCache(LogCache::All),
-            ["log-cache", "default"] => Command::SetLogCache(LogCache::Default),
+            ["log-cache", "all"] => Command::SetLogCache(Cache::ALL),
+            ["log-cache", "default"] => Command::SetLogCache(super::LOG_CACHE),
             ["log-cache", size] => {
-                Command::SetLogCache(LogCache::Bytes(parse_size(size).map_err(CommandError)?))
+                Command::SetLogCache(Cache::at_most(parse_size(size).map_err(CommandError)?))
             }
             ["log-cache", ..] => return err("`set log-cache` takes a size (512M, 2G), `all` or `default`"),
             [other, ..] => return err(format!("unknown setting `{other}` (there is `set log-cache`)")),
@@ -1005,10 +996,10 @@ mod tests {
             ("undisplay 3", Command::Undisplay(Some(3))),
             ("info display", Command::Info(InfoWhat::Display)),
             ("info record", Command::Info(InfoWhat::Record)),
-            ("set log-cache all", Command::SetLogCache(LogCache::All)),
-            ("set log-cache default", Command::SetLogCache(LogCache::Default)),
-            ("set log-cache 1.5G", Command::SetLogCache(LogCache::Bytes(3 << 29))),
-            ("set log-cache 4096", Command::SetLogCache(LogCache::Bytes(4096))),
+            ("set log-cache all", Command::SetLogCache(Cache::ALL)),
+            ("set log-cache default", Command::SetLogCache(crate::session::LOG_CACHE)),
+            ("set log-cache 1.5G", Command::SetLogCache(Cache { per_step: 0, floor: 3 << 29 })),
+            ("set log-cache 4096", Command::SetLogCache(Cache { per_step: 0, floor: 4096 })),
             (
                 "thread apply all print R /x",
                 Command::ThreadApply {

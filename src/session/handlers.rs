@@ -4,9 +4,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::command::{
-    BreakLoc, Command, Format, InfoWhat, LogCache, ThreadSet, WatchKind, COMMANDS, UNIT_OF_TYPE,
-};
+use super::command::{BreakLoc, Command, Format, InfoWhat, ThreadSet, WatchKind, COMMANDS, UNIT_OF_TYPE};
 use super::expr::{
     location_text, parse_condition, resolve_memory, resolve_region, Condition, ValueCondition,
 };
@@ -17,7 +15,6 @@ use super::{Breakpoint, Session, StopReason, TypedChange, WatchTarget, Watchpoin
 use crate::exec::load_le;
 use crate::isa::{DataType, InstIdx, Opcode, Operand};
 use crate::machine::{Machine, MemSpace, ThreadId, ThreadStatus};
-use crate::trace::Cache;
 
 /// The result of one command.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -283,29 +280,15 @@ impl Session {
                 self.marks.insert(name.clone(), self.now);
                 Ok(Reply::text(format!("mark {name} = step {}", self.now)).with("mark", json!(name)))
             }
-            Command::SetLogCache(setting) => {
-                let (cache, text) = match setting {
-                    LogCache::All => (Cache::ALL, "every part's log is kept once read".to_string()),
-                    LogCache::Default => (
-                        super::LOG_CACHE,
-                        format!(
-                            "logs are kept up to {} bytes a step ({} MiB at least)",
-                            super::LOG_CACHE.per_step,
-                            super::LOG_CACHE.floor >> 20
-                        ),
-                    ),
-                    LogCache::Bytes(n) => {
-                        (Cache { per_step: 0, floor: *n }, format!("logs are kept up to {n} bytes"))
-                    }
-                };
-                self.recorder.trace.cache = cache;
+            Command::SetLogCache(cache) => {
+                self.recorder.trace.cache = *cache;
                 // The parts past it go as every command ends (`Session::execute`).
-                let keep = (cache != Cache::ALL).then(|| cache.keep(self.recorder.len()));
+                let keep = cache.limit(self.recorder.len());
                 let text = match keep {
-                    None => text,
-                    Some(_) => {
-                        format!("{text}; past that, the parts read least lately are recorded again when read")
-                    }
+                    None => "every part's log is kept once read".to_string(),
+                    Some(n) => format!(
+                        "logs are kept up to {n} bytes now; past that, the parts read least lately are recorded again when read"
+                    ),
                 };
                 Ok(Reply::text(text).with("log_cache_bytes", json!(keep)))
             }
@@ -1199,8 +1182,7 @@ impl Session {
                 };
                 let checkpoints = &self.recorder.checkpoints;
                 let held = self.recorder.trace.parts_held();
-                let cache = self.recorder.trace.cache;
-                let cache_bytes = (cache != Cache::ALL).then(|| cache.keep(self.recorder.len()));
+                let cache_bytes = self.recorder.trace.cache.limit(self.recorder.len());
                 let text = format!(
                     "{steps} steps recorded, now at step {}; {end}\n{bytes} bytes, {:.1} per step: log {:.1}, step records {:.1}, checkpoints {:.1}, control table {:.1}, index {:.1}\n{} checkpoints, every {} steps; {held} of {} parts held (the others are recorded again when read; logs kept: {}); budget {} bytes",
                     self.now,

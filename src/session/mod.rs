@@ -33,8 +33,7 @@ use crate::program::Program;
 use crate::trace::{Batch, Cache, Recorder};
 
 pub use command::{
-    parse, parse_size, BreakLoc, CodeLayout, Command, CommandError, Format, InfoWhat, LogCache, ThreadSet,
-    WatchKind,
+    parse, parse_size, BreakLoc, CodeLayout, Command, CommandError, Format, InfoWhat, ThreadSet, WatchKind,
 };
 pub use expr::{Condition, RegionRef, ValueCondition};
 pub use handlers::{space_name, Reply};

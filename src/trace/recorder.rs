@@ -117,9 +117,19 @@ impl Cache {
     /// Everything kept.
     pub const ALL: Cache = Cache { per_step: u64::MAX, floor: u64::MAX };
 
+    /// At most `bytes`, whatever the length.
+    pub fn at_most(bytes: u64) -> Cache {
+        Cache { per_step: 0, floor: bytes }
+    }
+
     /// The bytes of complete parts' bodies kept at `len` recorded steps.
     pub fn keep(&self, len: u64) -> u64 {
         self.per_step.saturating_mul(len).max(self.floor)
+    }
+
+    /// [`Cache::keep`], or None when everything is kept.
+    pub fn limit(&self, len: u64) -> Option<u64> {
+        (*self != Cache::ALL).then(|| self.keep(len))
     }
 }
 
