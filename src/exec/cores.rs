@@ -24,8 +24,8 @@ use super::{Fault, NullObserver};
 use crate::machine::{Accesses, Machine, OverReads, Ranges};
 
 /// Fewer work-groups than this left: nothing to share. From two on, another core may run or
-/// record the later ones while this core runs the first (a recording of eight groups: 0.91 s
-/// with staging and appending on two cores, 0.68 s with the groups shared).
+/// record the later ones while this core runs the first (the cost of trying is a copy-on-write
+/// clone and a thread; `docs/design-history.md` has the figures).
 pub const MIN_SPLIT_GROUPS: usize = 2;
 
 /// Each worker takes this fraction of the groups left, divided by the number of workers, per
