@@ -412,7 +412,8 @@ fn run_groups_observed<O: Observer>(
 ) -> Option<RunSummary> {
     let mut summary = RunSummary::default();
     let limit = if sched.step_limit == 0 { u64::MAX } else { sched.step_limit };
-    while let Some(range) = sched.groups[..end.min(sched.groups.len())].get(sched.current_group).cloned() {
+    while sched.current_group < end {
+        let Some(range) = sched.groups.get(sched.current_group).cloned() else { break };
         let k = range.len();
         loop {
             let first = sched.cursor_in(&range) - range.start;
