@@ -21,7 +21,7 @@ use std::sync::{Mutex, PoisonError};
 use super::schedule::{run_bursts, run_groups, run_to_end, RunSummary, Scheduler};
 use super::step::Interpreter;
 use super::{Fault, NullObserver};
-use crate::machine::{Accesses, Machine, OverReads, Ranges};
+use crate::machine::{Accesses, Fold, Machine, OverReads, Ranges};
 
 /// Fewer work-groups than this left: nothing to share. From two on, another core may run or
 /// record the later ones while this core runs the first (the cost of trying is a copy-on-write
@@ -125,19 +125,21 @@ where
     (ran, chunks)
 }
 
-/// The check of chunks in group order: where the groups run so far end, and the SVM bytes
-/// they wrote.
+/// The check of chunks in group order: where the groups run so far end, the SVM bytes they
+/// wrote, and those they updated by atomics that fold.
 #[derive(Debug)]
 pub struct Order {
     written: Ranges,
+    folded: Vec<(Fold, Ranges)>,
     next: usize,
 }
 
 impl Order {
-    /// After groups up to `next` (not included) that wrote `written`.
-    pub fn new(mut written: Ranges, next: usize) -> Order {
-        written.normalize();
-        Order { written, next }
+    /// After groups up to `next` (not included) that made `earlier` (of which the writes and
+    /// folds count).
+    pub fn new(mut earlier: Accesses, next: usize) -> Order {
+        earlier.normalize();
+        Order { written: earlier.writes, folded: earlier.folds, next }
     }
 
     /// The first group not run yet.
@@ -146,17 +148,37 @@ impl Order {
     }
 
     /// Whether a chunk of `groups` that made `accesses` (normalized) ran as it would have
-    /// after the groups so far: it starts where they end, and read and wrote none of the
-    /// bytes they wrote.
+    /// after the groups so far, once its folds are [laid](Fold::lay) onto theirs: it starts
+    /// where they end, read and wrote none of the bytes they wrote or folded, and folded
+    /// none of the bytes they wrote or folded another way, nor one byte two ways itself.
     pub fn follows(&self, groups: &Range<usize>, accesses: &Accesses) -> bool {
+        let touched =
+            |r: &Ranges| r.intersects(&self.written) || self.folded.iter().any(|(_, f)| r.intersects(f));
+        // Two kinds of fold of one byte in the chunk do not lay on one another.
+        let mixed = accesses
+            .folds
+            .iter()
+            .enumerate()
+            .any(|(i, (_, r))| accesses.folds[i + 1..].iter().any(|(_, other)| r.intersects(other)));
         groups.start == self.next
-            && !accesses.reads.intersects(&self.written)
-            && !accesses.writes.intersects(&self.written)
+            && !touched(&accesses.reads)
+            && !touched(&accesses.writes)
+            && !mixed
+            && accesses.folds.iter().all(|(fold, r)| {
+                !r.intersects(&self.written)
+                    && self.folded.iter().all(|(f, earlier)| f == fold || !r.intersects(earlier))
+            })
     }
 
     /// Counts a chunk that [follows](Order::follows) as run.
     pub fn take(&mut self, groups: &Range<usize>, accesses: &Accesses) {
         self.written.union(&accesses.writes);
+        for (fold, r) in &accesses.folds {
+            match self.folded.iter_mut().find(|(f, _)| f == fold) {
+                Some((_, earlier)) => earlier.union(r),
+                None => self.folded.push((*fold, r.clone())),
+            }
+        }
         self.next = groups.end;
     }
 }
@@ -194,8 +216,8 @@ pub fn run_split(
     let claims = Claims::new(first..end, workers);
     let (start, base) = (machine.clone(), sched.clone());
     let stop = AtomicBool::new(false);
-    // Only what this core's groups wrote is checked against (`Order`).
-    machine.svm.accesses = Some(Box::new(Accesses::writes_only()));
+    // Only what this core's groups wrote and folded is checked against (`Order`).
+    machine.svm.accesses = Some(Box::new(Accesses::writes_only().folding()));
     let mut lane_ops = 0;
     let front = || {
         while let Some(group) = claims.front() {
@@ -214,11 +236,11 @@ pub fn run_split(
     let (ran, chunks) = share(&claims, &stop, vec![(); workers], front, |_, groups| {
         run_chunk(interp, &start, &base, groups, &stop)
     });
-    let written = machine.svm.accesses.take()?.writes;
+    let earlier = *machine.svm.accesses.take()?;
     if !ran {
         return None;
     }
-    let mut order = Order::new(written, sched.current_group);
+    let mut order = Order::new(earlier, sched.current_group);
     let (mut groups_elsewhere, mut refused_at) = (0, None);
     for Chunk { groups, done } in chunks {
         let Some(done) = done else { break };
@@ -228,6 +250,14 @@ pub fn run_split(
         }
         order.take(&groups, &done.accesses);
         groups_elsewhere += groups.len();
+        // Folds first: a byte the chunk also wrote plainly is one no group before it touched,
+        // and its end value is the chunk's.
+        for (fold, addr, start, end) in &done.folds {
+            let mut value = vec![0u8; start.len()];
+            machine.svm.read(*addr, &mut value).ok()?;
+            fold.lay(start, end, &mut value);
+            machine.svm.write(*addr, &value).ok()?;
+        }
         for (addr, bytes) in &done.bytes {
             machine.svm.write(*addr, bytes).ok()?;
         }
@@ -287,6 +317,8 @@ struct Ran {
     accesses: Accesses,
     /// The bytes it wrote, as they were when it ended.
     bytes: Vec<(u64, Vec<u8>)>,
+    /// The bytes it folded: how, where, as they were when it started and when it ended.
+    folds: Vec<(Fold, u64, Vec<u8>, Vec<u8>)>,
     /// Its reads past buffers' ends.
     over_reads: OverReads,
 }
@@ -304,7 +336,7 @@ fn run_chunk(
     let mut machine = start.clone();
     let mut sched = base.clone();
     sched.start_group(groups.start);
-    machine.svm.accesses = Some(Box::default());
+    machine.svm.accesses = Some(Box::new(Accesses::default().folding()));
     machine.svm.over_reads = OverReads::default();
     let mut lane_ops = 0;
     for group in groups.clone() {
@@ -315,19 +347,28 @@ fn run_chunk(
     }
     let mut accesses = *machine.svm.accesses.take()?;
     accesses.normalize();
+    let bytes_of = |m: &Machine, (from, to): (u64, u64)| {
+        let mut buf = vec![0u8; (to - from) as usize];
+        m.svm.read(from, &mut buf).ok().map(|()| buf)
+    };
     let mut bytes = Vec::new();
-    for (start, end) in accesses.writes.iter() {
-        let mut buf = vec![0u8; (end - start) as usize];
-        machine.svm.read(start, &mut buf).ok()?;
-        bytes.push((start, buf));
+    for range in accesses.writes.iter() {
+        bytes.push((range.0, bytes_of(&machine, range)?));
+    }
+    let mut folds = Vec::new();
+    for (fold, ranges) in &accesses.folds {
+        for range in ranges.iter() {
+            folds.push((*fold, range.0, bytes_of(start, range)?, bytes_of(&machine, range)?));
+        }
     }
     let steps = sched.steps - base.steps;
-    Some(Ran { steps, lane_ops, accesses, bytes, over_reads: machine.svm.over_reads })
+    Some(Ran { steps, lane_ops, accesses, bytes, folds, over_reads: machine.svm.over_reads })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::machine::FoldOp;
 
     fn accesses(reads: &[(u64, u64)], writes: &[(u64, u64)]) -> Accesses {
         let mut a = Accesses::default();
@@ -340,7 +381,7 @@ mod tests {
     #[test]
     fn chunks_follow_in_group_order_when_they_touch_nothing_the_earlier_groups_wrote() {
         // Groups up to 3 wrote [0x100, 0x140) and [0x400, 0x404), noted out of order.
-        let mut order = Order::new(accesses(&[(0x1000, 64)], &[(0x400, 4), (0x100, 64)]).writes, 3);
+        let mut order = Order::new(accesses(&[(0x1000, 64)], &[(0x400, 4), (0x100, 64)]), 3);
         // Reading what the earlier groups only read, writing elsewhere: follows, but only
         // from group 3.
         let fits = accesses(&[(0x1000, 64), (0x140, 16)], &[(0x200, 64), (0x404, 4)]);
@@ -355,6 +396,96 @@ mod tests {
         assert_eq!(order.next(), 5);
         assert!(!order.follows(&(5..6), &accesses(&[(0x23f, 1)], &[])));
         assert!(order.follows(&(5..6), &accesses(&[(0x240, 1)], &[(0x300, 4)])));
+    }
+
+    fn with_folds(mut a: Accesses, folds: &[(FoldOp, u64, u64)]) -> Accesses {
+        for &(op, at, n) in folds {
+            a.add_fold(Fold { op, size: 4 }, at, n);
+        }
+        a.normalize();
+        a
+    }
+
+    #[test]
+    fn chunks_fold_into_the_bytes_earlier_groups_folded_the_same_way_only() {
+        let earlier =
+            with_folds(accesses(&[], &[(0x100, 16)]), &[(FoldOp::Add, 0x200, 8), (FoldOp::UMax, 0x300, 4)]);
+        let mut order = Order::new(earlier, 2);
+        let add = |at, n| with_folds(Accesses::default(), &[(FoldOp::Add, at, n)]);
+        // Adding into what the earlier groups added into, or into untouched bytes: follows.
+        assert!(order.follows(&(2..3), &add(0x200, 8)));
+        assert!(order.follows(&(2..3), &add(0x400, 4)));
+        // Adding into bytes they wrote plainly, or took the maximum of: does not.
+        assert!(!order.follows(&(2..3), &add(0x10c, 4)));
+        assert!(!order.follows(&(2..3), &add(0x300, 4)));
+        // Reading or writing a folded byte plainly: the value differs.
+        assert!(!order.follows(&(2..3), &accesses(&[(0x204, 1)], &[])));
+        assert!(!order.follows(&(2..3), &accesses(&[], &[(0x303, 1)])));
+        // A chunk that folds one byte two ways: its end value is not a fold of either.
+        let two_ways = with_folds(Accesses::default(), &[(FoldOp::Add, 0x500, 4), (FoldOp::Xor, 0x500, 4)]);
+        assert!(!order.follows(&(2..3), &two_ways));
+        // Once taken, a chunk's folds count as the earlier groups' did.
+        order.take(&(2..3), &with_folds(Accesses::default(), &[(FoldOp::Xor, 0x600, 4)]));
+        assert!(order.follows(&(3..4), &with_folds(Accesses::default(), &[(FoldOp::Xor, 0x600, 4)])));
+        assert!(!order.follows(&(3..4), &add(0x600, 4)));
+    }
+
+    /// Whatever the values and the split, updates of one location folded from two runs that
+    /// start from the same value end as the updates made one after another.
+    #[test]
+    fn folds_lay_two_runs_updates_as_one_run_after_the_other() {
+        let ops = [
+            FoldOp::Add,
+            FoldOp::UMin,
+            FoldOp::UMax,
+            FoldOp::SMin,
+            FoldOp::SMax,
+            FoldOp::And,
+            FoldOp::Or,
+            FoldOp::Xor,
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for size in [2u32, 4, 8] {
+            let mask = u64::MAX >> (64 - size * 8);
+            let signed = |v: u64| ((v << (64 - size * 8)) as i64) >> (64 - size * 8);
+            for op in ops {
+                for _ in 0..200 {
+                    let update = |v: u64, x: u64| {
+                        (match op {
+                            FoldOp::Add => v.wrapping_add(x),
+                            FoldOp::UMin => v.min(x),
+                            FoldOp::UMax => v.max(x),
+                            FoldOp::SMin => signed(v).min(signed(x)) as u64,
+                            FoldOp::SMax => signed(v).max(signed(x)) as u64,
+                            FoldOp::And => v & x,
+                            FoldOp::Or => v | x,
+                            FoldOp::Xor => v ^ x,
+                        }) & mask
+                    };
+                    let start = next() & mask;
+                    let xs: Vec<u64> = (0..1 + next() % 6).map(|_| next() & mask).collect();
+                    let cut = (next() % (xs.len() as u64 + 1)) as usize;
+                    let first = xs[..cut].iter().fold(start, |v, &x| update(v, x));
+                    let second = xs[cut..].iter().fold(start, |v, &x| update(v, x));
+                    let all = xs.iter().fold(start, |v, &x| update(v, x));
+                    let fold = Fold { op, size };
+                    let n = size as usize;
+                    let mut value = first.to_le_bytes()[..n].to_vec();
+                    fold.lay(&start.to_le_bytes()[..n], &second.to_le_bytes()[..n], &mut value);
+                    assert_eq!(
+                        value,
+                        all.to_le_bytes()[..n],
+                        "{op:?} {size} bytes from {start:#x}: {xs:x?} cut at {cut}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

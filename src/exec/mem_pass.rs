@@ -11,7 +11,7 @@ use super::message::{apply_atomic, atomic_stores, check_align};
 use super::observer::Observer;
 use super::operand::{load_le, store_le};
 use crate::isa::AtomicOp;
-use crate::machine::{MemSpace, ThreadId, PAGE_SIZE};
+use crate::machine::{Fold, FoldOp, MemSpace, ThreadId, PAGE_SIZE};
 
 /// What each access of a pass does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +36,8 @@ pub(super) struct Pass<'a> {
     pub addrs: &'a [u64],
     pub src0: &'a [u64],
     pub src1: &'a [u64],
+    /// Set for atomics that [fold](Fold): noted as such where the run notes folds.
+    pub fold: Option<Fold>,
 }
 
 impl Pass<'_> {
@@ -155,11 +157,16 @@ impl<O: Observer> Ctx<'_, O> {
             }
             if let Some(acc) = self.svm.accesses.as_deref_mut() {
                 for &addr in &pass.addrs[i..end] {
-                    if pass.op != MemOp::Store && !acc.writes_only {
-                        acc.reads.add(addr, size);
-                    }
-                    if pass.op != MemOp::Load {
-                        acc.writes.add(addr, size);
+                    match pass.fold {
+                        Some(fold) if acc.folding => acc.add_fold(fold, addr, size),
+                        _ => {
+                            if pass.op != MemOp::Store && !acc.writes_only {
+                                acc.reads.add(addr, size);
+                            }
+                            if pass.op != MemOp::Load {
+                                acc.writes.add(addr, size);
+                            }
+                        }
                     }
                 }
             }
@@ -338,6 +345,10 @@ impl Batch {
             addrs: &self.addrs[..n],
             src0: &self.src0[..n],
             src1: &self.src1[..n],
+            fold: match (self.op, self.results) {
+                (MemOp::Atomic(op, bits), None) => fold(op, bits),
+                _ => None,
+            },
         };
         let mut out = [0u64; 32];
         let (done, fault) = ctx.mem_pass(&pass, &mut out[..n]);
@@ -348,4 +359,21 @@ impl Batch {
         }
         fault
     }
+}
+
+/// The [`Fold`] an atomic of `op` on `bits`-bit integers makes when its old value goes
+/// nowhere, if its updates commute.
+fn fold(op: AtomicOp, bits: u32) -> Option<Fold> {
+    let op = match op {
+        AtomicOp::Add | AtomicOp::Sub | AtomicOp::Inc | AtomicOp::Dec | AtomicOp::Predec => FoldOp::Add,
+        AtomicOp::Min => FoldOp::UMin,
+        AtomicOp::Max => FoldOp::UMax,
+        AtomicOp::MinSint => FoldOp::SMin,
+        AtomicOp::MaxSint => FoldOp::SMax,
+        AtomicOp::And => FoldOp::And,
+        AtomicOp::Or => FoldOp::Or,
+        AtomicOp::Xor => FoldOp::Xor,
+        _ => return None,
+    };
+    matches!(bits, 16 | 32 | 64).then_some(Fold { op, size: bits / 8 })
 }

@@ -112,15 +112,22 @@ pub struct Svm {
 
 /// The SVM bytes a run's instructions read and wrote, for running work-groups on several
 /// cores (`exec::cores`): a chunk's run is valid only if it touched nothing that the groups
-/// before it wrote. Atomics count as both. Noted by `Ctx`'s memory accesses
-/// themselves, not through an `Observer`: an active observer makes every register write
-/// capture its old bytes, which a plain run does not need.
+/// before it wrote. Atomics count as both, except, when `folding` is on, those that
+/// [fold](Fold). Noted by `Ctx`'s memory accesses themselves, not through an `Observer`: an
+/// active observer makes every register write capture its old bytes, which a plain run does
+/// not need.
 #[derive(Clone, Debug, Default)]
 pub struct Accesses {
     pub reads: Ranges,
     pub writes: Ranges,
+    /// The bytes updated by atomics that fold, by kind of fold (only with `folding`).
+    pub folds: Vec<(Fold, Ranges)>,
     /// Reads are not noted (the groups whose writes alone are checked against).
     pub writes_only: bool,
+    /// Atomics that fold are noted in `folds` rather than as a read and a write: for runs
+    /// whose chunks join by their end values alone (a recording's chunk also carries the
+    /// old values it saw, which folding would change).
+    pub folding: bool,
 }
 
 impl Accesses {
@@ -129,10 +136,98 @@ impl Accesses {
         Accesses { writes_only: true, ..Accesses::default() }
     }
 
-    /// Both sets [normalized](Ranges::normalize).
+    /// These notes, with atomics that fold noted as such.
+    pub fn folding(self) -> Accesses {
+        Accesses { folding: true, ..self }
+    }
+
+    /// Notes an update of `len` bytes at `addr` by `fold`.
+    pub fn add_fold(&mut self, fold: Fold, addr: u64, len: u64) {
+        match self.folds.iter_mut().find(|(f, _)| *f == fold) {
+            Some((_, ranges)) => ranges.add(addr, len),
+            None => {
+                let mut ranges = Ranges::default();
+                ranges.add(addr, len);
+                self.folds.push((fold, ranges));
+            }
+        }
+    }
+
+    /// Every set [normalized](Ranges::normalize).
     pub fn normalize(&mut self) {
         self.reads.normalize();
         self.writes.normalize();
+        for (_, ranges) in &mut self.folds {
+            ranges.normalize();
+        }
+    }
+}
+
+/// An integer atomic update of `size` bytes (2, 4 or 8) whose old value goes nowhere (its
+/// message has no destination), by an operation under which updates commute: whatever
+/// order two runs' updates of one location come in, memory ends the same. So a run from a
+/// start value `s` to an end value `e` folds onto the value `v` another run left there:
+/// `v + (e - s)` for additions (`inc`, `dec` and `sub` are additions too), `v ^ e ^ s` for
+/// xor, `op(v, e)` for minimum, maximum, and, or.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fold {
+    pub op: FoldOp,
+    pub size: u32,
+}
+
+/// The operations of a [`Fold`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FoldOp {
+    Add,
+    UMin,
+    UMax,
+    SMin,
+    SMax,
+    And,
+    Or,
+    Xor,
+}
+
+impl Fold {
+    /// What a run that took a location from `start` to `end` (both `size` bytes, zero-extended)
+    /// carries to [`Fold::onto`].
+    pub fn delta(self, start: u64, end: u64) -> u64 {
+        match self.op {
+            FoldOp::Add => end.wrapping_sub(start) & self.mask(),
+            FoldOp::Xor => end ^ start,
+            _ => end,
+        }
+    }
+
+    /// `value` with a run's updates, summed up as `delta`, laid on.
+    pub fn onto(self, value: u64, delta: u64) -> u64 {
+        let signed = |v: u64| ((v << (64 - self.size * 8)) as i64) >> (64 - self.size * 8);
+        let r = match self.op {
+            FoldOp::Add => value.wrapping_add(delta),
+            FoldOp::Xor => value ^ delta,
+            FoldOp::UMin => value.min(delta),
+            FoldOp::UMax => value.max(delta),
+            FoldOp::SMin => signed(value).min(signed(delta)) as u64,
+            FoldOp::SMax => signed(value).max(signed(delta)) as u64,
+            FoldOp::And => value & delta,
+            FoldOp::Or => value | delta,
+        };
+        r & self.mask()
+    }
+
+    fn mask(self) -> u64 {
+        u64::MAX >> (64 - self.size * 8)
+    }
+
+    /// Lays the updates a run made to `end` (its bytes where it ended), from `start` (the
+    /// same bytes where it started), onto `value` (the same bytes in another run).
+    pub fn lay(self, start: &[u8], end: &[u8], value: &mut [u8]) {
+        let n = self.size as usize;
+        let le = |b: &[u8]| b.iter().rev().fold(0u64, |v, &x| v << 8 | x as u64);
+        for ((s, e), v) in start.chunks_exact(n).zip(end.chunks_exact(n)).zip(value.chunks_exact_mut(n)) {
+            let folded = self.onto(le(v), self.delta(le(s), le(e)));
+            v.copy_from_slice(&folded.to_le_bytes()[..n]);
+        }
     }
 }
 

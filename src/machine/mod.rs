@@ -8,8 +8,8 @@ mod thread;
 mod threads;
 
 pub use memory::{
-    Accesses, MemError, MemSpace, OverRead, OverReads, PageChanges, Ranges, Region as MemRegion, Slm, Slms,
-    Svm, PAGE_SIZE,
+    Accesses, Fold, FoldOp, MemError, MemSpace, OverRead, OverReads, PageChanges, Ranges,
+    Region as MemRegion, Slm, Slms, Svm, PAGE_SIZE,
 };
 pub use thread::{
     Control, Frame, FrameKind, ThreadId, ThreadState, ThreadStatus, WaitList, Waiting, MAX_CALL_DEPTH,

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::frontier::{size_window, Pause, Sink};
 use super::{EndState, Session, StopReason};
 use crate::exec::{share, Chunk, Claims, Interpreter, Order, Scheduler, MIN_SPLIT_GROUPS};
-use crate::machine::{Accesses, Machine, Ranges};
+use crate::machine::{Accesses, Machine};
 use crate::trace::{record_step, record_window, Batch, Probe, Rebase, Recorder, Single, Window, MAX_STEPS};
 
 /// The work-groups the cores share and the recording budget.
@@ -138,7 +138,7 @@ impl Session {
         let resume = self.sched.groups.len();
         self.sched.groups = shared.groups;
         if let (Pause::GroupsDone, Some(earlier)) = (&pause, accesses) {
-            let next = self.join_chunks(chunks, &start, earlier.writes, resume);
+            let next = self.join_chunks(chunks, &start, *earlier, resume);
             if next == self.sched.groups.len() {
                 // With its end checkpoint (one a chunk took there already, when one joined).
                 self.mark_end(EndState::Finished, self.now);
@@ -164,16 +164,16 @@ impl Session {
 
     /// Joins the workers' chunks after this core's recording, in group order, as long as
     /// each ran as it would have after the groups before it ([`runs_after`]) and the
-    /// steps fit the index and the step limit. `written`: what this core wrote; `next`: the
+    /// steps fit the index and the step limit. `earlier`: what this core wrote; `next`: the
     /// first group it did not record. Returns the first group no chunk joined with.
     fn join_chunks(
         &mut self,
         chunks: Vec<Chunk<Later>>,
         start: &Machine,
-        written: Ranges,
+        earlier: Accesses,
         next: usize,
     ) -> usize {
-        let mut order = Order::new(written, next);
+        let mut order = Order::new(earlier, next);
         for Chunk { groups, done } in chunks {
             let Some(later) = done else { break };
             let limit = self.sched.step_limit;

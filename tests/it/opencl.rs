@@ -219,3 +219,77 @@ fn runs_note_their_accesses_or_their_writes_alone() {
     assert!(writes.reads.iter().next().is_none(), "{:?}", writes.reads);
     assert_eq!(writes.writes, both.writes);
 }
+
+/// The histogram benchmark with 2 passes instead of 64: 64 groups that add into the same 256
+/// global bins and take the maximum, minimum and xor of the same three words, with atomics
+/// whose old values go nowhere.
+fn small_histogram() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/bench/histogram");
+    let text = std::fs::read_to_string(dir.join("skl.launch.json")).expect("launch");
+    let base = dir.to_string_lossy();
+    let text = text
+        .replace("\"scalar\": \"in/passes.bin\"", "\"value\": 2")
+        .replace("\"skl/", &format!("\"{base}/skl/"))
+        .replace("\"in/", &format!("\"{base}/in/"));
+    assert!(text.contains("\"value\": 2"), "the launch names its passes");
+    let path = scratch("small_histogram").join("histogram.launch.json");
+    std::fs::write(&path, text).expect("write launch");
+    path
+}
+
+/// Chunks of groups that update the same words only by atomics that fold (no old value
+/// returned; add, max, min, xor) join the run on several cores, their updates laid onto
+/// the earlier groups': the memory is the sequential run's.
+#[test]
+fn groups_whose_atomics_fold_share_cores_and_end_as_in_sequence() {
+    let launch = raw::load(&small_histogram()).expect("launch");
+    let interp = Interpreter::new(launch.program.clone());
+    let (mut want_m, mut want_s) = (launch.machine.clone(), launch.scheduler.clone());
+    let want = run_to_end(&interp, &mut want_m, &mut want_s, &mut NullObserver).expect("runs");
+    for jobs in [2, 3] {
+        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+        let split = run_split(&interp, &mut machine, &mut sched, NonZeroUsize::new(jobs).expect("nonzero"))
+            .expect("no fault");
+        assert_eq!(split.summary, want, "{jobs} cores");
+        assert!(split.groups_elsewhere > 0 && split.refused_at.is_none(), "{jobs} cores: {split:?}");
+        assert_eq!(machine.svm.nonzero_pages(), want_m.svm.nonzero_pages(), "{jobs} cores");
+    }
+}
+
+/// Noting folds is for plain runs alone: without it (a recording's chunks) the same atomics
+/// are reads and writes; with it, they are folds, by operation, and not writes.
+#[test]
+fn atomics_that_fold_are_noted_as_folds_only_when_asked() {
+    use vdb::machine::{Accesses, FoldOp};
+    let launch = raw::load(&small_histogram()).expect("launch");
+    let interp = Interpreter::new(launch.program.clone());
+    let mut noted = Vec::new();
+    for accesses in [Accesses::default(), Accesses::default().folding()] {
+        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+        machine.svm.accesses = Some(Box::new(accesses));
+        run_to_end_unrecorded(&interp, &mut machine, &mut sched).expect("runs");
+        let mut a = *machine.svm.accesses.take().expect("noted");
+        a.normalize();
+        noted.push(a);
+    }
+    let (plain, folding) = (&noted[0], &noted[1]);
+    assert!(plain.folds.is_empty() && plain.writes.iter().next().is_some());
+    assert!(folding.writes.iter().next().is_none(), "{:?}", folding.writes);
+    let mut ops: Vec<(FoldOp, u32, u64)> =
+        folding.folds.iter().map(|(f, r)| (f.op, f.size, r.iter().map(|(s, e)| e - s).sum())).collect();
+    ops.sort_by_key(|o| format!("{o:?}"));
+    // 256 bins of 4 bytes added into; one word each for the maximum, minimum and xor.
+    assert_eq!(
+        ops,
+        [(FoldOp::Add, 4, 1024), (FoldOp::UMax, 4, 4), (FoldOp::UMin, 4, 4), (FoldOp::Xor, 4, 4)],
+        "{:?}",
+        folding.folds
+    );
+    // Without folding, each folded byte is both read and written.
+    for (_, r) in &folding.folds {
+        for (s, e) in r.iter() {
+            assert!(plain.writes.iter().any(|(a, b)| a <= s && e <= b), "{s:#x}..{e:#x}");
+            assert!(plain.reads.iter().any(|(a, b)| a <= s && e <= b), "{s:#x}..{e:#x}");
+        }
+    }
+}

@@ -98,21 +98,39 @@ fn run_record_stats_break_the_recording_down() {
 #[test]
 fn stats_say_how_the_groups_were_shared() {
     let d = scratch("sharing").to_string_lossy().to_string();
-    let sharing = |kernel: &str, jobs: &str| {
-        let launch = format!("sample-kernels/bench/{kernel}/skl.launch.json");
-        let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--stats", "--jobs", jobs]);
+    let sharing = |launch: &str, jobs: &str| {
+        let (code, out, err) = vdb(&["run", launch, "--out", &d, "--stats", "--jobs", jobs]);
         assert_eq!(code, 0, "{err}");
         let stats: serde_json::Value =
             serde_json::from_str(out.lines().last().expect("stats")).expect("json");
         stats["sharing"].clone()
     };
-    let apart = sharing("hash64", "2");
+    let bench = |kernel: &str| format!("sample-kernels/bench/{kernel}/skl.launch.json");
+    let apart = sharing(&bench("hash64"), "2");
     assert_eq!(apart["cores"], 2, "{apart}");
     assert!(apart["groups_elsewhere"].as_u64() > Some(0) && apart["refused_at_group"].is_null(), "{apart}");
-    let atomics = sharing("histogram", "2");
-    assert_eq!(atomics["groups_elsewhere"], 0, "{atomics}");
-    assert!(atomics["refused_at_group"].as_u64() > Some(0), "{atomics}");
-    let one = sharing("hash64", "1");
+    // The histogram's groups add into the same bins, by atomics that return nothing: they
+    // fold, so the groups share the cores all the same.
+    let folds = sharing(&bench("histogram"), "2");
+    assert!(folds["groups_elsewhere"].as_u64() > Some(0) && folds["refused_at_group"].is_null(), "{folds}");
+    // The atomics sample, widened to 100 groups: each group reads the word the groups before
+    // it compare-exchanged, so no chunk can join.
+    let atomics = root().join("sample-kernels/opencl/atomics");
+    let input: Vec<u8> = (0..4000u32).flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes()).collect();
+    let dir = scratch("sharing_atomics");
+    let wide = write(&dir, "in.bin", "");
+    std::fs::write(&wide, input).expect("input");
+    let text = std::fs::read_to_string(atomics.join("skl.launch.json"))
+        .expect("launch")
+        .replace("200,", "4000,")
+        .replace("\"in/in.bin\"", &format!("{wide:?}"))
+        .replace("\"skl/", &format!("\"{}/skl/", atomics.display()))
+        .replace("\"in/", &format!("\"{}/in/", atomics.display()));
+    let launch = write(&dir, "wide.launch.json", &text);
+    let refused = sharing(&launch, "2");
+    assert_eq!(refused["groups_elsewhere"], 0, "{refused}");
+    assert!(refused["refused_at_group"].as_u64() > Some(0), "{refused}");
+    let one = sharing(&bench("hash64"), "1");
     assert_eq!((one["cores"].as_u64(), one["groups_elsewhere"].as_u64()), (Some(1), Some(0)), "{one}");
 }
 
