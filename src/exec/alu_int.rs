@@ -128,7 +128,7 @@ fn wide(cx: &Ctx, s: [&[i128; 32]; 3], out: &mut AluOut) -> Result<(), AluError>
             Opcode::Addc => ((x + y) as u64, ((x + y) >> w) as u64),
             Opcode::Subb => (x.wrapping_sub(y) as u64, (x < y) as u64),
             _ => {
-                let full = s[0][l] * s[1][l] + s[2][l];
+                let full = s[0][l].wrapping_mul(s[1][l]).wrapping_add(s[2][l]);
                 (full as u64, (full >> 32) as u64)
             }
         };
