@@ -66,6 +66,11 @@ pub enum FastKind {
     /// destination of 32 bits at most); by zero as the general ALU defines it.
     Div,
     Mod,
+    /// The bitwise complement.
+    Not,
+    /// Rotations of src0's bits (at src0's width) by src1 modulo that width.
+    Rol,
+    Ror,
 }
 
 impl FastKind {
@@ -173,12 +178,15 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         (Opcode::Bfrev, _) => FastKind::Bfrev,
         (Opcode::Div, _) => FastKind::Div,
         (Opcode::Mod, _) => FastKind::Mod,
+        (Opcode::Not, _) => FastKind::Not,
+        (Opcode::Rol, _) => FastKind::Rol,
+        (Opcode::Ror, _) => FastKind::Ror,
         _ => return None,
     };
     let bit_op = kind.is_bit_op();
     let n_srcs = match kind {
         _ if bit_op => 1,
-        FastKind::Mov => 1,
+        FastKind::Mov | FastKind::Not => 1,
         FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => 3,
         _ => 2,
     };
@@ -340,8 +348,11 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     let need = span(a, n).max(span(b, n)).max(dst.map_or(0, |d| d + dst_span(dst_stride, n)));
     // `asr` of an unsigned source is a logical shift.
     let kind = if f.kind == FastKind::Asr && !a.signed() { FastKind::Shr } else { f.kind };
-    // `shr` shifts src0 at its own width: a w or b immediate's sign bits are not the dword's.
-    if kind == FastKind::Shr && matches!(f.srcs[0], FastSrc::Imm(_, ty) if ty.size() < 4) {
+    // `shr` shifts src0 at its own width: a w or b immediate's sign bits are not the dword's;
+    // rotations turn src0's bits at its width, which here must be the dword's.
+    if kind == FastKind::Shr && matches!(f.srcs[0], FastSrc::Imm(_, ty) if ty.size() < 4)
+        || matches!(kind, FastKind::Rol | FastKind::Ror) && f.src0_ty.size() != 4
+    {
         return None;
     }
     let kernel = kernel_for(kind, n);
@@ -529,6 +540,9 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
         FastKind::Fbl => zip(&a, &a, |x, _| if x == 0 { u32::MAX } else { x.trailing_zeros() }),
         FastKind::Lzd => zip(&a, &a, |x, _| x.leading_zeros()),
         FastKind::Bfrev => zip(&a, &a, |x, _| x.reverse_bits()),
+        FastKind::Not => zip(&a, &a, |x, _| !x),
+        FastKind::Rol => zip(&a, &b, |x, y| x.rotate_left(y & 31)),
+        FastKind::Ror => zip(&a, &b, |x, y| x.rotate_right(y & 31)),
         FastKind::Sel => {
             let mut out = [0u32; L];
             for i in 0..L {
@@ -571,7 +585,7 @@ fn dword_out<const L: usize>(grf: &[u8], op: &DwordOp, kind: FastKind, pmask: u3
 
 /// Every kind in the order of its code: the constant parameter `K` of the specialised
 /// kernels of both in-place tiers (`Bfn`'s table is the op's, not the kind's).
-const KINDS: [FastKind; 29] = [
+const KINDS: [FastKind; 32] = [
     FastKind::Mov,
     FastKind::Add,
     FastKind::Mul,
@@ -601,6 +615,9 @@ const KINDS: [FastKind; 29] = [
     FastKind::Bfn(0),
     FastKind::Div,
     FastKind::Mod,
+    FastKind::Not,
+    FastKind::Rol,
+    FastKind::Ror,
 ];
 
 /// `x / y` (`div`) or `x % y` (`mod`), truncated toward zero, of two values of at most 33
@@ -659,7 +676,10 @@ macro_rules! kernel_of_code {
             25 => $sized::<25>($n),
             26 => $sized::<26>($n),
             27 => $sized::<27>($n),
-            _ => $sized::<28>($n),
+            28 => $sized::<28>($n),
+            29 => $sized::<29>($n),
+            30 => $sized::<30>($n),
+            _ => $sized::<31>($n),
         }
     };
 }

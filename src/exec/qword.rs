@@ -418,6 +418,19 @@ fn qword_kernel<const L: usize, const K: u8>(
         FastKind::Div => zip(&a, &b, |x, y| fast::quotient_or_rest(true, x as i64, y as i64) as u64),
         FastKind::Mod => zip(&a, &b, |x, y| fast::quotient_or_rest(false, x as i64, y as i64) as u64),
         FastKind::Bfrev => zip(&a, &a, |x, _| ((x & wm) as u32).reverse_bits() as u64),
+        FastKind::Not => zip(&a, &a, |x, _| !x),
+        // At src0's width w: left by y mod w and right by -y mod w (or the other way round).
+        FastKind::Rol | FastKind::Ror => {
+            let rm = wm.count_ones() as u64 - 1;
+            zip(&a, &b, |x, y| {
+                let (l, r) = if kind == FastKind::Rol {
+                    (y & rm, y.wrapping_neg() & rm)
+                } else {
+                    (y.wrapping_neg() & rm, y & rm)
+                };
+                ((x & wm) << l | (x & wm) >> r) & wm
+            })
+        }
         _ => {
             let rel = if kind == FastKind::Max { CondMod::Gt } else { CondMod::Lt };
             let first = ordered(op, &a, &b, rel);

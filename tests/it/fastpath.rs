@@ -318,15 +318,18 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 37] = [
+    const OPS: [&str; 40] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
         "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
         "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb", "div", "mod", "madw",
+        "not", "rol", "ror",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 5];
     // div and mod cases in the dword and qword tiers, madw cases in the qword tier.
     let (mut divmod_fast, mut madw_fast) = ([0usize; 2], 0usize);
+    // not, rol and ror cases in the dword and qword tiers.
+    let mut not_rotate_fast = [0usize; 2];
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // A third of the cases in dwords, the dword tier's domain, a third in 64-bit and
@@ -368,12 +371,12 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let mut modifier = || match (lcg(&mut s) % 6, arith) {
             (0, true) => "(-)",
             (1, true) => "(abs)",
-            (0, false) if matches!(op, "and" | "or" | "xor" | "bfn") => "(~)",
+            (0, false) if matches!(op, "and" | "or" | "xor" | "bfn" | "not") => "(~)",
             _ => "",
         };
         let (m0, m1, m2) = (modifier(), modifier(), modifier());
         let n_srcs = match op {
-            "mov" | "cbit" | "fbh" | "fbl" | "lzd" | "bfrev" | "setp" => 1,
+            "mov" | "cbit" | "fbh" | "fbl" | "lzd" | "bfrev" | "setp" | "not" => 1,
             "mad" | "add3" | "bfn" | "madw" => 3,
             _ => 2,
         };
@@ -430,6 +433,9 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             divmod_fast[tier as usize] += 1;
         }
         madw_fast += usize::from(op == "madw" && tier == vdb::exec::Tier::Qword);
+        if matches!(op, "not" | "rol" | "ror") && (tier as usize) < 2 {
+            not_rotate_fast[tier as usize] += 1;
+        }
     }
     // The generator must reach every integer tier often, or it compares the general path with
     // itself.
@@ -438,6 +444,10 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         "div and mod cases (dword, qword tier): {divmod_fast:?}"
     );
     assert!(madw_fast > 60, "{madw_fast} madw cases in the qword tier");
+    assert!(
+        not_rotate_fast[0] > 60 && not_rotate_fast[1] > 150,
+        "not, rol and ror cases (dword, qword tier): {not_rotate_fast:?}"
+    );
     assert!(
         by_tier[0] > 800 && by_tier[1] > 2500 && by_tier[3] > 500,
         "cases per tier (dword, qword, float, predicate forms, general): {by_tier:?}"
@@ -901,4 +911,51 @@ fn q_to_f32_rounds_once() {
         let word = |i: usize| u32::from_le_bytes(r[4 * i..4 * i + 4].try_into().expect("4 bytes"));
         assert_eq!([word(0), word(1), word(2)], [up, up | 1 << 31, up], "fast paths {fast}");
     }
+}
+
+#[test]
+fn census_tmp() {
+    use vdb::asm::{parse_files_with_warnings, ParseOptions};
+    use vdb::isa::Family;
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out)
+            } else if p.extension().is_some_and(|x| x == "visaasm") {
+                out.push(p)
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for d in [
+        "tests/data/real",
+        "tests/data/kernels",
+        "sample-kernels",
+        "../shared/spec/real",
+        "../shared/kernels",
+    ] {
+        walk(&root.join(d), &mut files);
+    }
+    files.retain(|p| !p.to_string_lossy().contains("broken") && !p.to_string_lossy().contains("probe"));
+    let mut n = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let (prog, _) = parse_files_with_warnings(
+            vec![vdb::program::SourceFile { path: f.display().to_string(), text: text.clone() }],
+            &ParseOptions::default(),
+        );
+        let Some(prog) = prog else { continue };
+        let prog = std::sync::Arc::new(prog);
+        let interp = Interpreter::new(prog.clone());
+        for (i, inst) in prog.insts.iter().enumerate() {
+            if inst.op.family() == Family::Alu && interp.tier(i) == vdb::exec::Tier::General {
+                n += 1;
+                let line = text.lines().find(|l| l.contains(&format!("/// ${}", inst.id))).unwrap_or("?");
+                eprintln!("{}: {}", f.file_name().unwrap().to_string_lossy(), line.trim());
+            }
+        }
+    }
+    eprintln!("{} files, {n} general", files.len());
 }
