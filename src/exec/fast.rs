@@ -193,6 +193,22 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     if ops.len() != 1 + n_srcs {
         return None;
     }
+    // A packed float vector moved to f (`mov (M1, 8) R(0,0)<1>:f 0x3f302820:vf`) moves its
+    // lanes' f32 bits (none is a NaN or a denormal, so `mov` changes none) as dwords.
+    if let (FastKind::Mov, [Operand::Direct(d), Operand::Imm(imm)]) = (kind, ops.as_slice()) {
+        if d.ty == DataType::F && imm.ty == DataType::Vf && !d.is_null {
+            let (_, lanes) = super::alu::expand_vector_imm(imm.ty, imm.bits);
+            let a = FastSrc::Vector(Box::new(lanes.map(|bits| bits as u32 as i64)), DataType::Ud);
+            let b = FastSrc::Imm(0, DataType::D);
+            return Some(FastOp {
+                kind,
+                src0_ty: DataType::Ud,
+                srcs: [a, b.clone(), b],
+                dst_ty: DataType::Ud,
+                unsigned: false,
+            });
+        }
+    }
     let dst_ty = match (&ops[0], kind) {
         (Operand::Pred(_), FastKind::Cmp(_)) => DataType::Bool,
         (Operand::Direct(d), _) if int_ty(d.ty) => d.ty,
@@ -329,8 +345,10 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     let b = d32(&f.srcs[1])?;
     let (dst, pred_dst) = match &inst.operands[0] {
         Operand::Pred(p) if matches!(f.kind, FastKind::Cmp(_)) => (None, Some(*p)),
+        // (An f destination: a `:vf` moved as dwords, see `compile`.)
         Operand::Direct(d)
-            if matches!(d.ty, DataType::D | DataType::Ud)
+            if (matches!(d.ty, DataType::D | DataType::Ud)
+                || d.ty == DataType::F && f.dst_ty == DataType::Ud)
                 && (d.region == Region::dst(1) || d.region == Region::dst(2)) =>
         {
             (Some(d.base), None)

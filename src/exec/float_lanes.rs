@@ -1,6 +1,6 @@
 //! The half and double tier: `add`, `mul`, `mad`, the IEEE macros `divm` and `sqrtm`,
 //! `min`, `max`, `sel`, `mov` (conversions between float formats included) and `cmp` to a
-//! predicate, where an operand is hf or df (f32 alone is `fast_float.rs`'s). Register
+//! predicate, where an operand is hf, bf or df (f32 alone is `fast_float.rs`'s). Register
 //! sources of any direct region, immediates and the destination are resolved to per-lane
 //! GRF offsets at load. Each lane is computed with the general ALU's own arithmetic (the
 //! exact value and the sign of its residual, rounded once into the destination's format
@@ -99,7 +99,7 @@ struct Native {
 
 /// The float types of this tier (bf16 and the 8-bit formats stay on the general path).
 fn float_ty(ty: DataType) -> Option<Fmt> {
-    matches!(ty, DataType::Hf | DataType::F | DataType::Df).then(|| Fmt::of(ty)).flatten()
+    matches!(ty, DataType::Hf | DataType::Bf | DataType::F | DataType::Df).then(|| Fmt::of(ty)).flatten()
 }
 
 /// The compiled form of `inst`, if this tier takes it.
@@ -156,7 +156,7 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
         _ => return None,
     };
     // f32 alone is the f32 tier's (or the general path's, where that tier declines).
-    let half_or_double = |ty: DataType| matches!(ty, DataType::Hf | DataType::Df);
+    let half_or_double = |ty: DataType| matches!(ty, DataType::Hf | DataType::Bf | DataType::Df);
     let dst_ty = match dst {
         Dst::Reg { ty, .. } => Some(ty),
         Dst::Pred(_) => None,
