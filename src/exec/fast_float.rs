@@ -15,7 +15,9 @@ use super::convert::{self, RoundMode};
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::isa::{CondMod, DataType, DirectOperand, Opcode, Operand, PredId, Region, SrcMod, SubOp};
+use crate::isa::{
+    CondMod, DataType, DirectOperand, IndirectOperand, Opcode, Operand, PredId, Region, SrcMod, SubOp,
+};
 use crate::program::Inst;
 
 /// What a float op computes.
@@ -94,6 +96,9 @@ pub struct FloatOp {
     /// from packed, scalar or immediate sources into packed f32 or a predicate: the in-place
     /// form ([`Ctx::run_float_packed`]).
     packed: Option<InPlace>,
+    /// The sources read through address registers, by position (their `srcs` entries are
+    /// gathers whose lanes' offsets are found, and checked, when the op runs).
+    indirect: Option<Box<[Option<IndirectOperand>; 3]>>,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -190,14 +195,22 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     let (dst, dst_ty) = match inst.operands.first()? {
         Operand::Pred(p) if inst.op == Opcode::Cmp => (FDst::Pred(*p), None),
         Operand::Direct(DirectOperand { is_null: false, ty, .. }) => (FDst::Reg, Some(*ty)),
+        // Written through the general operand path, which finds and checks each lane's address.
+        Operand::Indirect(ind) => (FDst::Reg, Some(ind.ty)),
         _ => return None,
     };
     let src_ops = &inst.operands[1..];
     let mut srcs = [FSrc::Imm(0), FSrc::Imm(0), FSrc::Imm(0)];
     let mut types = Vec::with_capacity(3);
     let mut need = 0u32;
-    for (slot, op) in srcs.iter_mut().zip(src_ops) {
+    let mut indirect: [Option<IndirectOperand>; 3] = [None, None, None];
+    for (i, (slot, op)) in srcs.iter_mut().zip(src_ops).enumerate() {
         let ty = match op {
+            Operand::Indirect(ind) if ind.ty.size() <= 4 => {
+                *slot = FSrc::Gather(Box::new([0; 32]), ind.modifier);
+                indirect[i] = Some(ind.clone());
+                ind.ty
+            }
             Operand::Imm(imm) if imm.ty.size() <= 4 && !imm.ty.is_packed_vector() => {
                 *slot = FSrc::Imm(imm.bits as u32);
                 imm.ty
@@ -257,7 +270,8 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
         (_, FDst::Pred(p)) => Some(InPlace::Pred(*p)),
         _ => None,
     };
-    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed })
+    let indirect = indirect.iter().any(Option::is_some).then(|| Box::new(indirect));
+    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed, indirect })
 }
 
 /// One element of `size` bytes at `at`, zero-extended (the caller checked the bounds).
@@ -453,16 +467,33 @@ impl<O: Observer> Ctx<'_, O> {
             }
             return Ok(true);
         }
+        // Each indirect source's lanes: every lane's address checked, in operand order, as
+        // the general path reads them.
+        let mut offsets = [[0u32; 32]; 3];
+        for (i, ind) in op.indirect.iter().flat_map(|x| x.iter().enumerate()) {
+            if let Some(ind) = ind {
+                self.indirect_offsets(ind, i + 1, n as u32, &mut offsets[i])?;
+                for &at in &offsets[i][..n] {
+                    self.grf(at, ind.ty.size())?;
+                }
+            }
+        }
         let grf = &self.thread.grf;
         let size_of = |i: usize| match (op.kind, i) {
             (FloatKind::FromInt(ty), 0) => ty.size(),
             _ => 4,
         };
         let raw: [[u32; 32]; 3] = std::array::from_fn(|i| {
-            if i < arity(op.kind) {
-                raw_lanes(grf, &op.srcs[i], size_of(i), n)
-            } else {
-                [0; 32]
+            match (i < arity(op.kind), op.indirect.as_ref().is_some_and(|x| x[i].is_some())) {
+                (false, _) => [0; 32],
+                (true, false) => raw_lanes(grf, &op.srcs[i], size_of(i), n),
+                (true, true) => {
+                    let mut out = [0u32; 32];
+                    for (o, &a) in out.iter_mut().zip(&offsets[i]).take(n) {
+                        *o = element(grf, a as usize, size_of(i));
+                    }
+                    out
+                }
             }
         });
         let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1]), modifier(&op.srcs[2])];

@@ -366,6 +366,7 @@ impl Interpreter {
             | Plan::FloatLanes(_)
             | Plan::SetPred(..)
             | Plan::PredLogic(..)
+            | Plan::MovPred(_)
             | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
             Plan::Address | Plan::AddrAdd(_) => self.addr_add(ctx, inst, chen)?,
             Plan::Control => {
@@ -554,6 +555,8 @@ enum Plan {
     /// `and`/`or`/`xor`/`not` of predicates: the opcode, the destination, the sources (`not`
     /// reads the first only).
     PredLogic(Opcode, PredId, PredId, PredId),
+    /// `mov` from a predicate: its bits into the destination's first element.
+    MovPred(PredId),
     Alu,
     Address,
     Control,
@@ -585,6 +588,16 @@ impl Plan {
                 }
                 _ => Plan::Alu,
             },
+            Family::Alu
+                if inst.op == Opcode::Mov && matches!(inst.operands.get(1), Some(Operand::Pred(_))) =>
+            {
+                match inst.operands.as_slice() {
+                    [Operand::Direct(_) | Operand::Indirect(_), Operand::Pred(p)] if !inst.sat => {
+                        Plan::MovPred(*p)
+                    }
+                    _ => Plan::Alu,
+                }
+            }
             Family::Alu if matches!(inst.op, Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Not) => {
                 match inst.operands.as_slice() {
                     [Operand::Pred(d), Operand::Pred(a)] if inst.op == Opcode::Not => {
@@ -646,7 +659,7 @@ impl Plan {
         match self {
             Plan::Dword(_) => Tier::Dword,
             Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_) => Tier::Qword,
-            Plan::SetPred(..) | Plan::PredLogic(..) => Tier::Pred,
+            Plan::SetPred(..) | Plan::PredLogic(..) | Plan::MovPred(_) => Tier::Pred,
             Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
             _ => Tier::General,
         }
@@ -691,6 +704,11 @@ fn run_fast<O: Observer>(
         Plan::PredLogic(op, d, a, b) => {
             let (a, b) = (ctx.pred(*a), ctx.pred(*b));
             pred_apply(ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
+        }
+        Plan::MovPred(p) => {
+            let mut values = [0u64; 32];
+            values[0] = ctx.pred(*p) as u64;
+            ctx.write_dst(&inst.operands[0], 0, 1, chen & 1, &values)?;
         }
         _ => return Ok(false),
     }

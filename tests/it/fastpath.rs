@@ -318,11 +318,11 @@ fn register(s: &mut u64, name: &str, modifier: &str) -> String {
 /// raise the same fault).
 #[test]
 fn generated_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 40] = [
+    const OPS: [&str; 41] = [
         "mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "cmp.eq", "cmp.ne", "cmp.lt",
         "cmp.le", "cmp.gt", "cmp.ge", "min", "max", "mulh", "mad", "cbit", "fbh", "fbl", "lzd", "bfrev",
         "setp", "add3", "bfn", "p.and", "p.or", "p.xor", "p.not", "addc", "subb", "div", "mod", "madw",
-        "not", "rol", "ror",
+        "not", "rol", "ror", "p.mov",
     ];
     let mut s = 0x5eed_u64;
     let mut by_tier = [0usize; 5];
@@ -330,6 +330,8 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
     let (mut divmod_fast, mut madw_fast) = ([0usize; 2], 0usize);
     // not, rol and ror cases in the dword and qword tiers.
     let mut not_rotate_fast = [0usize; 2];
+    // Moves from a predicate in its plan.
+    let mut pred_moves = 0usize;
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // A third of the cases in dwords, the dword tier's domain, a third in 64-bit and
@@ -414,6 +416,8 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         let body = match op.strip_prefix("p.") {
             // Predicate logic: P1 from P0 and P1.
             Some("not") => format!("    not ({mask}, {size}) P1 P0"),
+            // A predicate's bits into a register (IGC: `mov (M1_NM, 1) V(0,0)<1> P7`).
+            Some("mov") => format!("    {pred}mov ({mask}, {size}) {dst} P0"),
             Some(logic) => format!("    {logic} ({mask}, {size}) P1 P0 P1"),
             // The carry (or borrow) into R's second half, or over the result's odd elements.
             None if matches!(op, "addc" | "subb") => {
@@ -433,6 +437,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             divmod_fast[tier as usize] += 1;
         }
         madw_fast += usize::from(op == "madw" && tier == vdb::exec::Tier::Qword);
+        pred_moves += usize::from(op == "p.mov" && tier == vdb::exec::Tier::Pred);
         if matches!(op, "not" | "rol" | "ror") && (tier as usize) < 2 {
             not_rotate_fast[tier as usize] += 1;
         }
@@ -444,6 +449,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         "div and mod cases (dword, qword tier): {divmod_fast:?}"
     );
     assert!(madw_fast > 60, "{madw_fast} madw cases in the qword tier");
+    assert!(pred_moves > 100, "{pred_moves} moves from a predicate in place");
     assert!(
         not_rotate_fast[0] > 60 && not_rotate_fast[1] > 150,
         "not, rol and ror cases (dword, qword tier): {not_rotate_fast:?}"
@@ -834,6 +840,60 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
     assert!(faults > 20 && faults < 700, "{faults} cases faulted");
 }
 
+/// f32 operations with sources through address registers (`<1,0>` or `<1;1,0>`, with
+/// modifiers) and, half the time, the destination too, as the attention kernels of IGC 2.x
+/// write them; conversions to and from integers among them; predicates, dispatch masks and
+/// addresses past the variable or misaligned: the f32 tier and the general ALU agree.
+#[test]
+fn generated_indirect_float_operands_agree_on_fast_and_general_paths() {
+    const OPS: [&str; 9] = ["mov", "add", "mul", "mad", "max", "min", "sel", "cmp.lt", "inv"];
+    let mut s = 0xf1_0a7_u64;
+    let (mut float_tier, mut faults) = (0, 0);
+    for case in 0..1200u32 {
+        let op = OPS[case as usize % OPS.len()];
+        // Now and then a conversion: an integer source moved to f, or f moved to an integer.
+        let (ta, td) = match (op, lcg(&mut s) % 6) {
+            ("mov", 0) => ("d", "f"),
+            ("mov", 1) => ("f", "ud"),
+            _ => ("f", "f"),
+        };
+        let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
+        let region = if lcg(&mut s).is_multiple_of(2) { "<1,0>" } else { "<1;1,0>" };
+        let modifier = if ta == "f" { ["", "", "(-)", "(abs)"][(lcg(&mut s) % 4) as usize] } else { "" };
+        let src0 = format!("{modifier}r[A0(0),{}]{region}:{ta}", 8 * (lcg(&mut s) % 3));
+        let srcs = match op {
+            "mov" | "inv" => src0,
+            "mad" => format!("{src0} B(0,0)<1;1,0> r[A0(0),4]<1;1,0>:f"),
+            _ => format!("B(0,0)<1;1,0> {src0}"),
+        };
+        let dst = match (op.starts_with("cmp"), lcg(&mut s) % 2) {
+            (true, _) => "P1".to_string(),
+            (false, 0) => "R(0,0)<1>".to_string(),
+            (false, _) => format!("r[A0({}),{}]<1>:{td}", lcg(&mut s) % 2, 8 * (lcg(&mut s) % 3)),
+        };
+        let pred = match (op, lcg(&mut s) % 3) {
+            ("sel", _) | (_, 0) if !op.starts_with("cmp") => "(P0) ",
+            _ => "",
+        };
+        let body = format!(
+            "    addr_add (M1, {size}) A0(0)<1> &A O(0,0)<1;1,0>\n    {pred}{op} (M1, {size}) {dst} {srcs}"
+        );
+        let decls = format!(
+            ".decl A v_type=G type={ta} num_elts=128 align=hword\n.decl B v_type=G type=f num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+        );
+        let text = kernel_text(&decls, &body, 32);
+        let seed = lcg(&mut s);
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let (fast, tier) = on_both_paths(&text, seed, dispatch, Fill::Floats, 1, 4).unwrap_or_else(|first| {
+            panic!("f32 tier and general ALU differ on\n{body}\n(A: {ta}, R: {td}): {first}")
+        });
+        float_tier += usize::from(tier == vdb::exec::Tier::Float);
+        faults += usize::from(fast.is_err());
+    }
+    assert!(float_tier > 1100, "only {float_tier} cases took the f32 tier");
+    assert!(faults > 20 && faults < 500, "{faults} cases faulted");
+}
+
 /// `mulh` multiplies 32-bit integers (MULH.md): with a 64-bit source it stops at the
 /// instruction with a fault, on both paths (the general ALU's 128-bit product used to
 /// overflow on two uq sources).
@@ -939,14 +999,13 @@ fn generated_float_vector_moves_agree_on_fast_and_general_paths() {
 }
 
 /// Every ALU instruction of every real dump (the project's, its samples', and IGC 2.x's in
-/// `../shared/spec/real/igc2` where present) has an in-place form, except the three kinds
-/// still left to the general ALU: a move from a predicate, a conversion between an integer
-/// and a float format, and an f32 operation with an indirect operand.
+/// `../shared/spec/real/igc2` where present) has an in-place form, except the one kind still
+/// left to the general ALU: a conversion between an integer and an hf, bf or df format.
 #[test]
-fn every_alu_instruction_of_the_real_dumps_runs_in_place_but_three_kinds() {
+fn every_alu_instruction_of_the_real_dumps_runs_in_place_but_one_kind() {
     use vdb::asm::{parse_files_with_warnings, ParseOptions};
     use vdb::exec::operand_type;
-    use vdb::isa::{Family, Operand};
+    use vdb::isa::{DataType, Family};
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         let mut entries: Vec<_> =
             std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
@@ -988,11 +1047,8 @@ fn every_alu_instruction_of_the_real_dumps_runs_in_place_but_three_kinds() {
             }
             general += 1;
             let types: Vec<_> = inst.operands.iter().filter_map(operand_type).collect();
-            let from_pred = inst.operands[1..].iter().any(|o| matches!(o, Operand::Pred(_)));
-            let mixed = types.iter().any(|t| t.is_float()) && types.iter().any(|t| t.is_int());
-            let indirect_f32 = inst.operands.iter().any(|o| matches!(o, Operand::Indirect(_)))
-                && types.contains(&vdb::isa::DataType::F);
-            if !(from_pred || mixed || indirect_f32) {
+            let other_float = |t: &DataType| matches!(t, DataType::Hf | DataType::Bf | DataType::Df);
+            if !(types.iter().any(other_float) && types.iter().any(|t| t.is_int())) {
                 left.push(format!("{}: instruction ${}: {inst:?}", f.display(), inst.id));
             }
         }
