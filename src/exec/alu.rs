@@ -118,7 +118,7 @@ pub(crate) fn ext(ty: DataType, bits: u64) -> i128 {
 /// Q, where it wraps in 64 bits as the hardware's 64-bit datapath does; `abs` of an unsigned
 /// value is the value itself.
 #[inline]
-fn int_mod(ty: DataType, m: SrcMod, v: i128) -> i128 {
+pub(crate) fn int_mod(ty: DataType, m: SrcMod, v: i128) -> i128 {
     let r = match m {
         SrcMod::None => return v,
         SrcMod::Neg => -v,
@@ -205,7 +205,7 @@ pub(crate) fn store_ints(cx: &Ctx, vals: &[i128; 32], out: &mut AluOut) {
 }
 
 /// Clamps float bits of `fmt` to [0.0, 1.0]; NaN and -0.0 give +0.0.
-fn sat_float_bits(fmt: Fmt, bits: u64) -> u64 {
+pub(crate) fn sat_float_bits(fmt: Fmt, bits: u64) -> u64 {
     let v = fmt.decode(bits);
     if v.is_nan() || v <= 0.0 {
         0

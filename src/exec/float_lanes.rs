@@ -1,6 +1,7 @@
 //! The half and double tier: `add`, `mul`, `mad`, the IEEE macros `divm` and `sqrtm`,
-//! `min`, `max`, `sel`, `mov` (conversions between float formats included) and `cmp` to a
-//! predicate, where an operand is hf, bf or df (f32 alone is `fast_float.rs`'s). Register
+//! `min`, `max`, `sel`, `mov` (conversions between float formats, and between integers and
+//! hf, bf or df, included) and `cmp` to a predicate, where an operand is hf, bf or df (f32
+//! alone is `fast_float.rs`'s). Register
 //! sources of any direct region, immediates and the destination are resolved to per-lane
 //! GRF offsets at load. Each lane is computed with the general ALU's own arithmetic (the
 //! exact value and the sign of its residual, rounded once into the destination's format
@@ -33,6 +34,11 @@ enum Kind {
     Max,
     Sel,
     Mov,
+    /// `mov` of an integer to hf, bf or df (rounded once by cr0's mode, as the general ALU's
+    /// integer results are stored).
+    FromInt,
+    /// `mov` of hf, bf or df to an integer (toward zero, saturating; NaN gives 0).
+    ToInt,
     Cmp(CondMod),
 }
 
@@ -102,8 +108,55 @@ fn float_ty(ty: DataType) -> Option<Fmt> {
     matches!(ty, DataType::Hf | DataType::Bf | DataType::F | DataType::Df).then(|| Fmt::of(ty)).flatten()
 }
 
+/// `mov` between an integer and hf, bf or df: a conversion, its integer side register or
+/// immediate, any region.
+fn compile_conversion(inst: &Inst) -> Option<LanesOp> {
+    let n = inst.exec.size;
+    let other_float = |ty: DataType| matches!(ty, DataType::Hf | DataType::Bf | DataType::Df);
+    let int = |ty: DataType| ty.is_int() && ty.size() <= 8;
+    let [dst_op, src_op] = inst.operands.as_slice() else { return None };
+    let mut need = 0u32;
+    let src = match src_op {
+        Operand::Imm(imm) if !imm.ty.is_packed_vector() => {
+            Src { ty: imm.ty, fmt: convert::F64, modifier: SrcMod::None, at: At::Imm(imm.bits) }
+        }
+        Operand::Direct(d) if !d.is_null && d.modifier != SrcMod::Not => {
+            let size = d.ty.size();
+            let mut at = [0u32; 32];
+            for (lane, a) in at.iter_mut().enumerate().take(n as usize) {
+                *a = d.base + d.region.element(lane as u32) * size;
+                need = need.max(*a + size);
+            }
+            Src { ty: d.ty, fmt: convert::F64, modifier: d.modifier, at: At::Lanes(Box::new(at)) }
+        }
+        _ => return None,
+    };
+    let Operand::Direct(d) = dst_op else { return None };
+    if d.is_null {
+        return None;
+    }
+    let kind = match (src.ty, d.ty) {
+        (s, t) if int(s) && other_float(t) => Kind::FromInt,
+        (s, t) if other_float(s) && int(t) => Kind::ToInt,
+        _ => return None,
+    };
+    let src = match Fmt::of(src.ty) {
+        Some(fmt) => Src { fmt, ..src },
+        None => src,
+    };
+    let size = d.ty.size();
+    need = need.max(d.base + d.region.element(n - 1) * size + size);
+    let dst = Dst::Reg { ty: d.ty, fmt: Fmt::of(d.ty).unwrap_or(convert::F64) };
+    Some(LanesOp { kind, srcs: vec![src], dst, sat: inst.sat, need, native: None })
+}
+
 /// The compiled form of `inst`, if this tier takes it.
 pub fn compile(inst: &Inst) -> Option<LanesOp> {
+    if inst.op == Opcode::Mov && (1..=32).contains(&inst.exec.size) {
+        if let Some(op) = compile_conversion(inst) {
+            return Some(op);
+        }
+    }
     let kind = match (inst.op, &inst.sub) {
         (Opcode::Add, _) => Kind::Add,
         (Opcode::Mul, _) => Kind::Mul,
@@ -260,6 +313,10 @@ impl<O: Observer> Ctx<'_, O> {
             Dst::Reg { fmt, .. } => (*fmt, convert::keeps_denormals(*fmt, cr0)),
             Dst::Pred(_) => (convert::F64, false),
         };
+        let dst_ty = match op.dst {
+            Dst::Reg { ty, .. } => ty,
+            Dst::Pred(_) => DataType::Bool,
+        };
         // `mov`'s rule: the bits unchanged into the same format without a modifier or
         // saturation, else the value converted.
         let moved = |i: usize, lane: usize| {
@@ -279,6 +336,17 @@ impl<O: Observer> Ctx<'_, O> {
                     0
                 }
                 Kind::Mov => moved(0, lane),
+                Kind::FromInt => {
+                    let s = &op.srcs[0];
+                    let v = super::alu::int_mod(s.ty, s.modifier, super::alu::ext(s.ty, raw(s, lane)));
+                    let bits = convert::flush_out(dst_fmt, convert::int_to_float(dst_fmt, v, mode), keep);
+                    if op.sat {
+                        super::alu::sat_float_bits(dst_fmt, bits)
+                    } else {
+                        bits
+                    }
+                }
+                Kind::ToInt => convert::float_to_int(value(0, lane), dst_ty),
                 Kind::Sel => moved(usize::from(pmask >> lane & 1 == 0), lane),
                 Kind::Min | Kind::Max => {
                     let first = super::alu::takes_first(value(0, lane), value(1, lane), op.kind == Kind::Max);
