@@ -1,7 +1,8 @@
 //! The half and double tier: `add`, `mul`, `mad`, the IEEE macros `divm` and `sqrtm`,
-//! `min`, `max`, `sel`, `mov` (conversions between float formats, and between integers and
-//! hf, bf or df, included) and `cmp` to a predicate, where an operand is hf, bf or df (f32
-//! alone is `fast_float.rs`'s). Register
+//! `div`, `pow`, the one-source math (`inv`, `log`, `exp`, `sqrt`, `rsqrt`, `sin`, `cos`,
+//! `tanh`, `sigm`, `frc`, `rnd*`), `min`, `max`, `sel`, `mov` (conversions between float
+//! formats, and between integers and hf, bf or df, included) and `cmp` to a predicate, where
+//! an operand is hf, bf or df (f32 alone is `fast_float.rs`'s). Register
 //! sources of any direct region, immediates and the destination are resolved to per-lane
 //! GRF offsets at load. Each lane is computed with the general ALU's own arithmetic (the
 //! exact value and the sign of its residual, rounded once into the destination's format
@@ -30,6 +31,11 @@ enum Kind {
     Mad,
     Divm,
     Sqrtm,
+    /// `div`: x · INV(y), the inverse rounded to the execution format first (DIV.md).
+    Div,
+    Pow,
+    /// The one-source math: inv, log, exp, sqrt, rsqrt, sin, cos, tanh, sigm, frc, rnd*.
+    Unary(Opcode),
     Min,
     Max,
     Sel,
@@ -76,6 +82,8 @@ pub struct LanesOp {
     need: u32,
     /// Its native form, when every operand is df and in one of its shapes.
     native: Option<Native>,
+    /// The widest source format.
+    exec: Fmt,
 }
 
 /// Where a source's lanes are, in the native form: an immediate's bits, lane `l` at
@@ -147,7 +155,7 @@ fn compile_conversion(inst: &Inst) -> Option<LanesOp> {
     let size = d.ty.size();
     need = need.max(d.base + d.region.element(n - 1) * size + size);
     let dst = Dst::Reg { ty: d.ty, fmt: Fmt::of(d.ty).unwrap_or(convert::F64) };
-    Some(LanesOp { kind, srcs: vec![src], dst, sat: inst.sat, need, native: None })
+    Some(LanesOp { kind, srcs: vec![src], dst, sat: inst.sat, need, native: None, exec: convert::F64 })
 }
 
 /// The compiled form of `inst`, if this tier takes it.
@@ -163,6 +171,25 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
         (Opcode::Mad, _) => Kind::Mad,
         (Opcode::Divm, _) => Kind::Divm,
         (Opcode::Sqrtm, _) => Kind::Sqrtm,
+        (Opcode::Div, _) => Kind::Div,
+        (Opcode::Pow, _) => Kind::Pow,
+        (
+            op @ (Opcode::Inv
+            | Opcode::Log
+            | Opcode::Exp
+            | Opcode::Sqrt
+            | Opcode::Rsqrt
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Tanh
+            | Opcode::Sigm
+            | Opcode::Frc
+            | Opcode::Rndd
+            | Opcode::Rndu
+            | Opcode::Rnde
+            | Opcode::Rndz),
+            _,
+        ) => Kind::Unary(op),
         (Opcode::Min, _) => Kind::Min,
         (Opcode::Max, _) => Kind::Max,
         (Opcode::Sel, _) => Kind::Sel,
@@ -172,7 +199,7 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
     };
     let arity = match kind {
         Kind::Mad => 3,
-        Kind::Mov | Kind::Sqrtm => 1,
+        Kind::Mov | Kind::Sqrtm | Kind::Unary(_) => 1,
         _ => 2,
     };
     let n = inst.exec.size;
@@ -218,7 +245,9 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
         return None;
     }
     let native = native_form(kind, &srcs, &dst, inst.sat, n);
-    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native })
+    // The execution format: the widest source format (`div` rounds its inverse to it).
+    let exec = srcs.iter().map(|s| s.fmt).max_by_key(|f| f.mant_bits).unwrap_or(convert::F32);
+    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec })
 }
 
 /// [`Native`] for these operands, if they take it.
@@ -362,9 +391,14 @@ impl<O: Observer> Ctx<'_, O> {
                         Kind::Mul => math::two_prod(v[0], v[1]),
                         Kind::Mad => math::fused(v[0], v[1], v[2]),
                         Kind::Divm => math::divide(v[0], v[1]),
+                        Kind::Div => math::div_lane(v[0], v[1], op.exec),
+                        Kind::Pow => (v[0].powf(v[1]), 0),
+                        Kind::Unary(o) => math::unary_lane(o, v[0]),
                         _ => math::root(v[0]),
                     };
-                    let r = if kind == Kind::Sqrtm {
+                    // A NaN from NaN operands is the first of them, as the general ALU has it
+                    // for the arithmetic (not for sqrtm, pow or the one-source math).
+                    let r = if matches!(kind, Kind::Sqrtm | Kind::Pow | Kind::Unary(_)) {
                         r
                     } else {
                         math::first_nan(r, v.into_iter().take(op.srcs.len()))

@@ -160,25 +160,31 @@ fn lanes3(m: u32, r: &mut [(f64, i8); 32], s: [&[f64; 32]; 3], f: impl Fn(f64, f
 
 /// One-source math: inv, log (log2), exp (2^x), sqrt, rsqrt, sqrtm, sin, cos, frc, rnd*.
 fn unary(op: Opcode, m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32]) {
+    lanes1(m, r, a, |x| unary_lane(op, x))
+}
+
+/// One lane of the one-source math (the definition the hf/bf/df tier computes with too).
+#[inline]
+pub(crate) fn unary_lane(op: Opcode, x: f64) -> (f64, i8) {
     use Opcode as O;
     match op {
-        O::Inv => lanes1(m, r, a, |x| divide(1.0, x)),
-        O::Log => lanes1(m, r, a, |x| (x.log2(), 0)),
-        O::Exp => lanes1(m, r, a, |x| (x.exp2(), 0)),
-        O::Sqrt | O::Sqrtm => lanes1(m, r, a, root),
-        O::Rsqrt => lanes1(m, r, a, |x| (1.0 / x.sqrt(), 0)),
-        O::Sin => lanes1(m, r, a, |x| (x.sin(), 0)),
-        O::Cos => lanes1(m, r, a, |x| (x.cos(), 0)),
+        O::Inv => divide(1.0, x),
+        O::Log => (x.log2(), 0),
+        O::Exp => (x.exp2(), 0),
+        O::Sqrt | O::Sqrtm => root(x),
+        O::Rsqrt => (1.0 / x.sqrt(), 0),
+        O::Sin => (x.sin(), 0),
+        O::Cos => (x.cos(), 0),
         // IGC 2.x's tanh and sigm (the logistic 1/(1+e^-x)); the vISA documentation has no
         // page for them, so as for sin and cos vdb returns the f64 value rounded to the dst.
-        O::Tanh => lanes1(m, r, a, |x| (x.tanh(), 0)),
-        O::Sigm => lanes1(m, r, a, |x| (1.0 / (1.0 + (-x).exp()), 0)),
+        O::Tanh => (x.tanh(), 0),
+        O::Sigm => (1.0 / (1.0 + (-x).exp()), 0),
         // x - floor(x) is exact in f64 for F/HF inputs.
-        O::Frc => lanes1(m, r, a, |x| (x - x.floor(), 0)),
-        O::Rndd => lanes1(m, r, a, |x| (x.floor(), 0)),
-        O::Rndu => lanes1(m, r, a, |x| (x.ceil(), 0)),
-        O::Rnde => lanes1(m, r, a, |x| (x.round_ties_even(), 0)),
-        _ => lanes1(m, r, a, |x| (x.trunc(), 0)),
+        O::Frc => (x - x.floor(), 0),
+        O::Rndd => (x.floor(), 0),
+        O::Rndu => (x.ceil(), 0),
+        O::Rnde => (x.round_ties_even(), 0),
+        _ => (x.trunc(), 0),
     }
 }
 
@@ -186,14 +192,18 @@ fn unary(op: Opcode, m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32]) {
 /// (so F results can differ from IEEE division by an ulp; `divm` is the exact one). DF
 /// division is done IEEE-exactly, as IGC expands it to the divm sequence anyway.
 fn div(m: u32, r: &mut [(f64, i8); 32], a: &[f64; 32], b: &[f64; 32], exec: Fmt) {
+    lanes2(m, r, a, b, |x, y| div_lane(x, y, exec))
+}
+
+/// One lane of [`div`] in the execution format `exec`.
+#[inline]
+pub(crate) fn div_lane(x: f64, y: f64, exec: Fmt) -> (f64, i8) {
     if exec == convert::F64 {
-        return lanes2(m, r, a, b, divide);
+        return divide(x, y);
     }
-    lanes2(m, r, a, b, |x, y| {
-        let (q, e) = divide(1.0, y);
-        let inv = exec.decode(convert::encode(exec, q, e, RoundMode::Rne));
-        two_prod(x, inv)
-    });
+    let (q, e) = divide(1.0, y);
+    let inv = exec.decode(convert::encode(exec, q, e, RoundMode::Rne));
+    two_prod(x, inv)
 }
 
 /// dp2/dp3/dp4/dph: each group of four lanes receives the dot product of its group.

@@ -527,25 +527,32 @@ fn double_bits(s: &mut u64, style: u64) -> u64 {
     }
 }
 
-/// hf and df with each other and with f32 (`float_lanes.rs`): the opcodes of that tier,
-/// immediates of each format (specials included) in every source position, modifiers,
+/// hf, bf and df with each other, with f32 and (moves) with integers (`float_lanes.rs`): the
+/// opcodes of that tier, the math ones included (div, pow, inv, log, exp, sqrt, rsqrt, sin,
+/// cos, frc, rnd*), immediates of each format (specials included) in every source position, modifiers,
 /// `.sat`, register regions, exec sizes 1 to 32 at every legal channel offset, predicates,
 /// dispatch masks, and cr0 with each format's denormals kept or flushed and every rounding
 /// mode: the tier and the general ALU agree bit for bit (or raise the same fault).
 #[test]
 fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
-    const OPS: [&str; 13] = [
+    const OPS: [&str; 27] = [
         "mov", "add", "mul", "mad", "min", "max", "sel", "cmp.eq", "cmp.lt", "cmp.ge", "cmp.ne", "divm",
-        "sqrtm",
+        "sqrtm", "div", "pow", "inv", "log", "exp", "sqrt", "rsqrt", "sin", "cos", "frc", "rndd", "rndu",
+        "rnde", "rndz",
     ];
+    const UNARY: [&str; 12] =
+        ["inv", "log", "exp", "sqrt", "rsqrt", "sin", "cos", "frc", "rndd", "rndu", "rnde", "rndz"];
     const FLOATS: [&str; 4] = ["hf", "f", "df", "bf"];
     let mut s = 0x4a1f_d0b1_u64;
     let (mut lanes_tier, mut cases, mut conversions) = (0usize, 0usize, 0usize);
-    for case in 0..4000u32 {
+    // div, pow and the one-source math in the tier.
+    let mut math = 0usize;
+    for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         let arity = match op {
             "mad" => 3,
             "mov" | "sqrtm" => 1,
+            _ if UNARY.contains(&op) => 1,
             _ => 2,
         };
         // One format per variable; at least one of them hf or df. divm and sqrtm are df's.
@@ -615,9 +622,13 @@ fn generated_half_and_double_instructions_agree_on_fast_and_general_paths() {
         lanes_tier += usize::from(tier == vdb::exec::Tier::Float);
         conversions +=
             usize::from(tier == vdb::exec::Tier::Float && (TYPES.contains(&ta) || TYPES.contains(&td)));
+        math += usize::from(
+            tier == vdb::exec::Tier::Float && (UNARY.contains(&op) || matches!(op, "div" | "pow")),
+        );
         cases += 1;
     }
-    assert!(conversions > 60, "{conversions} integer conversions in the tier");
+    assert!(math > 1500, "{math} math cases in the tier");
+    assert!(conversions > 40, "{conversions} integer conversions in the tier");
     // Nearly every case must take the tier, or the test compares the general ALU with itself.
     assert!(lanes_tier * 10 > cases * 9, "{lanes_tier} of {cases} cases took the hf/df tier");
 }
