@@ -5,9 +5,10 @@
 //! (inv, log, exp, sqrt, rsqrt, sin, cos, frc, rnd*).
 //!
 //! Native f32 add, mul, fma, division and square root are correctly rounded to nearest, which
-//! is what the general ALU (`alu.rs`, the oracle) computes in the default rounding mode; the
-//! tier runs only in that mode and hands any other cr0 rounding mode to the general ALU. The
-//! transcendentals call the same f64 functions as the oracle and round once. Denormals are
+//! is what the general ALU (`alu.rs`, the oracle) computes in the default rounding mode. Under
+//! another cr0 rounding mode the ops that the mode changes are computed lane by lane with the
+//! oracle's own definitions (the exact value and the sign of its residual) and rounded once
+//! by the mode. The transcendentals call the same f64 functions as the oracle and round once. Denormals are
 //! flushed in and out per cr0, NaN results are quiet, as the oracle's. A generated test
 //! (`tests/it/fastpath.rs`) compares the two paths bit for bit.
 
@@ -420,10 +421,8 @@ fn relation(rel: CondMod, x: f32, y: f32) -> bool {
 
 impl<O: Observer> Ctx<'_, O> {
     /// Runs a float op under its channel enables (`em_part` and `pmask` are their halves:
-    /// `sel` chooses by the predicate). Returns false, having changed nothing, where the
-    /// general ALU must run it instead: an op whose result depends on a rounding mode other
-    /// than to-nearest-even in cr0, besides add, mul, mad and conversions from integers, or
-    /// an operand outside the GRF (the general path raises the fault).
+    /// `sel` chooses by the predicate). Returns false, having changed nothing, where an
+    /// operand lies outside the GRF (the general path raises the fault).
     pub fn run_float(
         &mut self,
         inst: &Inst,
@@ -437,9 +436,7 @@ impl<O: Observer> Ctx<'_, O> {
         let mode = RoundMode::from_cr0(cr0);
         // Under another rounding mode: the ops whose results it does not change (moves,
         // choices, compares, the rnd ops, conversions to integers, which truncate) as they
-        // are, add, mul, mad and conversions from integers rounded by the mode lane by lane
-        // (`directed`), the others on the general path.
-        let directed = mode != RoundMode::Rne && matches!(op.kind, K::Add | K::Mul | K::Mad | K::FromInt(_));
+        // are, every other one lane by lane, rounded by the mode (`directed`).
         let exact = matches!(
             op.kind,
             K::Mov
@@ -453,7 +450,8 @@ impl<O: Observer> Ctx<'_, O> {
                 | K::Rnde
                 | K::Rndz
         );
-        if mode != RoundMode::Rne && !(directed || exact) || op.need as usize > self.thread.grf.len() {
+        let directed = mode != RoundMode::Rne && !exact;
+        if op.need as usize > self.thread.grf.len() {
             return Ok(false);
         }
         let keep = cr0 & (1 << 7) != 0;
@@ -845,13 +843,30 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
 /// An add, mul or mad of f32 sources computed exactly and rounded once under `mode`, as the
 /// general ALU computes it (the NaN rule, saturation and flushing included): its bits.
 fn rounded(kind: FloatKind, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool) -> u32 {
-    let [x, y, z] = s.map(f64::from);
-    let (r, n) = match kind {
-        FloatKind::Add => (super::math::two_sum(x, y), 2),
-        FloatKind::Mul => (super::math::two_prod(x, y), 2),
-        _ => (super::math::fused(x, y, z), 3),
+    use super::math;
+    let [x, y, z] = s.map(wide);
+    // The arithmetic takes the first NaN operand's NaN; pow and the one-source math do not.
+    let (r, nan_from) = match kind {
+        FloatKind::Add => (math::two_sum(x, y), 2),
+        FloatKind::Mul => (math::two_prod(x, y), 2),
+        FloatKind::Mad => (math::fused(x, y, z), 3),
+        FloatKind::Div => (math::div_lane(x, y, convert::F32), 2),
+        FloatKind::Pow => ((x.powf(y), 0), 0),
+        one => {
+            let op = match one {
+                FloatKind::Inv => Opcode::Inv,
+                FloatKind::Log => Opcode::Log,
+                FloatKind::Exp => Opcode::Exp,
+                FloatKind::Sqrt => Opcode::Sqrt,
+                FloatKind::Rsqrt => Opcode::Rsqrt,
+                FloatKind::Sin => Opcode::Sin,
+                FloatKind::Cos => Opcode::Cos,
+                _ => Opcode::Frc,
+            };
+            (math::unary_lane(op, x), 0)
+        }
     };
-    let r = super::math::first_nan(r, [x, y, z].into_iter().take(n));
+    let r = math::first_nan(r, [x, y, z].into_iter().take(nan_from));
     super::alu::round_lane(convert::F32, r, sat, mode, keep) as u32
 }
 

@@ -787,8 +787,7 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
         };
         let (sat, pred) = sat_and_predicate(&mut s, op);
         // cr0: denormals kept (as IGC sets it) or flushed, and now and then another
-        // rounding mode (which the f32 tier rounds add, mul, mad and conversions from integers
-        // by itself, and hands the other ops it changes to the general ALU).
+        // rounding mode (by which the f32 tier rounds, lane by lane, every op it changes).
         let cr0 = [0x4c0u32, 0x4c0, 0x0, 0x4d0, 0x4e0, 0x30][(lcg(&mut s) % 6) as usize];
         let body = format!(
             "    or (M1_NM, 1) %cr0(0,0)<1> %cr0(0,0)<0;1,0> {cr0:#x}:ud\n    {pred}{op}{sat} ({mask}, {size}) {dst} {}",
