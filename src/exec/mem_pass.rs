@@ -10,7 +10,7 @@ use super::fault::FaultKind;
 use super::message::{apply_atomic, atomic_stores, check_align};
 use super::observer::Observer;
 use super::operand::{load_le, store_le};
-use crate::isa::AtomicOp;
+use crate::isa::{AtomicOp, Region};
 use crate::machine::{Fold, FoldOp, MemSpace, ThreadId, PAGE_SIZE};
 
 /// What each access of a pass does.
@@ -353,11 +353,50 @@ impl Batch {
         let mut out = [0u64; 32];
         let (done, fault) = ctx.mem_pass(&pass, &mut out[..n]);
         if let (Some(r), false) = (self.results, self.op == MemOp::Store) {
-            for (&reg, value) in self.regs.iter().zip(out).take(done) {
-                ctx.write_grf_elem(reg, r.slot, value << r.shift)?;
+            let mut i = 0;
+            while i < done {
+                i = self.write_results(ctx, r, &out, i, done)?;
             }
         }
         fault
+    }
+
+    /// Writes the results of accesses `i..` that go to one packed register region (lane `l`'s
+    /// at slot `l` from a common base, lanes rising: a message's usual layout) in one write,
+    /// reported as that region's lanes; else access `i`'s alone. Returns the next access.
+    fn write_results<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        r: Results,
+        out: &[u64; 32],
+        i: usize,
+        done: usize,
+    ) -> Result<usize, FaultKind> {
+        let (slot, lane0) = (r.slot, self.lanes[i]);
+        let mut j = i + 1;
+        if matches!(slot, 1 | 2 | 4 | 8) && self.regs[i] >= lane0 * slot {
+            let base = self.regs[i] - lane0 * slot;
+            while j < done && self.lanes[j] > self.lanes[j - 1] && self.regs[j] == base + self.lanes[j] * slot
+            {
+                j += 1;
+            }
+            if j - i > 1 {
+                let (mut enabled, mut values) = (0u32, [0u64; 32]);
+                for (&lane, value) in self.lanes[i..j].iter().zip(&out[i..j]) {
+                    enabled |= 1 << lane;
+                    values[lane as usize] = value << r.shift;
+                }
+                let n = 32 - enabled.leading_zeros();
+                // A region past the GRF: lane by lane below, which faults where it must.
+                if ctx.write_region(base, Region::dst(1), slot, n, enabled, &values).is_ok() {
+                    return Ok(j);
+                }
+            }
+        }
+        for (&reg, value) in self.regs[i..j].iter().zip(&out[i..j]) {
+            ctx.write_grf_elem(reg, slot, value << r.shift)?;
+        }
+        Ok(j)
     }
 }
 

@@ -225,6 +225,53 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(())
     }
 
+    /// Writes `values` (raw bits of `size` bytes) to the lanes of `enabled` of the register
+    /// region at GRF offset `base`, reported as runs of enabled lanes; on a region that
+    /// reaches past the GRF, writes nothing and returns its span.
+    pub(super) fn write_region(
+        &mut self,
+        base: u32,
+        region: Region,
+        size: u32,
+        n: u32,
+        enabled: u32,
+        values: &[u64; 32],
+    ) -> Result<(), (u32, u32)> {
+        let (first, end) = region_span(base, region, n, size);
+        let grf = self.thread.grf.get_mut(first as usize..end as usize).ok_or((first, end))?;
+        if O::ACTIVE {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(grf);
+        }
+        if region == Region::dst(1) && size == 4 {
+            // The common packed dword destination: no per-lane region arithmetic.
+            for (lane, slot) in grf.chunks_exact_mut(4).enumerate().take(n as usize) {
+                if enabled >> lane & 1 != 0 {
+                    slot.copy_from_slice(&(values[lane] as u32).to_le_bytes());
+                }
+            }
+        } else if region == Region::dst(1) && size == 8 {
+            // Packed qwords and doubles likewise.
+            let (words, _) = grf.as_chunks_mut::<8>();
+            for (lane, word) in words.iter_mut().enumerate().take(n as usize) {
+                if enabled >> lane & 1 != 0 {
+                    *word = values[lane].to_le_bytes();
+                }
+            }
+        } else {
+            for lane in 0..n {
+                if enabled >> lane & 1 != 0 {
+                    let at = (region.element(lane) * size) as usize;
+                    store_le(&mut grf[at..], size, values[lane as usize]);
+                }
+            }
+        }
+        if O::ACTIVE {
+            self.report_lane_runs(first, region, size, n, enabled);
+        }
+        Ok(())
+    }
+
     /// Writes `values` (raw bits of the operand's type) to the lanes of `enabled`.
     pub fn write_dst(
         &mut self,
@@ -239,42 +286,13 @@ impl<O: Observer> Ctx<'_, O> {
                 if d.is_null || enabled == 0 {
                     return Ok(());
                 }
-                let size = d.ty.size();
-                let (first, end) = region_span(d.base, d.region, n, size);
-                let region = d.region;
-                let oob = || FaultKind::RegionOutOfBounds { operand: index, offset: first, len: end - first };
-                let grf = self.thread.grf.get_mut(first as usize..end as usize).ok_or_else(oob)?;
-                if O::ACTIVE {
-                    self.scratch.clear();
-                    self.scratch.extend_from_slice(grf);
-                }
-                if region == Region::dst(1) && size == 4 {
-                    // The common packed dword destination: no per-lane region arithmetic.
-                    for (lane, slot) in grf.chunks_exact_mut(4).enumerate().take(n as usize) {
-                        if enabled >> lane & 1 != 0 {
-                            slot.copy_from_slice(&(values[lane] as u32).to_le_bytes());
-                        }
-                    }
-                } else if region == Region::dst(1) && size == 8 {
-                    // Packed qwords and doubles likewise.
-                    let (words, _) = grf.as_chunks_mut::<8>();
-                    for (lane, word) in words.iter_mut().enumerate().take(n as usize) {
-                        if enabled >> lane & 1 != 0 {
-                            *word = values[lane].to_le_bytes();
-                        }
-                    }
-                } else {
-                    for lane in 0..n {
-                        if enabled >> lane & 1 != 0 {
-                            let at = (region.element(lane) * size) as usize;
-                            store_le(&mut grf[at..], size, values[lane as usize]);
-                        }
-                    }
-                }
-                if O::ACTIVE {
-                    self.report_lane_runs(first, region, size, n, enabled);
-                }
-                Ok(())
+                self.write_region(d.base, d.region, d.ty.size(), n, enabled, values).map_err(
+                    |(first, end)| FaultKind::RegionOutOfBounds {
+                        operand: index,
+                        offset: first,
+                        len: end - first,
+                    },
+                )
             }
             Operand::Indirect(ind) => {
                 let size = ind.ty.size();
