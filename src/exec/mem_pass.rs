@@ -148,10 +148,14 @@ impl<O: Observer> Ctx<'_, O> {
                 }
                 _ => {
                     let page = self.svm.page_mut(page_no);
-                    for j in i..end {
-                        let at = (pass.addrs[j] - base) as usize;
-                        let cell = &mut page[at..at + pass.size as usize];
-                        write_access(cell, MemSpace::Svm, pass.addrs[j], pass, j, out, tid, obs);
+                    if O::ACTIVE && !O::LANE_ACCESSES && pass.op == MemOp::Store {
+                        store_runs(page, base, MemSpace::Svm, pass, i..end, |a| a, tid, obs);
+                    } else {
+                        for j in i..end {
+                            let at = (pass.addrs[j] - base) as usize;
+                            let cell = &mut page[at..at + pass.size as usize];
+                            write_access(cell, MemSpace::Svm, pass.addrs[j], pass, j, out, tid, obs);
+                        }
                     }
                 }
             }
@@ -205,6 +209,10 @@ impl<O: Observer> Ctx<'_, O> {
         }
         let Some(slm) = self.slms.get_mut(group) else { return 0 };
         let end = plain_until(slm.bytes.len() as u64);
+        if O::ACTIVE && !O::LANE_ACCESSES && pass.op == MemOp::Store {
+            store_runs(&mut slm.bytes, 0, space, pass, start..end, |a| a & SLM_ADDRESS_MASK, tid, obs);
+            return end - start;
+        }
         for i in start..end {
             let at = pass.addrs[i] & SLM_ADDRESS_MASK;
             let cell = &mut slm.bytes[at as usize..(at + size) as usize];
@@ -218,6 +226,40 @@ fn in_lane(e: FaultKind, lane: u32) -> FaultKind {
     match e {
         FaultKind::Memory { message, .. } => FaultKind::Memory { lane: Some(lane), message },
         other => other,
+    }
+}
+
+/// Plain stores `range` of `pass` into `mem` (the bytes from address `mem_base` of `space`;
+/// `at` maps a pass address to its address there), each run of them to consecutive bytes
+/// reported as one write (for observers that do not hear lanes).
+#[allow(clippy::too_many_arguments)]
+fn store_runs<O: Observer>(
+    mem: &mut [u8],
+    mem_base: u64,
+    space: MemSpace,
+    pass: &Pass<'_>,
+    range: std::ops::Range<usize>,
+    at: impl Fn(u64) -> u64,
+    tid: ThreadId,
+    obs: &mut O,
+) {
+    let size = pass.size as u64;
+    let mut old = [0u8; 32 * 8];
+    let mut j = range.start;
+    while j < range.end {
+        // The run from access j: each next one starts where the one before ends.
+        let first = at(pass.addrs[j]);
+        let mut len = 0u64;
+        while j < range.end && at(pass.addrs[j]) == first + len && len + size <= old.len() as u64 {
+            let o = (first + len - mem_base) as usize;
+            let cell = &mut mem[o..o + size as usize];
+            old[len as usize..(len + size) as usize].copy_from_slice(cell);
+            store_le(cell, pass.size, pass.src0[j]);
+            len += size;
+            j += 1;
+        }
+        let o = (first - mem_base) as usize;
+        obs.mem(tid, space, first, &old[..len as usize], &mem[o..o + len as usize]);
     }
 }
 

@@ -7,6 +7,10 @@ use crate::machine::{Control, MemSpace, ThreadId};
 /// Receives every write. `ACTIVE == false` lets the interpreter skip capturing old values.
 pub trait Observer {
     const ACTIVE: bool;
+    /// Whether it hears each lane's memory accesses one by one, each after its
+    /// [`Observer::access_lane`]. When false, the stores of one message to consecutive bytes
+    /// may come as one [`Observer::mem`].
+    const LANE_ACCESSES: bool = true;
     /// GRF bytes `[offset, offset+new.len())` of `thread` changed from `old` to `new`.
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]);
     /// A packed region write with disabled lanes between enabled ones: element `i` (`size`

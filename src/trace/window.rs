@@ -123,6 +123,9 @@ impl Stage {
 
 impl Observer for Stage {
     const ACTIVE: bool = true;
+    // The log keeps bytes, not lanes: which lane wrote a byte is found again by running the
+    // step with an observer that hears lanes.
+    const LANE_ACCESSES: bool = false;
 
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
         self.note_grf(thread, offset, new.len() as u32);
