@@ -34,8 +34,10 @@ enum Kind {
     /// `div`: x · INV(y), the inverse rounded to the execution format first (DIV.md).
     Div,
     Pow,
-    /// The one-source math: inv, log, exp, sqrt, rsqrt, sin, cos, tanh, sigm, frc, rnd*.
-    Unary(Opcode),
+    /// The one-source math: inv, log, exp, sqrt, rsqrt, sin, cos, tanh, sigm, frc, rnd*
+    /// (the opcode is [`LanesOp::unary`]; a kind without data keeps the native loops' match
+    /// as tight as it was).
+    Unary,
     Min,
     Max,
     Sel,
@@ -84,6 +86,8 @@ pub struct LanesOp {
     native: Option<Native>,
     /// The widest source format.
     exec: Fmt,
+    /// The opcode of a [`Kind::Unary`].
+    unary: Opcode,
 }
 
 /// Where a source's lanes are, in the native form: an immediate's bits, lane `l` at
@@ -155,7 +159,16 @@ fn compile_conversion(inst: &Inst) -> Option<LanesOp> {
     let size = d.ty.size();
     need = need.max(d.base + d.region.element(n - 1) * size + size);
     let dst = Dst::Reg { ty: d.ty, fmt: Fmt::of(d.ty).unwrap_or(convert::F64) };
-    Some(LanesOp { kind, srcs: vec![src], dst, sat: inst.sat, need, native: None, exec: convert::F64 })
+    Some(LanesOp {
+        kind,
+        srcs: vec![src],
+        dst,
+        sat: inst.sat,
+        need,
+        native: None,
+        exec: convert::F64,
+        unary: inst.op,
+    })
 }
 
 /// The compiled form of `inst`, if this tier takes it.
@@ -174,7 +187,7 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
         (Opcode::Div, _) => Kind::Div,
         (Opcode::Pow, _) => Kind::Pow,
         (
-            op @ (Opcode::Inv
+            Opcode::Inv
             | Opcode::Log
             | Opcode::Exp
             | Opcode::Sqrt
@@ -187,9 +200,9 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
             | Opcode::Rndd
             | Opcode::Rndu
             | Opcode::Rnde
-            | Opcode::Rndz),
+            | Opcode::Rndz,
             _,
-        ) => Kind::Unary(op),
+        ) => Kind::Unary,
         (Opcode::Min, _) => Kind::Min,
         (Opcode::Max, _) => Kind::Max,
         (Opcode::Sel, _) => Kind::Sel,
@@ -199,7 +212,7 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
     };
     let arity = match kind {
         Kind::Mad => 3,
-        Kind::Mov | Kind::Sqrtm | Kind::Unary(_) => 1,
+        Kind::Mov | Kind::Sqrtm | Kind::Unary => 1,
         _ => 2,
     };
     let n = inst.exec.size;
@@ -247,11 +260,15 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
     let native = native_form(kind, &srcs, &dst, inst.sat, n);
     // The execution format: the widest source format (`div` rounds its inverse to it).
     let exec = srcs.iter().map(|s| s.fmt).max_by_key(|f| f.mant_bits).unwrap_or(convert::F32);
-    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec })
+    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec, unary: inst.op })
 }
 
 /// [`Native`] for these operands, if they take it.
 fn native_form(kind: Kind, srcs: &[Src], dst: &Dst, sat: bool, n: u32) -> Option<Native> {
+    // div, pow and the math go lane by lane, as the general ALU defines them.
+    if matches!(kind, Kind::Div | Kind::Pow | Kind::Unary | Kind::FromInt | Kind::ToInt) {
+        return None;
+    }
     let ty = srcs.first()?.ty;
     let dst_ty = match dst {
         Dst::Reg { ty: t, .. } => Some(*t),
@@ -393,12 +410,12 @@ impl<O: Observer> Ctx<'_, O> {
                         Kind::Divm => math::divide(v[0], v[1]),
                         Kind::Div => math::div_lane(v[0], v[1], op.exec),
                         Kind::Pow => (v[0].powf(v[1]), 0),
-                        Kind::Unary(o) => math::unary_lane(o, v[0]),
+                        Kind::Unary => math::unary_lane(op.unary, v[0]),
                         _ => math::root(v[0]),
                     };
                     // A NaN from NaN operands is the first of them, as the general ALU has it
                     // for the arithmetic (not for sqrtm, pow or the one-source math).
-                    let r = if matches!(kind, Kind::Sqrtm | Kind::Pow | Kind::Unary(_)) {
+                    let r = if matches!(kind, Kind::Sqrtm | Kind::Pow | Kind::Unary) {
                         r
                     } else {
                         math::first_nan(r, v.into_iter().take(op.srcs.len()))

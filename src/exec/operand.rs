@@ -228,6 +228,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// Writes `values` (raw bits of `size` bytes) to the lanes of `enabled` of the register
     /// region at GRF offset `base`, reported as runs of enabled lanes; on a region that
     /// reaches past the GRF, writes nothing and returns its span.
+    #[inline(always)]
     pub(super) fn write_region(
         &mut self,
         base: u32,
