@@ -368,6 +368,7 @@ fn run_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::AtomicOp;
     use crate::machine::FoldOp;
 
     fn accesses(reads: &[(u64, u64)], writes: &[(u64, u64)]) -> Accesses {
@@ -430,8 +431,8 @@ mod tests {
         assert!(!order.follows(&(3..4), &add(0x600, 4)));
     }
 
-    /// Whatever the values and the split, updates of one location folded from two runs that
-    /// start from the same value end as the updates made one after another.
+    /// Whatever the values and the split, atomic updates of one location folded from two runs
+    /// that start from the same value end as the atomics made one after another.
     #[test]
     fn folds_lay_two_runs_updates_as_one_run_after_the_other() {
         let ops = [
@@ -453,21 +454,21 @@ mod tests {
         };
         for size in [2u32, 4, 8] {
             let mask = u64::MAX >> (64 - size * 8);
-            let signed = |v: u64| ((v << (64 - size * 8)) as i64) >> (64 - size * 8);
             for op in ops {
                 for _ in 0..200 {
-                    let update = |v: u64, x: u64| {
-                        (match op {
-                            FoldOp::Add => v.wrapping_add(x),
-                            FoldOp::UMin => v.min(x),
-                            FoldOp::UMax => v.max(x),
-                            FoldOp::SMin => signed(v).min(signed(x)) as u64,
-                            FoldOp::SMax => signed(v).max(signed(x)) as u64,
-                            FoldOp::And => v & x,
-                            FoldOp::Or => v | x,
-                            FoldOp::Xor => v ^ x,
-                        }) & mask
+                    // The atomic itself, as messages run it.
+                    let atomic = match op {
+                        FoldOp::Add => AtomicOp::Add,
+                        FoldOp::UMin => AtomicOp::Min,
+                        FoldOp::UMax => AtomicOp::Max,
+                        FoldOp::SMin => AtomicOp::MinSint,
+                        FoldOp::SMax => AtomicOp::MaxSint,
+                        FoldOp::And => AtomicOp::And,
+                        FoldOp::Or => AtomicOp::Or,
+                        FoldOp::Xor => AtomicOp::Xor,
                     };
+                    let update =
+                        |v: u64, x: u64| super::super::message::apply_atomic(atomic, size * 8, v, x, 0).0;
                     let start = next() & mask;
                     let xs: Vec<u64> = (0..1 + next() % 6).map(|_| next() & mask).collect();
                     let cut = (next() % (xs.len() as u64 + 1)) as usize;

@@ -198,6 +198,20 @@ fn split_runs_report_the_fault_of_the_sequential_run() {
     }
 }
 
+/// What a plain run of `launch` notes (normalized), starting from `accesses`.
+fn noted(
+    launch: &raw::Launch,
+    interp: &Interpreter,
+    accesses: vdb::machine::Accesses,
+) -> vdb::machine::Accesses {
+    let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
+    machine.svm.accesses = Some(Box::new(accesses));
+    run_to_end_unrecorded(interp, &mut machine, &mut sched).expect("runs");
+    let mut a = *machine.svm.accesses.take().expect("noted");
+    a.normalize();
+    a
+}
+
 /// A run notes the SVM bytes it reads and writes when asked, and only those it writes when
 /// asked for writes alone (the groups run from the front, checked against by their writes).
 #[test]
@@ -205,15 +219,10 @@ fn runs_note_their_accesses_or_their_writes_alone() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/opencl/collatz/skl.launch.json");
     let launch = raw::load(&path).expect("launch");
     let interp = Interpreter::new(launch.program.clone());
-    let mut noted = Vec::new();
-    for accesses in [vdb::machine::Accesses::default(), vdb::machine::Accesses::writes_only()] {
-        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
-        machine.svm.accesses = Some(Box::new(accesses));
-        run_to_end_unrecorded(&interp, &mut machine, &mut sched).expect("runs");
-        let mut a = *machine.svm.accesses.take().expect("noted");
-        a.normalize();
-        noted.push(a);
-    }
+    let noted: Vec<_> = [vdb::machine::Accesses::default(), vdb::machine::Accesses::writes_only()]
+        .into_iter()
+        .map(|accesses| noted(&launch, &interp, accesses))
+        .collect();
     let [both, writes] = &noted[..] else { unreachable!() };
     assert!(both.reads.iter().next().is_some() && both.writes.iter().next().is_some());
     assert!(writes.reads.iter().next().is_none(), "{:?}", writes.reads);
@@ -263,16 +272,9 @@ fn atomics_that_fold_are_noted_as_folds_only_when_asked() {
     use vdb::machine::{Accesses, FoldOp};
     let launch = raw::load(&small_histogram()).expect("launch");
     let interp = Interpreter::new(launch.program.clone());
-    let mut noted = Vec::new();
-    for accesses in [Accesses::default(), Accesses::default().folding()] {
-        let (mut machine, mut sched) = (launch.machine.clone(), launch.scheduler.clone());
-        machine.svm.accesses = Some(Box::new(accesses));
-        run_to_end_unrecorded(&interp, &mut machine, &mut sched).expect("runs");
-        let mut a = *machine.svm.accesses.take().expect("noted");
-        a.normalize();
-        noted.push(a);
-    }
-    let (plain, folding) = (&noted[0], &noted[1]);
+    let plain = noted(&launch, &interp, Accesses::default());
+    let folding = noted(&launch, &interp, Accesses::default().folding());
+    let (plain, folding) = (&plain, &folding);
     assert!(plain.folds.is_empty() && plain.writes.iter().next().is_some());
     assert!(folding.writes.iter().next().is_none(), "{:?}", folding.writes);
     let mut ops: Vec<(FoldOp, u32, u64)> =
