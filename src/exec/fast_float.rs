@@ -8,9 +8,9 @@
 //! is what the general ALU (`alu.rs`, the oracle) computes in the default rounding mode. Under
 //! another cr0 rounding mode the ops that the mode changes are computed lane by lane with the
 //! oracle's own definitions (the exact value and the sign of its residual) and rounded once
-//! by the mode. The transcendentals call the same f64 functions as the oracle and round once. Denormals are
-//! flushed in and out per cr0, NaN results are quiet, as the oracle's. A generated test
-//! (`tests/it/fastpath.rs`) compares the two paths bit for bit.
+//! by the mode. The transcendentals call the same f64 functions as the oracle and round once.
+//! Denormals are flushed in and out per cr0, NaN results are quiet, as the oracle's. A
+//! generated test (`tests/it/fastpath.rs`) compares the two paths bit for bit.
 
 use super::convert::{self, RoundMode};
 use super::ctx::Ctx;
@@ -840,8 +840,9 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
     out
 }
 
-/// An add, mul or mad of f32 sources computed exactly and rounded once under `mode`, as the
-/// general ALU computes it (the NaN rule, saturation and flushing included): its bits.
+/// An f32 op other than the exact ones (add, mul, mad, div, pow and the one-source math)
+/// computed as the general ALU computes it and rounded once under `mode` (the NaN rule,
+/// saturation and flushing included): its bits.
 fn rounded(kind: FloatKind, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool) -> u32 {
     use super::math;
     let [x, y, z] = s.map(wide);
