@@ -185,9 +185,7 @@ pub(crate) fn store_ints(cx: &Ctx, vals: &[i128; 32], out: &mut AluOut) {
     if let Some(fmt) = Fmt::of(cx.dst) {
         let keep = cx.keep(fmt);
         for l in Lanes(cx.mask) {
-            let bits = convert::int_to_float(fmt, vals[l], cx.mode);
-            let bits = convert::flush_out(fmt, bits, keep);
-            out.values[l] = if cx.sat { sat_float_bits(fmt, bits) } else { bits };
+            out.values[l] = int_to_float_lane(fmt, vals[l], cx.sat, cx.mode, keep);
         }
         return;
     }
@@ -204,8 +202,20 @@ pub(crate) fn store_ints(cx: &Ctx, vals: &[i128; 32], out: &mut AluOut) {
     }
 }
 
+/// An integer result stored into float format `fmt`: rounded once under `mode`, flushed
+/// (unless `keep`), saturated to [0.0, 1.0] with `sat`. Its bits.
+#[inline]
+pub(crate) fn int_to_float_lane(fmt: Fmt, v: i128, sat: bool, mode: RoundMode, keep: bool) -> u64 {
+    let bits = convert::flush_out(fmt, convert::int_to_float(fmt, v, mode), keep);
+    if sat {
+        sat_float_bits(fmt, bits)
+    } else {
+        bits
+    }
+}
+
 /// Clamps float bits of `fmt` to [0.0, 1.0]; NaN and -0.0 give +0.0.
-pub(crate) fn sat_float_bits(fmt: Fmt, bits: u64) -> u64 {
+fn sat_float_bits(fmt: Fmt, bits: u64) -> u64 {
     let v = fmt.decode(bits);
     if v.is_nan() || v <= 0.0 {
         0

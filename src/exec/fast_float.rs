@@ -572,7 +572,7 @@ impl<O: Observer> Ctx<'_, O> {
             kind if directed => {
                 let [a, b, c] = [0, 1, 2].map(|i| f32_lanes(&raw[i], mods[i], keep, n));
                 for (l, o) in r.iter_mut().enumerate().take(n) {
-                    *o = rounded(kind, [a[l], b[l], c[l]], mode, sat, keep);
+                    *o = rounded(kind, inst.op, [a[l], b[l], c[l]], mode, sat, keep);
                 }
             }
             kind => {
@@ -840,10 +840,10 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
     out
 }
 
-/// An f32 op other than the exact ones (add, mul, mad, div, pow and the one-source math)
-/// computed as the general ALU computes it and rounded once under `mode` (the NaN rule,
-/// saturation and flushing included): its bits.
-fn rounded(kind: FloatKind, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool) -> u32 {
+/// An f32 op (`op`, of kind `kind`) other than the exact ones (add, mul, mad, div, pow and
+/// the one-source math) computed as the general ALU computes it and rounded once under `mode`
+/// (the NaN rule, saturation and flushing included): its bits.
+fn rounded(kind: FloatKind, op: Opcode, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool) -> u32 {
     use super::math;
     let [x, y, z] = s.map(wide);
     // The arithmetic takes the first NaN operand's NaN; pow and the one-source math do not.
@@ -853,19 +853,7 @@ fn rounded(kind: FloatKind, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool)
         FloatKind::Mad => (math::fused(x, y, z), 3),
         FloatKind::Div => (math::div_lane(x, y, convert::F32), 2),
         FloatKind::Pow => ((x.powf(y), 0), 0),
-        one => {
-            let op = match one {
-                FloatKind::Inv => Opcode::Inv,
-                FloatKind::Log => Opcode::Log,
-                FloatKind::Exp => Opcode::Exp,
-                FloatKind::Sqrt => Opcode::Sqrt,
-                FloatKind::Rsqrt => Opcode::Rsqrt,
-                FloatKind::Sin => Opcode::Sin,
-                FloatKind::Cos => Opcode::Cos,
-                _ => Opcode::Frc,
-            };
-            (math::unary_lane(op, x), 0)
-        }
+        _ => (math::unary_lane(op, x), 0),
     };
     let r = math::first_nan(r, [x, y, z].into_iter().take(nan_from));
     super::alu::round_lane(convert::F32, r, sat, mode, keep) as u32

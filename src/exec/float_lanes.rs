@@ -35,8 +35,8 @@ enum Kind {
     Div,
     Pow,
     /// The one-source math: inv, log, exp, sqrt, rsqrt, sin, cos, tanh, sigm, frc, rnd*
-    /// (the opcode is [`LanesOp::unary`]; a kind without data keeps the native loops' match
-    /// as tight as it was).
+    /// (which one is the instruction's opcode; a kind without data keeps the native loops'
+    /// match as tight as it was).
     Unary,
     Min,
     Max,
@@ -86,8 +86,6 @@ pub struct LanesOp {
     native: Option<Native>,
     /// The widest source format.
     exec: Fmt,
-    /// The opcode of a [`Kind::Unary`].
-    unary: Opcode,
 }
 
 /// Where a source's lanes are, in the native form: an immediate's bits, lane `l` at
@@ -159,16 +157,7 @@ fn compile_conversion(inst: &Inst) -> Option<LanesOp> {
     let size = d.ty.size();
     need = need.max(d.base + d.region.element(n - 1) * size + size);
     let dst = Dst::Reg { ty: d.ty, fmt: Fmt::of(d.ty).unwrap_or(convert::F64) };
-    Some(LanesOp {
-        kind,
-        srcs: vec![src],
-        dst,
-        sat: inst.sat,
-        need,
-        native: None,
-        exec: convert::F64,
-        unary: inst.op,
-    })
+    Some(LanesOp { kind, srcs: vec![src], dst, sat: inst.sat, need, native: None, exec: convert::F64 })
 }
 
 /// The compiled form of `inst`, if this tier takes it.
@@ -260,7 +249,7 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
     let native = native_form(kind, &srcs, &dst, inst.sat, n);
     // The execution format: the widest source format (`div` rounds its inverse to it).
     let exec = srcs.iter().map(|s| s.fmt).max_by_key(|f| f.mant_bits).unwrap_or(convert::F32);
-    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec, unary: inst.op })
+    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec })
 }
 
 /// [`Native`] for these operands, if they take it.
@@ -385,12 +374,7 @@ impl<O: Observer> Ctx<'_, O> {
                 Kind::FromInt => {
                     let s = &op.srcs[0];
                     let v = super::alu::int_mod(s.ty, s.modifier, super::alu::ext(s.ty, raw(s, lane)));
-                    let bits = convert::flush_out(dst_fmt, convert::int_to_float(dst_fmt, v, mode), keep);
-                    if op.sat {
-                        super::alu::sat_float_bits(dst_fmt, bits)
-                    } else {
-                        bits
-                    }
+                    super::alu::int_to_float_lane(dst_fmt, v, op.sat, mode, keep)
                 }
                 Kind::ToInt => convert::float_to_int(value(0, lane), dst_ty),
                 Kind::Sel => moved(usize::from(pmask >> lane & 1 == 0), lane),
@@ -410,7 +394,7 @@ impl<O: Observer> Ctx<'_, O> {
                         Kind::Divm => math::divide(v[0], v[1]),
                         Kind::Div => math::div_lane(v[0], v[1], op.exec),
                         Kind::Pow => (v[0].powf(v[1]), 0),
-                        Kind::Unary => math::unary_lane(op.unary, v[0]),
+                        Kind::Unary => math::unary_lane(inst.op, v[0]),
                         _ => math::root(v[0]),
                     };
                     // A NaN from NaN operands is the first of them, as the general ALU has it
