@@ -806,6 +806,18 @@ fn generated_float_instructions_agree_on_fast_and_general_paths() {
     assert!(float_tier * 10 > cases * 9, "{float_tier} of {cases} cases took the f32 tier");
 }
 
+/// A SIMD32 kernel whose A, B and R have types `types` and whose address register A0 points,
+/// lane by lane, at A plus the byte offsets in O (`size` lanes), then runs `line`: the body
+/// and the kernel's text.
+fn through_a0([ta, tb, td]: [&str; 3], size: u32, line: &str) -> (String, String) {
+    let body = format!("    addr_add (M1, {size}) A0(0)<1> &A O(0,0)<1;1,0>\n    {line}");
+    let decls = format!(
+        ".decl A v_type=G type={ta} num_elts=128 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+    );
+    let text = kernel_text(&decls, &body, 32);
+    (body, text)
+}
+
 /// Sources through address registers (one address per lane, `<1,0>`, or one address and a
 /// region, `<1;1,0>`) in every integer fast op, every integer type, with modifiers, and half
 /// the destinations through an address register too, under predicates: the qword tier and
@@ -843,13 +855,7 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
             (_, 1) if !op.starts_with("cmp") => "(!P0) ",
             _ => "",
         };
-        let body = format!(
-            "    addr_add (M1, {size}) A0(0)<1> &A O(0,0)<1;1,0>\n    {pred}{op} (M1, {size}) {dst} {srcs}"
-        );
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=128 align=hword\n.decl B v_type=G type={tb} num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
-        );
-        let text = kernel_text(&decls, &body, 32);
+        let (body, text) = through_a0([ta, tb, td], size, &format!("{pred}{op} (M1, {size}) {dst} {srcs}"));
         let seed = lcg(&mut s);
         let (fast, tier) =
             on_both_paths(&text, seed, u32::MAX, Fill::Integers, 1, 1).unwrap_or_else(|first| {
@@ -897,13 +903,7 @@ fn generated_indirect_float_operands_agree_on_fast_and_general_paths() {
             ("sel", _) | (_, 0) if !op.starts_with("cmp") => "(P0) ",
             _ => "",
         };
-        let body = format!(
-            "    addr_add (M1, {size}) A0(0)<1> &A O(0,0)<1;1,0>\n    {pred}{op} (M1, {size}) {dst} {srcs}"
-        );
-        let decls = format!(
-            ".decl A v_type=G type={ta} num_elts=128 align=hword\n.decl B v_type=G type=f num_elts=64 align=hword\n.decl R v_type=G type={td} num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
-        );
-        let text = kernel_text(&decls, &body, 32);
+        let (body, text) = through_a0([ta, "f", td], size, &format!("{pred}{op} (M1, {size}) {dst} {srcs}"));
         let seed = lcg(&mut s);
         let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
         let (fast, tier) = on_both_paths(&text, seed, dispatch, Fill::Floats, 1, 4).unwrap_or_else(|first| {
@@ -1026,22 +1026,10 @@ fn generated_float_vector_moves_agree_on_fast_and_general_paths() {
 fn every_alu_instruction_of_the_real_dumps_runs_in_place() {
     use vdb::asm::{parse_files_with_warnings, ParseOptions};
     use vdb::isa::Family;
-    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        let mut entries: Vec<_> =
-            std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out)
-            } else if p.extension().is_some_and(|x| x == "visaasm") {
-                out.push(p)
-            }
-        }
-    }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in ["tests/data/real", "tests/data/kernels", "sample-kernels", "../shared/spec/real/igc2"] {
-        walk(&root.join(dir), &mut files);
+        crate::harness::visaasm_files(&root.join(dir), &mut files);
     }
     files.retain(|p| {
         let s = p.to_string_lossy();

@@ -18,19 +18,22 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The skl launch file of the kernel in `dir` (under the project root) changed by `edit`, its
+/// `skl/` and `in/` paths made absolute, written into scratch directory `name`.
+pub fn edited_launch(dir: &str, name: &str, edit: impl FnOnce(String) -> String) -> PathBuf {
+    let kernel = root().join(dir);
+    let text = edit(std::fs::read_to_string(kernel.join("skl.launch.json")).expect("launch"));
+    let base = kernel.to_string_lossy();
+    let text = text.replace("\"skl/", &format!("\"{base}/skl/")).replace("\"in/", &format!("\"{base}/in/"));
+    let path = scratch(name).join("edited.launch.json");
+    std::fs::write(&path, text).expect("write launch");
+    path
+}
+
 /// The OpenCL Collatz sample with half its output buffer, written into scratch directory
 /// `name`: the scatter of group 8 of 16 faults.
 pub fn half_output_collatz(name: &str) -> PathBuf {
-    let collatz = root().join("sample-kernels/opencl/collatz");
-    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
-    let base = collatz.to_string_lossy();
-    let text = text
-        .replace("\"size\": 4096", "\"size\": 2048")
-        .replace("\"skl/", &format!("\"{base}/skl/"))
-        .replace("\"in/", &format!("\"{base}/in/"));
-    let path = scratch(name).join("half.launch.json");
-    std::fs::write(&path, text).expect("write launch");
-    path
+    edited_launch("sample-kernels/opencl/collatz", name, |t| t.replace("\"size\": 4096", "\"size\": 2048"))
 }
 
 pub fn hand_launches() -> Vec<PathBuf> {

@@ -165,3 +165,20 @@ pub fn thread_steps(s: &mut vdb::session::Session, t: u32) -> (Vec<u64>, Vec<u32
     let pcs = steps.iter().map(|&x| s.recorder.trace.at(x).pc).collect();
     (steps, pcs)
 }
+
+/// Every `.visaasm` file under `dir` (recursively, in name order) onto `out`; a missing
+/// directory adds none.
+pub fn visaasm_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            visaasm_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "visaasm") {
+            out.push(p);
+        }
+    }
+}

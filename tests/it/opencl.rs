@@ -233,17 +233,11 @@ fn runs_note_their_accesses_or_their_writes_alone() {
 /// global bins and take the maximum, minimum and xor of the same three words, with atomics
 /// whose old values go nowhere.
 fn small_histogram() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-kernels/bench/histogram");
-    let text = std::fs::read_to_string(dir.join("skl.launch.json")).expect("launch");
-    let base = dir.to_string_lossy();
-    let text = text
-        .replace("\"scalar\": \"in/passes.bin\"", "\"value\": 2")
-        .replace("\"skl/", &format!("\"{base}/skl/"))
-        .replace("\"in/", &format!("\"{base}/in/"));
-    assert!(text.contains("\"value\": 2"), "the launch names its passes");
-    let path = scratch("small_histogram").join("histogram.launch.json");
-    std::fs::write(&path, text).expect("write launch");
-    path
+    crate::golden::edited_launch("sample-kernels/bench/histogram", "small_histogram", |text| {
+        let text = text.replace("\"scalar\": \"in/passes.bin\"", "\"value\": 2");
+        assert!(text.contains("\"value\": 2"), "the launch names its passes");
+        text
+    })
 }
 
 /// Chunks of groups that update the same words only by atomics that fold (no old value

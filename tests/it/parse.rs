@@ -6,23 +6,10 @@ use vdb::asm::{parse_files, parse_files_with_warnings, parse_str, ParseOptions};
 use vdb::isa::Opcode;
 use vdb::program::{Program, SourceFile};
 
+use crate::harness::visaasm_files;
+
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
-}
-
-fn visaasm_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            visaasm_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "visaasm") {
-            out.push(p);
-        }
-    }
 }
 
 fn source(path: &Path) -> SourceFile {

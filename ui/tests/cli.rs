@@ -92,8 +92,10 @@ fn run_record_stats_break_the_recording_down() {
 }
 
 /// `run --stats` says how the groups were shared over the cores: hash64's groups write apart,
-/// so other cores ran some; histogram's groups all add into the same global bins, so the
-/// first chunk from another core is refused and the rest run on one; one core shares nothing.
+/// so other cores ran some; histogram's groups all add into the same global bins by atomics
+/// that fold, so they share too; the atomics sample widened to 100 groups reads what earlier
+/// groups compare-exchanged, so the first chunk from another core is refused and the rest run
+/// on one; one core shares nothing.
 /// (Launches of 50 ms and more: the other core surely takes a chunk.)
 #[test]
 fn stats_say_how_the_groups_were_shared() {
@@ -115,23 +117,28 @@ fn stats_say_how_the_groups_were_shared() {
     assert!(folds["groups_elsewhere"].as_u64() > Some(0) && folds["refused_at_group"].is_null(), "{folds}");
     // The atomics sample, widened to 100 groups: each group reads the word the groups before
     // it compare-exchanged, so no chunk can join.
-    let atomics = root().join("sample-kernels/opencl/atomics");
     let input: Vec<u8> = (0..4000u32).flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes()).collect();
     let dir = scratch("sharing_atomics");
     let wide = write(&dir, "in.bin", "");
     std::fs::write(&wide, input).expect("input");
-    let text = std::fs::read_to_string(atomics.join("skl.launch.json"))
-        .expect("launch")
-        .replace("200,", "4000,")
-        .replace("\"in/in.bin\"", &format!("{wide:?}"))
-        .replace("\"skl/", &format!("\"{}/skl/", atomics.display()))
-        .replace("\"in/", &format!("\"{}/in/", atomics.display()));
-    let launch = write(&dir, "wide.launch.json", &text);
+    let launch = edited_launch(&dir, "sample-kernels/opencl/atomics", |text| {
+        text.replace("200,", "4000,").replace("\"in/in.bin\"", &format!("{wide:?}"))
+    });
     let refused = sharing(&launch, "2");
     assert_eq!(refused["groups_elsewhere"], 0, "{refused}");
     assert!(refused["refused_at_group"].as_u64() > Some(0), "{refused}");
     let one = sharing(&bench("hash64"), "1");
     assert_eq!((one["cores"].as_u64(), one["groups_elsewhere"].as_u64()), (Some(1), Some(0)), "{one}");
+}
+
+/// The skl launch file of the kernel in `kernel` (under the project root) changed by `edit`,
+/// its `skl/` and `in/` paths made absolute, written into `dir`: its path.
+fn edited_launch(dir: &Path, kernel: &str, edit: impl FnOnce(String) -> String) -> String {
+    let kernel = root().join(kernel);
+    let text = edit(std::fs::read_to_string(kernel.join("skl.launch.json")).expect("launch"));
+    let base = kernel.to_string_lossy();
+    let text = text.replace("\"skl/", &format!("\"{base}/skl/")).replace("\"in/", &format!("\"{base}/in/"));
+    write(dir, "edited.launch.json", &text)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -313,13 +320,9 @@ fn run_on_several_cores_gives_the_sequential_outputs_and_faults() {
     // An output buffer half as long: the scatters of groups 8 and later fault (64 items of 4
     // bytes per group, 4 threads of SIMD16), reported as the sequential run reports them.
     let dir = scratch("jobs_fault");
-    let text = std::fs::read_to_string(collatz.join("skl.launch.json")).expect("launch");
-    let base = collatz.to_string_lossy();
-    let text = text
-        .replace("\"size\": 4096", "\"size\": 2048")
-        .replace("\"skl/", &format!("\"{base}/skl/"))
-        .replace("\"in/", &format!("\"{base}/in/"));
-    let launch = write(&dir, "half.json", &text);
+    let launch = edited_launch(&dir, "sample-kernels/opencl/collatz", |text| {
+        text.replace("\"size\": 4096", "\"size\": 2048")
+    });
     let mut reports = Vec::new();
     for jobs in ["1", "2"] {
         let (code, _, err) = vdb(&["run", &launch, "--jobs", jobs]);
