@@ -813,16 +813,15 @@ impl<O: Observer> Ctx<'_, O> {
         let reported =
             op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
         if let Some(dst) = reported {
-            self.scratch.clear();
-            let end = dst + dst_span(op.dst_stride, n);
-            self.scratch.extend_from_slice(&self.thread.grf[dst as usize..end as usize]);
+            self.keep_old(dst, dst + dst_span(op.dst_stride, n));
         }
         let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask)?;
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);
         } else if let Some(dst) = reported {
-            self.report_lane_runs(dst, Region::dst(op.dst_stride as u8), 4, n, enabled);
+            let end = dst + dst_span(op.dst_stride, n);
+            self.report_written(dst, end, Region::dst(op.dst_stride as u8), 4, n, enabled);
         }
         Ok(())
     }

@@ -741,14 +741,9 @@ impl<O: Observer> Ctx<'_, O> {
         enabled: u32,
     ) {
         let (at, span) = (base as usize, (size * (stride * (L as u32 - 1) + 1)) as usize);
-        if O::ACTIVE {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(&self.thread.grf[at..at + span]);
-        }
+        self.keep_old(base, base + span as u32);
         super::qword::store_elements(&mut self.thread.grf[at..at + span], values, enabled, size, stride);
-        if O::ACTIVE && enabled != 0 {
-            self.report_lane_runs(base, Region::dst(stride as u8), size, L as u32, enabled);
-        }
+        self.report_written(base, base + span as u32, Region::dst(stride as u8), size, L as u32, enabled);
     }
 
     /// Blends `r` into the packed f32 destination `dst` under `enabled`, the write reported
@@ -757,14 +752,9 @@ impl<O: Observer> Ctx<'_, O> {
     fn put_packed<const L: usize>(&mut self, dst: InPlace, r: &[u32; L], enabled: u32) {
         let InPlace::Reg(dst) = dst else { return };
         let at = dst as usize;
-        if O::ACTIVE {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(&self.thread.grf[at..at + 4 * L]);
-        }
+        self.keep_old(dst, dst + 4 * L as u32);
         super::fast::store_lanes(&mut self.thread.grf[at..at + 4 * L], r, enabled);
-        if O::ACTIVE && enabled != 0 {
-            self.report_lane_runs(dst, Region::dst(1), 4, L as u32, enabled);
-        }
+        self.report_written(dst, dst + 4 * L as u32, Region::dst(1), 4, L as u32, enabled);
     }
 }
 

@@ -35,6 +35,16 @@ pub trait Observer {
     /// block message's, which belong to no lane. The debugger's "which lanes wrote this
     /// byte" re-executes a step with an observer that listens here.
     fn access_lane(&mut self, _lane: Option<u32>) {}
+    /// Whether it wants the old and new bytes of each register write. When false, the
+    /// in-place tiers report a destination as [`Observer::grf_span`] instead: the bytes
+    /// its lanes lie in (a superset of those written), without keeping the old ones.
+    #[inline(always)]
+    fn values(&self) -> bool {
+        true
+    }
+    /// GRF bytes `[offset, offset + len)` of `thread` hold the bytes a write changed (only
+    /// when [`Observer::values`] is false).
+    fn grf_span(&mut self, _thread: ThreadId, _offset: u32, _len: u32) {}
 }
 
 /// The byte ranges `[a, b)` of the runs of set bits in `lanes`, `size` bytes per lane, in

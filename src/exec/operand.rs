@@ -239,11 +239,11 @@ impl<O: Observer> Ctx<'_, O> {
         values: &[u64; 32],
     ) -> Result<(), (u32, u32)> {
         let (first, end) = region_span(base, region, n, size);
-        let grf = self.thread.grf.get_mut(first as usize..end as usize).ok_or((first, end))?;
-        if O::ACTIVE {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(grf);
+        if self.thread.grf.len() < end as usize {
+            return Err((first, end));
         }
+        self.keep_old(first, end);
+        let grf = &mut self.thread.grf[first as usize..end as usize];
         if region == Region::dst(1) && size == 4 {
             // The common packed dword destination: no per-lane region arithmetic.
             for (lane, slot) in grf.chunks_exact_mut(4).enumerate().take(n as usize) {
@@ -267,9 +267,7 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             }
         }
-        if O::ACTIVE {
-            self.report_lane_runs(first, region, size, n, enabled);
-        }
+        self.report_written(first, end, region, size, n, enabled);
         Ok(())
     }
 
@@ -327,6 +325,38 @@ impl<O: Observer> Ctx<'_, O> {
     /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
     /// recorder knows exactly which bytes were written (not the disabled lanes between); a
     /// packed destination with more than one run goes out as one [`Observer::grf_lanes`].
+    /// Before an in-place destination write to GRF bytes `[at, end)`: their old bytes kept
+    /// for the observer, when it wants values.
+    #[inline(always)]
+    pub(super) fn keep_old(&mut self, at: u32, end: u32) {
+        if O::ACTIVE && self.obs.values() {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&self.thread.grf[at as usize..end as usize]);
+        }
+    }
+
+    /// After it: the write reported, as runs of enabled lanes ([`Ctx::report_lane_runs`],
+    /// from the bytes [`Ctx::keep_old`] kept) or as the span `[first, end)`.
+    #[inline(always)]
+    pub(super) fn report_written(
+        &mut self,
+        first: u32,
+        end: u32,
+        region: Region,
+        size: u32,
+        n: u32,
+        enabled: u32,
+    ) {
+        if !O::ACTIVE || enabled == 0 {
+            return;
+        }
+        if self.obs.values() {
+            self.report_lane_runs(first, region, size, n, enabled);
+        } else {
+            self.obs.grf_span(self.tid, first, end - first);
+        }
+    }
+
     pub(super) fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
         if region == Region::dst(1) {
             // Packed lanes: the runs are the runs of set bits; two or more go to the observer

@@ -511,16 +511,15 @@ impl<O: Observer> Ctx<'_, O> {
         let reported =
             op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
         if let Some(dst) = reported {
-            self.scratch.clear();
-            self.scratch
-                .extend_from_slice(&self.thread.grf[dst.base as usize..(dst.base + dst.span(n)) as usize]);
+            self.keep_old(dst.base, dst.base + dst.span(n));
         }
         let flags = (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, None)?;
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);
         } else if let Some(dst) = reported {
-            self.report_lane_runs(dst.base, Region::dst(dst.stride as u8), dst.size, n, enabled);
+            let region = Region::dst(dst.stride as u8);
+            self.report_written(dst.base, dst.base + dst.span(n), region, dst.size, n, enabled);
         }
         Ok(())
     }
@@ -688,10 +687,7 @@ impl<O: Observer> Ctx<'_, O> {
         }
         for (dst, values) in op.dsts.iter().zip([&lo, &hi]) {
             let (at, end) = (dst.base as usize, (dst.base + dst.span(n)) as usize);
-            if O::ACTIVE {
-                self.scratch.clear();
-                self.scratch.extend_from_slice(&self.thread.grf[at..end]);
-            }
+            self.keep_old(at as u32, end as u32);
             store_elements(
                 &mut self.thread.grf[at..end],
                 &values[..n as usize],
@@ -699,9 +695,8 @@ impl<O: Observer> Ctx<'_, O> {
                 dst.size,
                 dst.stride,
             );
-            if O::ACTIVE {
-                self.report_lane_runs(dst.base, Region::dst(dst.stride as u8), dst.size, n, enabled);
-            }
+            let region = Region::dst(dst.stride as u8);
+            self.report_written(at as u32, end as u32, region, dst.size, n, enabled);
         }
         Ok(())
     }

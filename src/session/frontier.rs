@@ -131,18 +131,20 @@ pub(super) struct WindowSize {
 /// Takes the checkpoint due at `time` (the state `machine` and `sched` stand at), and sizes
 /// the next window to end where the next checkpoint is due (at most a round later), so that
 /// checkpoints stay `interval` steps apart and seeks replay no more. `trace_bytes` of
-/// `budget` are recorded apart from the checkpoints.
+/// `budget` are recorded apart from the checkpoints; `copy`: the recording started from a
+/// copy of another core's machine, whose first checkpoint is not counted.
 pub(super) fn size_window(
     machine: &Machine,
     sched: &Scheduler,
     checkpoints: &mut Checkpoints,
     time: u64,
-    trace_bytes: u64,
-    budget: u64,
+    (trace_bytes, budget): (u64, u64),
+    copy: bool,
 ) -> WindowSize {
     let group = sched.groups.get(sched.current_group).map_or(1, |g| g.len() as u64).max(1);
     checkpoints.take_if_due(machine, sched, time);
-    let bytes = trace_bytes + checkpoints.bytes();
+    let held = if copy { checkpoints.bytes_after_first() } else { checkpoints.bytes() };
+    let bytes = trace_bytes + held;
     let per_step = (4 * bytes / time.max(1)).clamp(64, STEP_BYTES_MAX);
     // Rounds the budget, the index's step range and the step limit leave room for.
     let room_steps = [
@@ -279,6 +281,7 @@ impl Session {
                 }
             }
             let mut batch = self.spare_batches.pop().unwrap_or_default();
+            batch.lean = self.lean_recording;
             let mut staged = None;
             if time >= self.windows_from {
                 let checkpoints = &mut self.recorder.checkpoints;
@@ -288,7 +291,7 @@ impl Session {
                     None => self.record_limit,
                 };
                 let WindowSize { rounds, most, fits } =
-                    size_window(&self.machine, &self.sched, checkpoints, time, trace_bytes, budget);
+                    size_window(&self.machine, &self.sched, checkpoints, time, (trace_bytes, budget), false);
                 if !fits {
                     self.windows_from = time + most;
                     self.spare_batches.push(batch);
@@ -343,6 +346,14 @@ impl Session {
                     if !self.single_ends(single) {
                         self.spare_batches.push(batch);
                         break;
+                    }
+                    // Tested as the windows' steps are, so that finding a stop reads no
+                    // part of the recording but those holding candidates.
+                    if let Some(p) = probe.as_ref() {
+                        if batch.only_pc().is_some_and(|pc| p.pcs.contains(pc)) {
+                            self.probe_hits.push(time);
+                        }
+                        self.probed.push((time, time + 1));
                     }
                     1
                 }
@@ -413,7 +424,9 @@ fn record_again(
                     continue;
                 }
                 Window::Boundary => {}
-                Window::Failed => return None,
+                // A thread faults inside the window, which left the machine partway: the
+                // stretch again, one step at a time (the frontier steps to a fault likewise).
+                Window::Failed => return record_again(interp, base, grf_size, false, ck, len),
             }
         }
         match record_step(interp, &mut machine, &mut sched, checkpoints, time, &mut batch) {

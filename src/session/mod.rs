@@ -200,6 +200,10 @@ pub struct Session {
     /// ([`crate::trace::record_window`]); tests turn it off to compare with recording step by
     /// step (and schedules other than round-robin run without them).
     pub window_recording: bool,
+    /// Whether the frontier records lean (`trace::Batch::lean`): the index and the steps'
+    /// count, each part recorded again from its checkpoint when first read. Off, every
+    /// step's log and record are kept as it is recorded (the cache may drop them later).
+    pub lean_recording: bool,
     /// Whether stepping commands check every step as it is made instead of searching the
     /// recording for the focused thread's steps (the reference the tests hold the search to).
     pub check_each_step: bool,
@@ -305,6 +309,7 @@ impl Session {
             interrupt: Arc::new(AtomicBool::new(false)),
             progress: None,
             window_recording,
+            lean_recording: true,
             check_each_step: false,
             cores: 1,
             split_after: 1 << 17,

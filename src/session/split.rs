@@ -116,7 +116,11 @@ impl Session {
         let workers: Vec<_> = (0..helpers)
             .map(|id| {
                 let probe = self.probe.as_ref().and_then(|_| self.breakpoint_probe());
-                Worker { id, batch: Batch::default(), probe, done: 0 }
+                {
+                    let mut batch = Batch::default();
+                    batch.lean = self.lean_recording;
+                    Worker { id, batch, probe, done: 0 }
+                }
             })
             .collect();
         let setup = Setup { interp: &interp, start: &start, base: &base, grf_size, interval, stop: &stop };
@@ -242,8 +246,10 @@ impl Setup<'_> {
         while !self.stop.load(Ordering::Relaxed) {
             let time = recorder.len();
             let Recorder { trace, checkpoints } = &mut recorder;
-            let budget = shared.worker_budget(*id, *done, trace.bytes() + checkpoints.bytes());
-            let size = size_window(&machine, &sched, checkpoints, time, trace.bytes(), budget);
+            // Its first checkpoint is the copy it started from, which shares what it holds
+            // with this core's machine and is not kept when the chunk joins.
+            let budget = shared.worker_budget(*id, *done, trace.bytes() + checkpoints.bytes_after_first());
+            let size = size_window(&machine, &sched, checkpoints, time, (trace.bytes(), budget), true);
             if !size.fits {
                 return None;
             }
@@ -262,13 +268,21 @@ impl Setup<'_> {
                 Window::Failed => return None,
             }
             match record_step(self.interp, &mut machine, &mut sched, checkpoints, time, batch) {
-                Single::Recorded(None) => trace.append_batch(batch),
+                Single::Recorded(None) => {
+                    trace.append_batch(batch);
+                    if let Some(p) = probe.as_ref() {
+                        if batch.only_pc().is_some_and(|pc| p.pcs.contains(pc)) {
+                            hits.push(time);
+                        }
+                        probed.push((time, time + 1));
+                    }
+                }
                 Single::Finished => {
                     checkpoints.take_at_end(&machine, &sched, time);
                     let mut accesses = *machine.svm.accesses.take()?;
                     accesses.normalize();
                     let steps = sched.steps - steps_before;
-                    *done += recorder.recorded_bytes();
+                    *done += recorder.trace.bytes() + recorder.checkpoints.bytes_after_first();
                     return Some(Later { recorder, steps, window_steps, accesses, hits, probed });
                 }
                 Single::Recorded(Some(_)) | Single::Stopped(_) => return None,

@@ -7,7 +7,7 @@ use super::layout::{Layout, Owner, WindowLayout};
 use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::exec::{SchedPos, Scheduler};
@@ -145,6 +145,9 @@ struct Part {
     from: Option<Arc<Checkpoint>>,
     /// The trace's clock when it was last read.
     used: AtomicU64,
+    /// Whether `body` was recorded again (and so counted in the trace's `held`) rather than
+    /// appended to.
+    rebuilt: AtomicBool,
     body: OnceLock<Body>,
 }
 
@@ -156,7 +159,31 @@ impl Part {
             lane_ops: 0,
             from,
             used: AtomicU64::new(0),
+            rebuilt: AtomicBool::new(false),
             body: OnceLock::from(body),
+        }
+    }
+
+    /// A part of `len` steps from `start` with no body held: lean steps, recorded again from
+    /// `from` when read.
+    fn lean(start: u64, from: Option<Arc<Checkpoint>>) -> Part {
+        Part {
+            start,
+            len: 0,
+            lane_ops: 0,
+            from,
+            used: AtomicU64::new(0),
+            rebuilt: AtomicBool::new(false),
+            body: OnceLock::new(),
+        }
+    }
+
+    /// The bytes of its body when held and not counted in the trace's `held` (the last
+    /// part's, appended to).
+    fn uncounted_bytes(&self) -> u64 {
+        match self.body.get() {
+            Some(body) if !self.rebuilt.load(Ordering::Relaxed) => body.bytes(),
+            _ => 0,
         }
     }
 
@@ -230,6 +257,8 @@ pub struct Checkpoints {
     pub interval: u64,
     /// Bytes the checkpoints hold beyond what they share.
     bytes: u64,
+    /// Of those, the first checkpoint's.
+    first: u64,
 }
 
 #[derive(Debug)]
@@ -241,7 +270,7 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder whose time 0 is `machine`, with `sched` where it stands.
     pub fn new(machine: &Machine, sched: &Scheduler, grf_size: u32) -> Recorder {
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0 };
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0, first: 0 };
         checkpoints.take(machine, sched.position(), 0);
         let trace = Trace {
             parts: vec![Part::new(Body::default(), checkpoints.list.first().cloned())],
@@ -553,6 +582,12 @@ impl Checkpoints {
         self.bytes
     }
 
+    /// [`Checkpoints::bytes`] but the first checkpoint's: what a recording made from a copy
+    /// of another's machine adds to that one's when it joins it ([`Recorder::join`]).
+    pub fn bytes_after_first(&self) -> u64 {
+        self.bytes - self.first
+    }
+
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
@@ -573,7 +608,8 @@ impl Checkpoints {
                 8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64;
             self.bytes += threads + pages + slms + table;
         } else {
-            self.bytes += first_checkpoint_bytes(machine);
+            self.first = first_checkpoint_bytes(machine);
+            self.bytes += self.first;
         }
         self.list.push(Arc::new(Checkpoint { time, machine: machine.clone(), sched }));
     }
@@ -582,15 +618,15 @@ impl Checkpoints {
 impl Trace {
     /// Number of recorded steps (the latest recorded time).
     pub fn len(&self) -> u64 {
-        self.last_part().end()
+        self.parts.last().expect("a trace has a part").end()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// The last part's body: always held, and read here without marking it used (the
-    /// trace's length and bytes are asked for at every step).
+    /// The last part's body, when held (tests look at how it is stored).
+    #[cfg(test)]
     fn last_part(&self) -> &Body {
         let last = self.parts.last().expect("a trace has a part");
         last.body.get().expect("the last part's body is held")
@@ -610,7 +646,54 @@ impl Trace {
     fn body(&self, k: usize) -> &Body {
         let part = &self.parts[k];
         part.used.store(self.clock.load(Ordering::Relaxed), Ordering::Relaxed);
-        part.body.get_or_init(|| self.rebuild(part))
+        part.body.get_or_init(|| {
+            part.rebuilt.store(true, Ordering::Relaxed);
+            self.rebuild(part)
+        })
+    }
+
+    /// Whether parts' bodies can be dropped and recorded again (and so lean batches
+    /// appended).
+    pub fn can_rebuild(&self) -> bool {
+        self.rerun.is_some()
+    }
+
+    /// Readies the last part to be appended to: its body held (recorded again when it was
+    /// lean or dropped) and not counted in `held`.
+    fn hold_last(&mut self) {
+        let k = self.parts.len() - 1;
+        if self.parts[k].body.get().is_none() {
+            if self.parts[k].len == 0 {
+                let start = self.parts[k].start;
+                let log = self.spare_logs.pop().unwrap_or_default();
+                let _ = self.parts[k].body.set(Body { start, log, ..Body::default() });
+                return;
+            }
+            self.body(k);
+        }
+        let part = &mut self.parts[k];
+        if std::mem::take(part.rebuilt.get_mut()) {
+            let bytes = part.body.get().map_or(0, Body::bytes);
+            let held = self.held.get_mut();
+            *held = held.saturating_sub(bytes);
+        }
+    }
+
+    /// Drops the last part's body, if held, for lean steps to follow (it is recorded again
+    /// from the part's checkpoint when read).
+    fn drop_last(&mut self) {
+        let part = self.parts.last_mut().expect("a trace has a part");
+        if let Some(mut body) = part.body.take() {
+            (part.len, part.lane_ops) = (body.len(), body.steps.lane_ops());
+            if std::mem::take(part.rebuilt.get_mut()) {
+                let held = self.held.get_mut();
+                *held = held.saturating_sub(body.bytes());
+            }
+            body.log.clear();
+            if self.spare_logs.len() < SPARE_LOGS {
+                self.spare_logs.push(std::mem::take(&mut body.log));
+            }
+        }
     }
 
     /// The body of `part`, whose body was dropped, from its steps recorded again.
@@ -662,6 +745,7 @@ impl Trace {
             }
             let part = &mut self.parts[k];
             if let Some(mut body) = part.body.take() {
+                *part.rebuilt.get_mut() = false;
                 (part.len, part.lane_ops) = (body.len(), body.steps.lane_ops());
                 held = held.saturating_sub(body.bytes());
                 body.log.clear();
@@ -675,7 +759,7 @@ impl Trace {
 
     /// Ends the last part where a checkpoint was taken (`from`, at the trace's end): the
     /// steps appended next go to a new part that starts from it.
-    fn cut(&mut self, from: &Arc<Checkpoint>) {
+    fn cut(&mut self, from: &Arc<Checkpoint>, lean: bool) {
         let start = self.len();
         debug_assert_eq!(from.time, start, "a part starts at its checkpoint");
         let last = self.parts.last_mut().expect("a trace has a part");
@@ -683,10 +767,15 @@ impl Trace {
             last.from = Some(from.clone());
             return;
         }
-        *self.held.get_mut() += last.body.get().map_or(0, Body::bytes);
+        *self.held.get_mut() += last.uncounted_bytes();
         self.clock.fetch_add(1, Ordering::Relaxed);
-        let log = self.spare_logs.pop().unwrap_or_default();
-        self.parts.push(Part::new(Body { start, log, ..Body::default() }, Some(from.clone())));
+        let part = if lean {
+            Part::lean(start, Some(from.clone()))
+        } else {
+            let log = self.spare_logs.pop().unwrap_or_default();
+            Part::new(Body { start, log, ..Body::default() }, Some(from.clone()))
+        };
+        self.parts.push(part);
         self.drop_bodies();
     }
 
@@ -790,7 +879,7 @@ impl Trace {
         self.spare_logs.extend(spare_logs);
         // This trace's last part becomes a complete one when a part follows.
         if parts.iter().any(|p| p.len() > 0) {
-            let last = self.last_part().bytes();
+            let last = self.parts.last().map_or(0, Part::uncounted_bytes);
             *self.held.get_mut() += last + held.into_inner();
         }
         self.parts.extend(parts.into_iter().filter(|p| p.len() > 0).map(|mut p| {
@@ -822,7 +911,8 @@ impl Trace {
     pub fn bytes(&self) -> u64 {
         // Kept as parts are completed, dropped and recorded again: what a recording checks
         // its budget against step by step costs no walk over the parts.
-        self.index.bytes() + self.held.load(Ordering::Relaxed) + self.last_part().bytes()
+        let last = self.parts.last().map_or(0, Part::uncounted_bytes);
+        self.index.bytes() + self.held.load(Ordering::Relaxed) + last
     }
 
     /// [`Trace::bytes`] by part (checkpoints are not the trace's: 0 here).
@@ -841,8 +931,13 @@ impl Trace {
     /// (`append_narrow`), in step order otherwise.
     pub fn append_batch(&mut self, batch: &Batch) {
         if let Some(from) = &batch.from {
-            self.cut(from);
+            self.cut(from, batch.lean);
         }
+        if batch.lean {
+            self.append_lean(batch);
+            return;
+        }
+        self.hold_last();
         let stages = &batch.stages[..batch.counts.len()];
         if stages.iter().all(|s| !s.foreign && !s.wide) && self.append_narrow(batch) {
             return;
@@ -923,6 +1018,64 @@ impl Trace {
         layout.push(window);
         close_spans(index, first_step, last_step, stages, &span);
         true
+    }
+
+    /// [`Trace::append_batch`] of lean stages: the index, the threads' spans and the last
+    /// part's count of steps and lane operations; no body (the part is recorded again from
+    /// its checkpoint when a step of it is read).
+    fn append_lean(&mut self, batch: &Batch) {
+        self.drop_last();
+        let k = batch.counts.len();
+        let stages = &batch.stages[..k];
+        let step0 = self.len();
+        let order: Vec<usize> =
+            (batch.first..k).chain(0..batch.first.min(k)).filter(|&i| batch.counts[i] > 0).collect();
+        let window = WindowLayout::new(
+            0,
+            order.iter().map(|&i| stages[i].thread).collect(),
+            order.iter().map(|&i| batch.counts[i]).collect(),
+        );
+        let mut span = vec![(u64::MAX, 0u64); k];
+        let (mut mems, mut foreign) = (Vec::new(), Vec::new());
+        let mut lane_ops = 0u64;
+        for (p, &i) in order.iter().enumerate() {
+            let stage = &stages[i];
+            let count = batch.counts[i] as usize;
+            let step = |c: u64| step0 + window.step_of(p, c);
+            span[i] = (step(0), step(count as u64 - 1));
+            let noted = stage.mems.iter().take_while(|m| (m.0 as usize) < count);
+            mems.extend(noted.map(|&(c, space, addr, len)| (step(u64::from(c)), space, addr, len)));
+            let writes = stage.foreign_writes.iter().take_while(|w| (w.0 as usize) < count);
+            foreign.extend(writes.map(|(c, w)| (step(u64::from(*c)), w)));
+            lane_ops += stage.steps[..count].iter().map(|s| u64::from(s.chen.count_ones())).sum::<u64>();
+        }
+        mems.sort_unstable_by_key(|m| m.0);
+        let Trace { parts, index, first_step, last_step, .. } = self;
+        for (step, space, addr, len) in mems {
+            index.add_mem(step, space, addr, len);
+        }
+        for (stage, &(first, last)) in stages.iter().zip(&span) {
+            if first > last {
+                continue;
+            }
+            let t = stage.thread as usize;
+            if let Some(f) = first_step.get_mut(t) {
+                *f = (*f).min(first);
+                last_step[t] = last;
+            }
+            index.add_units(stage.thread, first, last, &stage.written);
+        }
+        foreign.sort_by_key(|w| w.0);
+        for (step, w) in foreign {
+            match *w {
+                Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
+                Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
+                Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
+            }
+        }
+        let last = parts.last_mut().expect("a trace has a part");
+        last.len += batch.steps();
+        last.lane_ops += lane_ops;
     }
 
     /// [`Trace::append_batch`] one step at a time, for any batch.

@@ -17,7 +17,7 @@
 //! round.
 
 use super::index::{pred_bit, set_bits, UNIT_SHIFT};
-use super::log;
+use super::log::{self, Written};
 use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{
     in_key_order, place_in_phase, Fault, FaultKind, Interpreter, Observer, PcSet, Pick, Scheduler, StepHooks,
@@ -87,6 +87,11 @@ pub struct Stage {
     /// Whether a step's pc or channel enables take more than 16 bits: then appending takes
     /// the general path.
     pub(super) wide: bool,
+    /// Lean: nothing goes to the log (no values, no control changes); only what the index
+    /// needs is noted, the registers and predicates of other threads in `foreign_writes`.
+    pub(super) lean: bool,
+    /// Lean: other threads' registers and predicates written, with the stage step.
+    pub(super) foreign_writes: Vec<(u32, Written)>,
 }
 
 impl Stage {
@@ -100,6 +105,7 @@ impl Stage {
         self.mems.clear();
         self.foreign = false;
         self.wide = false;
+        self.foreign_writes.clear();
     }
 
     /// Notes GRF bytes `[offset, offset + len)` of `thread` written, for the index.
@@ -107,6 +113,10 @@ impl Stage {
     fn note_grf(&mut self, thread: ThreadId, offset: u32, len: u32) {
         if thread.0 != self.thread {
             self.foreign = true;
+            if self.lean {
+                let c = self.steps.len() as u32;
+                self.foreign_writes.push((c, Written::Grf { thread: thread.0, offset, len }));
+            }
             return;
         }
         let last_unit = (UNIT_WORDS * 64 - 1) as u32;
@@ -127,8 +137,21 @@ impl Observer for Stage {
     // step with an observer that hears lanes.
     const LANE_ACCESSES: bool = false;
 
+    #[inline(always)]
+    fn values(&self) -> bool {
+        !self.lean
+    }
+
+    #[inline(always)]
+    fn grf_span(&mut self, thread: ThreadId, offset: u32, len: u32) {
+        self.note_grf(thread, offset, len);
+    }
+
     fn grf(&mut self, thread: ThreadId, offset: u32, old: &[u8], new: &[u8]) {
         self.note_grf(thread, offset, new.len() as u32);
+        if self.lean {
+            return;
+        }
         let who = self.other(thread);
         log::push_grf(&mut self.log, who, offset, old, new);
     }
@@ -136,6 +159,9 @@ impl Observer for Stage {
     fn grf_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32, old: &[u8], new: &[u8]) {
         // From the first lane's bytes to the last one's (`lanes` starts at bit 0).
         self.note_grf(thread, offset, (32 - lanes.leading_zeros()) * size);
+        if self.lean {
+            return;
+        }
         let who = self.other(thread);
         log::push_grf_lanes(&mut self.log, who, offset, size, lanes, old, new);
     }
@@ -145,23 +171,39 @@ impl Observer for Stage {
             self.written[UNIT_WORDS] |= pred_bit(pred.0);
         } else {
             self.foreign = true;
+            if self.lean {
+                let c = self.steps.len() as u32;
+                self.foreign_writes.push((c, Written::Pred { thread: thread.0, pred: pred.0 }));
+            }
+        }
+        if self.lean {
+            return;
         }
         let who = self.other(thread);
         log::push_pred(&mut self.log, who, pred.0, old, new);
     }
 
     fn addr(&mut self, thread: ThreadId, slot: u32, old: u32, new: u32) {
+        if self.lean {
+            return;
+        }
         log::push_addr(&mut self.log, thread.0, slot, old, new);
     }
 
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
         self.mems.push((self.steps.len() as u32, space, addr, new.len() as u64));
+        if self.lean {
+            return;
+        }
         log::push_mem(&mut self.log, thread.0, space, addr, old, new);
     }
 
     fn control(&mut self, thread: ThreadId, old: &Control, new: &Control) {
         // A step changes only its own thread's control state.
         self.own_control |= self.executing;
+        if self.lean {
+            return;
+        }
         if pc_only(old, new) {
             let who = self.other(thread);
             log::push_pc(&mut self.log, who, old.pc.0, new.pc.0);
@@ -201,6 +243,13 @@ pub struct Batch {
     pub(super) first: usize,
     /// The checkpoint taken where the batch starts, if one was: the trace starts a part there.
     pub from: Option<std::sync::Arc<super::Checkpoint>>,
+    /// Whether its stages are lean ([`Stage::lean`]): the trace then keeps only the index
+    /// and the steps' count of them, and records them again from their part's checkpoint
+    /// when they are read. Only for a trace that can ([`Trace::can_rebuild`]), or that joins
+    /// one that can before it is read (the other cores' recordings, `session::split`).
+    ///
+    /// [`Trace::can_rebuild`]: super::recorder::Trace::can_rebuild
+    pub lean: bool,
 }
 
 impl Batch {
@@ -229,11 +278,23 @@ impl Batch {
             + super::index::MAX_SEGMENT_BYTES * segments
     }
 
+    /// The instruction of its step, when it holds one step (a batch [`record_step`] made):
+    /// a candidate for the breakpoints at it (their conditions are tested at its time).
+    pub fn only_pc(&self) -> Option<u32> {
+        let k = self.counts.len();
+        let mut stepped = self.stages[..k].iter().zip(&self.counts).filter(|(_, &c)| c > 0);
+        match (stepped.next(), stepped.next()) {
+            (Some((stage, 1)), None) => stage.steps.first().map(|s| s.pc),
+            _ => None,
+        }
+    }
+
     /// Readies `k` stages for threads `start..start + k`.
     fn reset(&mut self, start: u32, k: usize, first: usize) {
         self.stages.resize_with(k.max(self.stages.len()), Stage::default);
         for (i, stage) in self.stages[..k].iter_mut().enumerate() {
             stage.reset(start + i as u32);
+            stage.lean = self.lean;
         }
         self.counts.clear();
         self.counts.resize(k, 0);

@@ -194,7 +194,12 @@ down_1:
     call (M1, 16) down_1
     ret (M1, 16)
 ";
-    let open = || session_on_text("recurse", text);
+    // Every step's log kept as it is recorded: the control table holds the stacks.
+    let open = || {
+        let mut s = session_on_text("recurse", text);
+        s.lean_recording = false;
+        s
+    };
 
     let mut s = open();
     let stop = s.continue_forward();

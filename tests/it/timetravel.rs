@@ -481,17 +481,21 @@ fn burst_windows_record_what_single_steps_record() {
         let name = path.display().to_string();
         let mut single = session(&path);
         single.window_recording = false;
+        // Every step's log kept as it is recorded: the reference.
+        single.lean_recording = false;
         // Several windows per group, and checkpoints inside groups.
         single.recorder.checkpoints.interval = 64;
         let stop = single.run_to_end();
         assert_eq!(single.window_steps, 0);
         let final_state = single.machine.state_hash();
-        // Appended on this core, on a second core while the next window runs, and with the
-        // later work-groups recorded on a second core (when nothing stops that).
+        // Lean (the index only, each part recorded again when read) on this core and with
+        // the later work-groups recorded on other cores (when nothing stops that); every
+        // step's log appended on a second core while the next window runs.
         let mut window_checkpoints = None;
-        for (cores, split) in [(1, false), (2, false), (2, true), (4, true)] {
-            let name = format!("{name} (cores: {cores}, groups split: {split})");
+        for (cores, split, lean) in [(1, false, true), (2, false, false), (2, true, true), (4, true, true)] {
+            let name = format!("{name} (cores: {cores}, groups split: {split}, lean: {lean})");
             let mut windows = session(&path);
+            windows.lean_recording = lean;
             windows.cores = cores;
             windows.split_groups = split;
             windows.recorder.checkpoints.interval = 64;
@@ -581,8 +585,9 @@ fn burst_windows_record_what_single_steps_record() {
     assert!(whole_launches.iter().any(|n| n.contains("block_atomics")), "{whole_launches:?}");
 }
 
-/// A recording that keeps no complete part's body (each is recorded again from its
-/// checkpoint when read) answers as one that keeps them all: the same step records, entries
+/// A recording that keeps no complete part's body (lean, as sessions record, and its parts
+/// dropped again past the cache; each is recorded again from its checkpoint when read)
+/// answers as one that keeps every step's log as it is recorded: the same step records, entries
 /// and control changes, the same state at every goto and after reverse steps from the end,
 /// whether the recording was made on one core or with later work-groups joined from others,
 /// and again after the bodies read were dropped once more. It holds fewer bytes.
@@ -596,6 +601,7 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
         let mut kept = session(&path);
         kept.recorder.trace.cache = Cache::ALL;
         kept.recorder.checkpoints.interval = 64;
+        kept.lean_recording = false;
         let stop = kept.run_to_end();
         let mut one_core = None;
         for cores in [1, 4] {
@@ -759,22 +765,23 @@ fn reads_just_after_a_barrier_name_their_lane() {
 
 /// A recording keeps its full speed to the edge of its budget: with a budget 10% above what
 /// the run needs, nearly every step is still recorded in burst windows (on one core and on
-/// two sharing the budget), not one at a time.
+/// two or three sharing the budget), not one at a time; lean or keeping every step's log.
 #[test]
 fn recording_keeps_its_windows_up_to_the_budget() {
     let path = crate::harness::launch("opencl/collatz/skl.launch.json");
-    let mut whole = session(&path);
-    assert!(matches!(whole.run_to_end(), StopReason::End));
-    let needed = whole.recorder.recorded_bytes();
-    for cores in [1, 2, 3] {
+    for (cores, lean) in [(1, false), (2, false), (1, true), (2, true), (3, true)] {
+        let mut whole = session(&path);
+        (whole.cores, whole.lean_recording) = (cores, lean);
+        assert!(matches!(whole.run_to_end(), StopReason::End));
+        let needed = whole.recorder.recorded_bytes();
         let mut s = session(&path);
-        s.cores = cores;
+        (s.cores, s.lean_recording) = (cores, lean);
         s.record_limit = needed + needed / 10;
-        assert!(matches!(s.run_to_end(), StopReason::End), "cores: {cores}");
+        assert!(matches!(s.run_to_end(), StopReason::End), "cores: {cores}, lean: {lean}");
         let total = s.total_steps();
         assert!(
             s.window_steps * 100 >= total * 95,
-            "cores {cores}: {} of {total} steps in windows",
+            "cores {cores}, lean: {lean}: {} of {total} steps in windows",
             s.window_steps
         );
     }
@@ -813,6 +820,8 @@ fn set_log_cache_keeps_what_it_says() {
     let mut kept = session(&path);
     kept.recorder.trace.cache = vdb::trace::Cache::ALL;
     kept.recorder.checkpoints.interval = 256;
+    // Kept as recorded, not lean.
+    kept.lean_recording = false;
     assert_eq!(s.run_to_end(), kept.run_to_end());
     let held = |s: &mut Session| {
         let info = run(s, "info record");
@@ -823,14 +832,17 @@ fn set_log_cache_keeps_what_it_says() {
     assert!(parts > 8 && all_held == parts, "{all_held} of {parts}");
     let reply = run(&mut s, "set log-cache 1");
     assert_eq!(reply.fields["log_cache_bytes"], serde_json::json!(1), "{}", reply.text);
-    assert_eq!(held(&mut s), (1, parts, serde_json::json!(1)));
+    // The last part, if held: a lean recording's is only once read.
+    let (last, total, cache) = held(&mut s);
+    assert_eq!((total, cache), (parts, serde_json::json!(1)));
+    assert!(last <= 1, "{last} parts held");
     let n = s.recorder.len();
     for target in [n / 3, n / 2, 1] {
         run(&mut s, &format!("goto {target}"));
         kept.goto(target);
         assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "goto {target}");
-        // The command ends with the last part alone held.
-        assert_eq!(held(&mut s).0, 1, "after goto {target}");
+        // The command ends with the last part alone held, if that.
+        assert_eq!(held(&mut s).0, last, "after goto {target}");
     }
     run(&mut s, "set log-cache all");
     for (k, target) in [n / 3, n / 2, 1].into_iter().enumerate() {
@@ -838,7 +850,7 @@ fn set_log_cache_keeps_what_it_says() {
         kept.goto(target);
         assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "goto {target}");
         let (h, _, cache) = held(&mut s);
-        assert_eq!((h, cache), (k as u64 + 2, serde_json::Value::Null), "after goto {target}");
+        assert_eq!((h, cache), (k as u64 + 1 + last, serde_json::Value::Null), "after goto {target}");
     }
     run(&mut s, "set log-cache default");
     assert_eq!(s.recorder.trace.cache, vdb::session::LOG_CACHE);

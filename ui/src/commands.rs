@@ -63,12 +63,16 @@ fn load(input: &LaunchInput) -> Result<raw::Launch, u8> {
     })
 }
 
+/// `--keep-log`, as the command line gave it (read by every session opened).
+pub static KEEP_LOG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A session on `launch` as every front end sets it up: the recording budget (`budget`, or
-/// half of memory), and recording on `cores` cores.
+/// half of memory), recording on `cores` cores, lean unless `--keep-log`.
 fn new_session(launch: raw::Launch, cores: usize, budget: Option<u64>) -> vdb::session::Session {
     let mut session = vdb::session::Session::new(launch);
     session.record_limit = budget.unwrap_or_else(half_of_memory);
     session.cores = cores;
+    session.lean_recording = !KEEP_LOG.load(std::sync::atomic::Ordering::Relaxed);
     session
 }
 

@@ -51,6 +51,11 @@ struct Cli {
     /// physical memory.
     #[arg(long, global = true, value_name = "SIZE", value_parser = vdb::session::parse_size)]
     record_limit: Option<u64>,
+    /// Keep every step's write log as it is recorded. By default a recording keeps its
+    /// checkpoints and write indexes, and records a stretch of steps again from its
+    /// checkpoint the first time a command looks into it (the log is a cache).
+    #[arg(long, global = true)]
+    keep_log: bool,
     /// How a work-group's threads take turns: rr (one instruction each in turn, the default),
     /// seq (each runs until it blocks), chaos (random threads in random bursts, per --seed).
     #[arg(long, global = true, value_name = "rr|seq|chaos", default_value = "rr")]
@@ -208,6 +213,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    commands::KEEP_LOG.store(cli.keep_log, std::sync::atomic::Ordering::Relaxed);
     let Some(schedule) = vdb::exec::Schedule::parse(&cli.schedule, cli.seed) else {
         eprintln!("error: --schedule {}: give rr, seq or chaos", cli.schedule);
         return ExitCode::from(commands::EXIT_BAD_LAUNCH);

@@ -53,14 +53,19 @@ fn run_writes_outputs_and_stats() {
 }
 
 /// `--record --stats` records the whole run (on two cores where there are two) and breaks
-/// the recording's bytes down by part; the outputs are those of the plain run.
+/// the recording's bytes down by part; the outputs are those of the plain run. With
+/// `--keep-log` every step's record and log are held; without, the checkpoints and indexes,
+/// and a fraction of the log.
 #[test]
 fn run_record_stats_break_the_recording_down() {
     let collatz = root().join("sample-kernels/opencl/collatz");
     let dir = scratch("record_stats");
     let d = dir.to_string_lossy().to_string();
     let launch = collatz.join("skl.launch.json").to_string_lossy().to_string();
-    let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--record", "--stats"]);
+    let (code, lean, err) = vdb(&["run", &launch, "--out", &d, "--record", "--stats"]);
+    assert_eq!(code, 0, "{err}");
+    let lean: serde_json::Value = serde_json::from_str(lean.lines().last().expect("stats")).expect("json");
+    let (code, out, err) = vdb(&["run", &launch, "--out", &d, "--record", "--stats", "--keep-log"]);
     assert_eq!(code, 0, "{err}");
     let got = std::fs::read(dir.join("out/steps.bin")).expect("output");
     assert_eq!(got, std::fs::read(collatz.join("expected/steps.bin")).expect("expected"));
@@ -87,8 +92,18 @@ fn run_record_stats_break_the_recording_down() {
     let plain: serde_json::Value = serde_json::from_str(plain.lines().last().expect("stats")).expect("json");
     for count in ["instructions", "lane_ops"] {
         assert_eq!(stats[count], plain[count], "{count}");
+        assert_eq!(lean[count], plain[count], "{count}");
         assert!(plain[count].as_u64() > Some(0), "{count}");
     }
+    let part =
+        |s: &serde_json::Value, k: &str| s["recorded"][k].as_u64().unwrap_or_else(|| panic!("{k}: {s}"));
+    for kept in ["checkpoints", "index"] {
+        assert!(part(&lean, kept) > 0, "{kept}: {lean}");
+    }
+    for cached in ["log", "steps"] {
+        assert!(part(&lean, cached) * 4 < part(&stats, cached), "{cached}: {lean} against {stats}");
+    }
+    assert!(lean["recorded_bytes"].as_u64() < stats["recorded_bytes"].as_u64(), "{lean}");
 }
 
 /// `run --stats` says how the groups were shared over the cores: hash64's groups write apart,
@@ -350,7 +365,7 @@ fn record_limit_takes_sizes_with_units_everywhere() {
     let dir = scratch("record_limit");
     let d = dir.to_string_lossy().to_string();
     // Cut short by the budget: said so instead of "finished", and exit 1.
-    let (code, out, err) = vdb(&["run", launch, "--out", &d, "--record", "--record-limit", "1M"]);
+    let (code, out, err) = vdb(&["run", launch, "--out", &d, "--record", "--record-limit", "400K"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("stopped at the recording budget after"), "{err}");
     assert!(!out.contains("finished"), "{out}");
