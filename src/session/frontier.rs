@@ -1,20 +1,15 @@
-//! Recording at the frontier in burst windows: this core runs the machine and stages each
-//! window's steps ([`record_window`]) while, given a second core, that core appends earlier batches
-//! to the trace ([`Trace::append_batch`]), in the order they were staged. The trace then is
-//! the one stepping one instruction at a time would make.
+//! Recording at the frontier in burst windows: each window's steps are staged
+//! ([`record_window`]) and appended to the trace ([`Trace::append_batch`]), and the steps
+//! between windows (barrier releases, group starts) one at a time. The trace then is the one
+//! stepping one instruction at a time would make. A session records lean by default
+//! ([`Batch::lean`]): the trace keeps the write indexes, each thread's span and the count of
+//! steps, and the checkpoints keep the state; a stretch's records and log are made by
+//! recording it again from its checkpoint ([`record_again`]) when a command reads it.
 //!
-//! Checkpoints stay on this core (they are taken from the live machine); everything the
-//! trace holds is plain data. The steps between windows (barrier releases, group starts) are staged
-//! one at a time on this core and go through the same queue, so the queue drains only when
-//! windows stop: at the end, an interrupt, a window in which a thread faults, or near the
-//! recording budget or the step limit.
-//!
-//! With several cores, the first recording of a run's later work-groups goes another way when
-//! it can: the other cores record chunks of them on machines of their own while this one
-//! records the earlier groups (`session::split`); the queue above serves whatever that leaves.
+//! With several cores, the first recording of a run's later work-groups shares them: the
+//! other cores record chunks of them on machines of their own while this one records the
+//! earlier groups (`session::split`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 
 use super::split::Shared;
@@ -34,77 +29,6 @@ pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
 /// a fixed 64 MiB reserve sent the last 27 MB of a 243 MB Collatz recording under a 280 MB
 /// budget step by step (0.27 s with room to spare, 1.55 s there).
 const STEP_BYTES_MAX: u64 = 4 << 10;
-
-/// Steps a bundle of batches holds before it goes to the appending core: each hand-over
-/// wakes that core, which costs microseconds.
-const BUNDLE_STEPS: u64 = 16 << 10;
-
-/// Bundles queued for the appending core.
-const IN_FLIGHT: usize = 2;
-
-/// Where staged batches go: appended here, or bundled and queued for the appending core.
-pub(super) enum Sink<'a> {
-    Here(&'a mut Trace),
-    Queue {
-        to: mpsc::SyncSender<Vec<Batch>>,
-        back: &'a mpsc::Receiver<Vec<Batch>>,
-        bundle: Vec<Batch>,
-        bundle_steps: u64,
-        /// Estimated bytes of the batches handed over, and of those appended.
-        sent: u64,
-        appended: &'a AtomicU64,
-        /// The trace's bytes as of the last bundle appended.
-        bytes: &'a AtomicU64,
-    },
-}
-
-impl Sink<'_> {
-    /// Hands a batch over; returns batches whose buffers can be reused.
-    fn deliver(&mut self, batch: Batch, spare: &mut Vec<Batch>) {
-        match self {
-            Sink::Here(trace) => {
-                trace.append_batch(&batch);
-                spare.push(batch);
-            }
-            Sink::Queue { bundle, bundle_steps, sent, .. } => {
-                *bundle_steps += batch.steps();
-                *sent += batch.bytes_estimate();
-                bundle.push(batch);
-                if *bundle_steps >= BUNDLE_STEPS {
-                    self.flush(spare);
-                }
-            }
-        }
-    }
-
-    /// Sends the bundle being filled, and takes back the batches of appended ones.
-    fn flush(&mut self, spare: &mut Vec<Batch>) {
-        if let Sink::Queue { to, back, bundle, bundle_steps, .. } = self {
-            if !bundle.is_empty() {
-                // A send fails only when the appending core stopped (it panicked); the scope
-                // that joins it reports that.
-                let _ = to.send(std::mem::take(bundle));
-                *bundle_steps = 0;
-            }
-            for mut done in back.try_iter() {
-                spare.append(&mut done);
-            }
-        }
-    }
-
-    /// The recording's bytes apart from checkpoints, counting batches not yet appended.
-    fn trace_bytes(&self) -> u64 {
-        match self {
-            Sink::Here(trace) => trace.bytes(),
-            Sink::Queue { sent, appended, bytes, .. } => {
-                // `appended` first: a bundle appended after it is then counted twice at worst
-                // (in `bytes` and as not yet appended), never missed.
-                let appended = appended.load(Ordering::Acquire);
-                bytes.load(Ordering::Relaxed) + sent.saturating_sub(appended)
-            }
-        }
-    }
-}
 
 /// Why recording windows paused.
 pub(super) enum Pause {
@@ -182,53 +106,10 @@ impl Session {
         stop
     }
 
-    /// [`Session::record_windows`] on this machine (the trace appended here or on the
-    /// second core).
+    /// [`Session::record_windows`] on this machine.
     fn record_windows_here(&mut self, count: &mut u64) -> Option<StopReason> {
-        // The trace is with the appending core until windows pause; the checkpoints and
-        // everything else stay here.
         let mut trace = std::mem::take(&mut self.recorder.trace);
-        let pause = if self.cores > 1 {
-            let (bytes, appended) = (AtomicU64::new(trace.bytes()), AtomicU64::new(0));
-            let (back_to, back) = mpsc::channel::<Vec<Batch>>();
-            let pause = std::thread::scope(|scope| {
-                let (to, bundles) = mpsc::sync_channel::<Vec<Batch>>(IN_FLIGHT);
-                let (trace, bytes, appended) = (&mut trace, &bytes, &appended);
-                scope.spawn(move || {
-                    for bundle in bundles {
-                        let mut estimate = 0;
-                        for batch in &bundle {
-                            trace.append_batch(batch);
-                            estimate += batch.bytes_estimate();
-                        }
-                        // Released after `bytes`: whoever sees this bundle appended sees its
-                        // bytes.
-                        bytes.store(trace.bytes(), Ordering::Relaxed);
-                        appended.fetch_add(estimate, Ordering::Release);
-                        // The receiver outlives the scope.
-                        let _ = back_to.send(bundle);
-                    }
-                });
-                let mut sink = Sink::Queue {
-                    to,
-                    back: &back,
-                    bundle: Vec::new(),
-                    bundle_steps: 0,
-                    sent: 0,
-                    appended,
-                    bytes,
-                };
-                let pause = self.record_frontier(&mut sink, count, None);
-                sink.flush(&mut self.spare_batches);
-                pause
-            });
-            for mut done in back.try_iter() {
-                self.spare_batches.append(&mut done);
-            }
-            pause
-        } else {
-            self.record_frontier(&mut Sink::Here(&mut trace), count, None)
-        };
+        let pause = self.record_frontier(&mut trace, count, None);
         self.recorder.trace = trace;
         match pause {
             Pause::Stepwise | Pause::GroupsDone => None,
@@ -240,7 +121,7 @@ impl Session {
         }
     }
 
-    /// Runs windows, and the single steps between them, into `sink`. With `claims`, the
+    /// Runs windows, and the single steps between them, into `trace`. With `claims`, the
     /// scheduler's groups were cut short (the rest are shared with another core): once it is
     /// on its last group, the next is taken from `claims` and added to its list, so that it
     /// moves on to it as it moves to any group (windows, and the checkpoints they end at,
@@ -248,12 +129,12 @@ impl Session {
     /// instead of ending the run.
     pub(super) fn record_frontier(
         &mut self,
-        sink: &mut Sink,
+        trace: &mut Trace,
         count: &mut u64,
         claims: Option<&Shared>,
     ) -> Pause {
         let mut probe = self.probe.take();
-        let pause = self.record_frontier_probed(sink, count, claims, &mut probe);
+        let pause = self.record_frontier_probed(trace, count, claims, &mut probe);
         self.probe = probe;
         pause
     }
@@ -261,7 +142,7 @@ impl Session {
     /// [`Session::record_frontier`] with the session's probe taken out of it.
     fn record_frontier_probed(
         &mut self,
-        sink: &mut Sink,
+        trace: &mut Trace,
         count: &mut u64,
         claims: Option<&Shared>,
         probe: &mut Option<Probe<'static>>,
@@ -285,7 +166,7 @@ impl Session {
             let mut staged = None;
             if time >= self.windows_from {
                 let checkpoints = &mut self.recorder.checkpoints;
-                let trace_bytes = sink.trace_bytes();
+                let trace_bytes = trace.bytes();
                 let budget = match claims {
                     Some(c) => c.first_budget(trace_bytes + checkpoints.bytes()),
                     None => self.record_limit,
@@ -359,7 +240,8 @@ impl Session {
                 }
             };
             self.now += n;
-            sink.deliver(batch, &mut self.spare_batches);
+            trace.append_batch(&batch);
+            self.spare_batches.push(batch);
             let before = *count;
             *count += n;
             if before / INTERRUPT_CHECK != *count / INTERRUPT_CHECK && self.poll_interrupt() {

@@ -208,8 +208,7 @@ pub struct Session {
     /// recording for the focused thread's steps (the reference the tests hold the search to).
     pub check_each_step: bool,
     /// Cores recording may use (1 by default: front ends set it from the machine, as the
-    /// engine reads no system files). With more than one, burst windows are appended to the
-    /// trace on a second core while the next one runs, and a recording to the end shares its
+    /// engine reads no system files). With more than one, a recording to the end shares its
     /// work-groups not yet started with the other cores (`session::split`).
     pub cores: usize,
     /// With several cores: whether a recording to the end shares its work-groups (tests

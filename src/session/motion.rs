@@ -171,7 +171,7 @@ impl Session {
 
     /// Reports progress and asks whether to stop.
     pub(super) fn poll_interrupt(&mut self) -> bool {
-        // While windows record, the trace is with the appending core: the frontier is `now`.
+        // While windows record, the trace is out of the recorder: the frontier is `now`.
         let (now, total) = (self.now, self.total_steps().max(self.now));
         let asked = match self.progress.as_mut() {
             Some(report) => report(now, total),

@@ -12,7 +12,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::frontier::{size_window, Pause, Sink};
+use super::frontier::{size_window, Pause};
 use super::{EndState, Session, StopReason};
 use crate::exec::{share, Chunk, Claims, Interpreter, Order, Scheduler, MIN_SPLIT_GROUPS};
 use crate::machine::{Accesses, Machine};
@@ -126,7 +126,7 @@ impl Session {
         let setup = Setup { interp: &interp, start: &start, base: &base, grf_size, interval, stop: &stop };
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let front = || {
-            let pause = self.record_frontier(&mut Sink::Here(&mut trace), count, Some(&shared));
+            let pause = self.record_frontier(&mut trace, count, Some(&shared));
             if !matches!(pause, Pause::GroupsDone) {
                 stop.store(true, Ordering::Relaxed);
             }

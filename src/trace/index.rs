@@ -46,8 +46,6 @@ pub const SEGMENT: u64 = 1024;
 /// Most bitset words per segment for registers (512 registers); higher registers share the
 /// last bit (a superset: queries check entries anyway).
 const MAX_REG_WORDS: usize = 8;
-/// Most bytes one thread's segment takes in [`WriteIndex::bytes`]: its number and its words.
-pub const MAX_SEGMENT_BYTES: u64 = 4 + 8 * (MAX_REG_WORDS as u64 + 1);
 
 #[derive(Clone, Debug, Default, PartialEq)]
 struct ThreadSegments {

@@ -70,8 +70,8 @@ pub struct WriteHit {
 }
 
 /// The recorded steps, their log and indexes: everything a recording holds except its
-/// checkpoints. Plain data (`Send`), so a second core can append one window's steps while
-/// the first core runs the next.
+/// checkpoints. Plain data (`Send`): the other cores record traces of their own, which join
+/// this one.
 ///
 /// Its steps are held in parts, each a stretch of consecutive steps with their records, log
 /// and control table (its body), numbered from its own start. A part begins where a

@@ -4,8 +4,8 @@
 //! a time, each thread's steps staged apart, and the batch is appended in the round-robin
 //! scheduler's order. The recording is the one stepping one instruction at a time would make
 //! (same steps, log bytes, indexes); it costs less because each thread runs its private
-//! instructions in one burst, with one thread borrow and no scheduler pick per step. Staging
-//! and appending are apart so that they can run on two cores.
+//! instructions in one burst, with one thread borrow and no scheduler pick per step. A lean
+//! batch ([`Batch::lean`]) stages only what the write index needs.
 //!
 //! Why the order can be rebuilt: inside a phase (from a group's start or a barrier release
 //! until every live thread waits or has finished), the round-robin scheduler runs step `c`
@@ -27,9 +27,7 @@ use crate::isa::{InstIdx, PredId};
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 
 /// One staged step: its instruction, channel enables, whether it changed its own control
-/// state beyond moving to the next instruction, and where its log bytes end. 12 bytes:
-/// everything staged crosses to the appending core, so staged bytes cost twice. What it
-/// wrote, for the write index, the appending core reads from its log entries.
+/// state beyond moving to the next instruction, and where its log bytes end (12 bytes).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct StagedStep {
     pub pc: u32,
@@ -70,7 +68,7 @@ pub struct Stage {
     /// Changes that go to the recorder's control table: where their entry starts in `log`
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
-    /// For the write index, which the appending core then builds without decoding entries:
+    /// For the write index, which appending then builds without decoding entries:
     /// the 32-byte units of `thread`'s GRF its steps wrote ([`UNIT_WORDS`] words, the last
     /// unit standing for every unit above it), then a word of its predicates written (bit 63
     /// also for those above 63); its memory writes with the stage step that made them; and
@@ -230,8 +228,7 @@ impl StepHooks for Stage {
 }
 
 /// Staged steps of one or more threads, appended together by [`Trace::append_batch`]: step
-/// `c` of every stage, from the stage at `first` round-robin, then step `c + 1`. Plain data,
-/// so it can cross to the core that appends.
+/// `c` of every stage, from the stage at `first` round-robin, then step `c + 1`.
 ///
 /// [`Trace::append_batch`]: super::recorder::Trace::append_batch
 #[derive(Clone, Debug, Default)]
@@ -256,26 +253,6 @@ impl Batch {
     /// Steps in the batch.
     pub fn steps(&self) -> u64 {
         self.counts.iter().sum()
-    }
-
-    /// About the bytes appending the batch adds to a trace (for the recording budget while
-    /// batches wait to be appended), as upper bounds: its log bytes; its control-table
-    /// entries; step records at their widest; and for the index, no more than the log again
-    /// for memory (6 bytes per 64-byte line an entry spans, and an entry is longer) plus one
-    /// register segment per stage in every 1024 steps the batch spans, and one more at each
-    /// end.
-    pub fn bytes_estimate(&self) -> u64 {
-        let k = self.counts.len() as u64;
-        let stages = &self.stages[..k as usize];
-        let log: usize = stages.iter().map(|s| s.log.len()).sum();
-        let controls: u64 =
-            stages.iter().flat_map(|s| &s.controls).map(|(_, (old, new))| old.bytes() + new.bytes()).sum();
-        let steps = self.steps();
-        let segments = k * (steps / super::index::SEGMENT + 2);
-        2 * log as u64
-            + controls
-            + super::Steps::MAX_RECORD_BYTES * steps
-            + super::index::MAX_SEGMENT_BYTES * segments
     }
 
     /// The instruction of its step, when it holds one step (a batch [`record_step`] made):
