@@ -270,7 +270,7 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder whose time 0 is `machine`, with `sched` where it stands.
     pub fn new(machine: &Machine, sched: &Scheduler, grf_size: u32) -> Recorder {
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 8192, bytes: 0, first: 0 };
+        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 4096, bytes: 0, first: 0 };
         checkpoints.take(machine, sched.position(), 0);
         let trace = Trace {
             parts: vec![Part::new(Body::default(), checkpoints.list.first().cloned())],
