@@ -278,7 +278,10 @@ impl Interpreter {
                     }
                 }
                 let mut at = pc.0;
-                while at < end && !stops.contains(at) {
+                // A stop whose turn has come runs in place too.
+                let mut first = turn;
+                while at < end && (first || !stops.contains(at)) {
+                    first = false;
                     ctx.obs.begin_step();
                     let chen = self.run_in_place(&mut ctx, InstIdx(at))?;
                     ctx.obs.end_step(at, chen);
@@ -287,6 +290,7 @@ impl Interpreter {
                 }
                 steps += (at - pc.0) as u64;
                 if at > pc.0 {
+                    turn = false;
                     continue;
                 }
             }

@@ -425,26 +425,12 @@ fn run_window(
                     hits.push((i, *count));
                 }
             }
-            stage.begin_step();
-            let info = interp.step(machine, tid, stage).ok()?;
-            stage.end_step(info.pc.0, info.chen);
-            *count += 1;
         }
-        burst(interp, machine, stage, count, rounds, stops)
+        // Its turn: the instruction it waits at (a visible one, or a stop), then its private
+        // instructions, in one burst; true when it then waits at a visible one with rounds
+        // left in the window.
+        let budget = rounds.saturating_sub(*count);
+        *count += interp.run_local(machine, tid, budget, stops, stage, visible).ok()?.0;
+        Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
     })
-}
-
-/// Runs the stage's thread's private instructions; true when it then waits at a visible one
-/// with rounds left in the window.
-fn burst(
-    interp: &Interpreter,
-    machine: &mut Machine,
-    stage: &mut Stage,
-    count: &mut u64,
-    rounds: u64,
-    stops: &PcSet,
-) -> Option<bool> {
-    let tid = ThreadId(stage.thread);
-    *count += interp.run_local(machine, tid, rounds.saturating_sub(*count), stops, stage, false).ok()?.0;
-    Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
 }
