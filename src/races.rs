@@ -186,11 +186,14 @@ impl UninitRead {
 }
 
 /// A byte's accesses so far.
-#[derive(Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug, Default)]
 struct Byte {
     write: Option<Access>,
     reads: [Option<Access>; 2],
 }
+
+/// Bytes per entry of [`Checker::bytes`].
+const LINE: u64 = 64;
 
 /// The observer of a race-checking run.
 struct Checker<'p> {
@@ -203,7 +206,8 @@ struct Checker<'p> {
     simd: u32,
     /// Barriers each thread has passed.
     epochs: Vec<u32>,
-    bytes: FastMap<(MemSpace, u64), Byte>,
+    /// Per 64-byte line (one lookup per line an access spans), each byte's accesses.
+    bytes: FastMap<(MemSpace, u64), Box<[Byte; LINE as usize]>>,
     races: Vec<Race>,
     by_pair: HashMap<(u32, u32, RaceKind, bool), usize>,
     /// The last pair counted (its bytes are one pair).
@@ -331,49 +335,64 @@ impl<'p> Checker<'p> {
     fn access(&mut self, space: MemSpace, addr: u64, new: Option<&[u8]>, len: u64) {
         let lane = self.lane.take();
         let write = new.is_some();
-        for i in 0..len {
-            // A block message names no lane: as the sub-group block reads and writes define
-            // it, its dword k is lane k's (modulo the SIMD width).
-            let channel = lane.map_or((i / 4) as u32 % self.simd.max(1), |l| l + self.offset);
-            let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
-            let at = addr + i;
-            let byte = self.bytes.entry((space, at)).or_default().clone();
-            // Private memory: which kind, and the offset in the thread's slot.
-            let private = match space {
-                MemSpace::Svm => {
-                    let [scratch, stack] = self.private.map(|s| s.and_then(|s| s.locate(at)));
-                    scratch.map(|(_, o)| (Place::Private, o)).or(stack.map(|(_, o)| (Place::Stack, o)))
+        // What the bytes' histories say, in byte order: races with earlier accesses, and
+        // reads of private or SLM bytes nothing wrote (reported once the line is let go).
+        let mut found: Vec<(Access, Access, u64)> = Vec::new();
+        let mut unwritten: Vec<(Access, Place, u64)> = Vec::new();
+        let mut i = 0;
+        while i < len {
+            let line = (addr + i) / LINE;
+            let line_end = ((line + 1) * LINE - addr).min(len);
+            let bytes =
+                self.bytes.entry((space, line)).or_insert_with(|| Box::new([Byte::default(); LINE as usize]));
+            for i in i..line_end {
+                // A block message names no lane: as the sub-group block reads and writes
+                // define it, its dword k is lane k's (modulo the SIMD width).
+                let channel = lane.map_or((i / 4) as u32 % self.simd.max(1), |l| l + self.offset);
+                let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
+                let at = addr + i;
+                let slot = &mut bytes[(at % LINE) as usize];
+                let byte = *slot;
+                // Private memory: which kind, and the offset in the thread's slot.
+                let private = match space {
+                    MemSpace::Svm => {
+                        let [scratch, stack] = self.private.map(|s| s.and_then(|s| s.locate(at)));
+                        scratch.map(|(_, o)| (Place::Private, o)).or(stack.map(|(_, o)| (Place::Stack, o)))
+                    }
+                    MemSpace::Slm(_) => None,
+                };
+                if let (false, None) = (write, byte.write) {
+                    match (space, private) {
+                        (MemSpace::Slm(group), _) => unwritten.push((access, Place::Slm(group), at)),
+                        (_, Some((place, offset))) => unwritten.push((access, place, offset)),
+                        _ => {}
+                    }
                 }
-                MemSpace::Slm(_) => None,
-            };
-            if let (false, None) = (write, byte.write) {
-                match (space, private) {
-                    (MemSpace::Slm(group), _) => self.uninitialised(access, Place::Slm(group), at),
-                    (_, Some((place, offset))) => self.uninitialised(access, place, offset),
-                    _ => {}
+                // A private slot is one thread's while it runs; one thread after another may
+                // have it (the slots a platform can number run out), which is no race.
+                if let Some(w) = byte.write.filter(|w| private.is_none() && w.races_with(&access, space)) {
+                    found.push((w, access, at));
+                }
+                if write && private.is_none() {
+                    let reads = byte.reads.iter().flatten().filter(|r| r.races_with(&access, space));
+                    found.extend(reads.map(|&r| (r, access, at)));
+                }
+                if write {
+                    *slot = Byte { write: Some(access), reads: [None, None] };
+                } else if slot.reads[0].is_none_or(|r| r.same_work_item(&access)) {
+                    slot.reads[0] = Some(access);
+                } else {
+                    // A reader other than the first: the latest such is kept.
+                    slot.reads[1] = Some(access);
                 }
             }
-            // A private slot is one thread's while it runs; one thread after another may
-            // have it (the slots a platform can number run out), which is no race.
-            let mut found = Vec::new();
-            if let Some(w) = byte.write.filter(|w| private.is_none() && w.races_with(&access, space)) {
-                found.push(w);
-            }
-            if write && private.is_none() {
-                found.extend(byte.reads.iter().flatten().filter(|r| r.races_with(&access, space)));
-            }
-            for earlier in found {
-                self.report(earlier, access, space, at);
-            }
-            let slot = self.bytes.entry((space, at)).or_default();
-            if write {
-                *slot = Byte { write: Some(access), reads: [None, None] };
-            } else if slot.reads[0].is_none_or(|r| r.same_work_item(&access)) {
-                slot.reads[0] = Some(access);
-            } else {
-                // A reader other than the first: the latest such is kept.
-                slot.reads[1] = Some(access);
-            }
+            i = line_end;
+        }
+        for (read, place, at) in unwritten {
+            self.uninitialised(read, place, at);
+        }
+        for (earlier, later, at) in found {
+            self.report(earlier, later, space, at);
         }
     }
 }
