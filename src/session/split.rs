@@ -109,8 +109,12 @@ impl Session {
         };
         let base = self.sched.clone();
         self.sched.groups.truncate(first);
-        // Only what this core's groups wrote is checked against (`Order`).
-        self.machine.svm.accesses = Some(Box::new(Accesses::writes_only()));
+        // Only what this core's groups wrote is checked against (`Order`). A lean recording
+        // logs no values, so its chunks may update what earlier groups did by atomics that
+        // fold (the join lays their updates onto the earlier values, `Rebase::folding`).
+        let noted = Accesses::writes_only();
+        let noted = if self.lean_recording { noted.folding() } else { noted };
+        self.machine.svm.accesses = Some(Box::new(noted));
         let stop = AtomicBool::new(false);
         // A `continue`'s breakpoints are tested on every core as it records.
         let workers: Vec<_> = (0..helpers)
@@ -123,7 +127,9 @@ impl Session {
                 }
             })
             .collect();
-        let setup = Setup { interp: &interp, start: &start, base: &base, grf_size, interval, stop: &stop };
+        let lean = self.lean_recording;
+        let setup =
+            Setup { interp: &interp, start: &start, base: &base, grf_size, interval, lean, stop: &stop };
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let front = || {
             let pause = self.record_frontier(&mut trace, count, Some(&shared));
@@ -193,7 +199,8 @@ impl Session {
             self.probed.extend(later.probed.iter().map(|&(a, b)| (base + a, base + b)));
             let first_thread = self.sched.groups[groups.start].start as usize;
             let end = std::mem::take(&mut self.machine);
-            let mut rebase = Rebase::new(start, &end, first_thread, groups.start);
+            let mut rebase =
+                Rebase::new(start, &end, first_thread, groups.start).folding(later.accesses.folds.clone());
             self.recorder.join(later.recorder, &mut rebase);
             // The chunk's end is its last checkpoint.
             self.machine =
@@ -223,6 +230,8 @@ struct Setup<'a> {
     base: &'a Scheduler,
     grf_size: u32,
     interval: u64,
+    /// Lean recordings: atomics that fold are noted as such.
+    lean: bool,
     stop: &'a AtomicBool,
 }
 
@@ -237,7 +246,8 @@ impl Setup<'_> {
         let mut sched = self.base.clone();
         sched.groups.truncate(groups.end);
         sched.start_group(groups.start);
-        machine.svm.accesses = Some(Box::default());
+        let noted = if self.lean { Accesses::default().folding() } else { Accesses::default() };
+        machine.svm.accesses = Some(Box::new(noted));
         let steps_before = sched.steps;
         let mut recorder = Recorder::new(&machine, &sched, self.grf_size);
         recorder.checkpoints.interval = self.interval;

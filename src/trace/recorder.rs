@@ -12,7 +12,9 @@ use std::sync::{Arc, OnceLock};
 
 use crate::exec::{SchedPos, Scheduler};
 use crate::isa::{InstIdx, PredId};
-use crate::machine::{Control, Machine, MemSpace, PageChanges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK};
+use crate::machine::{
+    Control, Fold, Machine, MemSpace, PageChanges, Ranges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK,
+};
 
 /// Steps per block of the log's offsets: a step's entries start at its block's offset plus
 /// the log lengths of the steps before it in the block.
@@ -517,6 +519,8 @@ pub struct Rebase<'a> {
     /// taking in every page the second core changed costs an insert into the page map each).
     raw: Svm,
     rebased: Svm,
+    /// The bytes the second core updated only by atomics that fold ([`Rebase::folding`]).
+    folds: Vec<(Fold, Ranges)>,
 }
 
 impl<'a> Rebase<'a> {
@@ -530,7 +534,18 @@ impl<'a> Rebase<'a> {
             first_group,
             raw: start.svm.clone(),
             rebased: end.svm.clone(),
+            folds: Vec::new(),
         }
+    }
+
+    /// Where the second core updated bytes by atomics that fold (`machine::Fold`), which the
+    /// first core may have updated too: a later machine's are those updates laid onto
+    /// `end`'s values (the join of a plain run's chunk does the same). Right only for a
+    /// recording that logged no values (a lean one): its log is made again from the
+    /// rebased checkpoints.
+    pub fn folding(mut self, folds: Vec<(Fold, Ranges)>) -> Rebase<'a> {
+        self.folds = folds;
+        self
     }
 
     /// The whole run's machine at the time `later`, a machine of the second core's, stands
@@ -540,6 +555,20 @@ impl<'a> Rebase<'a> {
         later.slms.set_head(&self.end.slms, self.first_group);
         let changed = later.svm.changed_since(&self.raw);
         self.rebased.take_pages(&changed, &self.start.svm, &self.changes);
+        for (fold, ranges) in &self.folds {
+            for (from, to) in ranges.iter() {
+                let len = (to - from) as usize;
+                let (mut start, mut theirs, mut value) = (vec![0u8; len], vec![0u8; len], vec![0u8; len]);
+                let read = self.start.svm.read(from, &mut start).is_ok()
+                    && later.svm.read(from, &mut theirs).is_ok()
+                    && self.end.svm.read(from, &mut value).is_ok();
+                if read {
+                    fold.lay(&start, &theirs, &mut value);
+                    // Mapped: it was read from the same buffers.
+                    let _ = self.rebased.write(from, &value);
+                }
+            }
+        }
         self.raw = std::mem::replace(&mut later.svm, self.rebased.clone());
         later
     }

@@ -232,7 +232,7 @@ fn runs_note_their_accesses_or_their_writes_alone() {
 /// The histogram benchmark with 2 passes instead of 64: 64 groups that add into the same 256
 /// global bins and take the maximum, minimum and xor of the same three words, with atomics
 /// whose old values go nowhere.
-fn small_histogram() -> PathBuf {
+pub(crate) fn small_histogram() -> PathBuf {
     crate::golden::edited_launch("sample-kernels/bench/histogram", "small_histogram", |text| {
         let text = text.replace("\"scalar\": \"in/passes.bin\"", "\"value\": 2");
         assert!(text.contains("\"value\": 2"), "the launch names its passes");

@@ -855,3 +855,38 @@ fn set_log_cache_keeps_what_it_says() {
     run(&mut s, "set log-cache default");
     assert_eq!(s.recorder.trace.cache, vdb::session::LOG_CACHE);
 }
+
+/// A lean recording shares work-groups that update the same words only by atomics that
+/// fold (the histogram benchmark at two passes: 64 groups adding into the same bins, taking
+/// the maximum, minimum and xor of the same words): the other cores' chunks join, their
+/// updates laid onto the earlier groups' values at every checkpoint. Every step then has the
+/// state of one core's recording that keeps its log, and the run ends with the same memory.
+#[test]
+fn lean_recordings_share_groups_whose_atomics_fold() {
+    let path = crate::opencl::small_histogram();
+    let mut one = session(&path);
+    (one.cores, one.lean_recording) = (1, false);
+    let stop = one.run_to_end();
+    assert!(matches!(stop, StopReason::End), "{stop:?}");
+    let end = one.recorder.len();
+    let times = |s: &Session| s.recorder.checkpoints.list.iter().map(|c| c.time).collect::<Vec<u64>>();
+    let mut joined = 0;
+    for cores in [2, 3] {
+        let mut s = session(&path);
+        s.cores = cores;
+        assert_eq!(s.run_to_end(), stop, "cores: {cores}");
+        one.goto(end);
+        assert_eq!(s.machine.state_hash(), one.machine.state_hash(), "cores: {cores}: the end");
+        assert_eq!(s.recorder.len(), end, "cores: {cores}");
+        // Checkpoints restart where a chunk from another core joined.
+        joined += usize::from(times(&s) != times(&one));
+        let seams: Vec<u64> =
+            s.recorder.trace.part_starts().skip(1).step_by(5).flat_map(|p| [p - 1, p]).collect();
+        for target in seams.into_iter().chain((0..10u64).map(|k| (k * 7919 + 13) % (end + 1))) {
+            s.goto(target);
+            one.goto(target);
+            assert_eq!(s.machine.state_hash(), one.machine.state_hash(), "cores: {cores}: goto {target}");
+        }
+    }
+    assert!(joined > 0, "no chunk joined");
+}
