@@ -166,8 +166,8 @@ impl Part {
         }
     }
 
-    /// A part of `len` steps from `start` with no body held: lean steps, recorded again from
-    /// `from` when read.
+    /// A part from `start` with no body held, for lean steps: its body is recorded again
+    /// from `from` when read.
     fn lean(start: u64, from: Option<Arc<Checkpoint>>) -> Part {
         Part {
             start,
