@@ -1324,6 +1324,17 @@ impl Trace {
         hits
     }
 
+    /// The first and last steps `thread` has in the recording (none: an empty span, `(1, 0)`;
+    /// a thread the recording does not know: every step).
+    fn span(&self, thread: u32) -> (u64, u64) {
+        let t = thread as usize;
+        match (self.first_step.get(t), self.last_step.get(t)) {
+            (Some(&u64::MAX), _) => (1, 0),
+            (Some(&first), Some(&last)) => (first, last),
+            _ => (0, u64::MAX),
+        }
+    }
+
     /// `thread`'s steps from `floor` (included) to `before`, newest first, with their
     /// records. Windows' slots of other threads are skipped whole, not looked at one by one.
     pub fn thread_steps_back(
@@ -1332,7 +1343,9 @@ impl Trace {
         floor: u64,
         before: u64,
     ) -> impl Iterator<Item = (u64, StepRecord)> + '_ {
-        let before = before.min(self.len());
+        // Only within the thread's span: no part outside it is read (or recorded again).
+        let (first, last) = self.span(thread);
+        let (floor, before) = (floor.max(first), before.min(self.len()).min(last.saturating_add(1)));
         let segments = (before > floor).then(|| (floor / SEGMENT..=(before - 1) / SEGMENT).rev());
         self.steps_in(thread, segments.into_iter().flatten(), before)
             .take_while(move |s| s.step >= floor)
@@ -1342,7 +1355,8 @@ impl Trace {
     /// `thread`'s steps in `[from, to)`, oldest first, a segment of [`SEGMENT`] steps at a time
     /// (windows' slots of other threads skipped whole).
     pub fn thread_steps_ahead(&self, thread: u32, from: u64, to: u64) -> impl Iterator<Item = u64> + '_ {
-        let to = to.min(self.len());
+        let (first, last) = self.span(thread);
+        let (from, to) = (from.max(first), to.min(self.len()).min(last.saturating_add(1)));
         let segments = (to > from).then(|| from / SEGMENT..=(to - 1) / SEGMENT);
         segments.into_iter().flatten().flat_map(move |segment| {
             let range = (segment * SEGMENT).max(from)..((segment + 1) * SEGMENT).min(to);

@@ -890,3 +890,30 @@ fn lean_recordings_share_groups_whose_atomics_fold() {
     }
     assert!(joined > 0, "no chunk joined");
 }
+
+/// Stepping the focused thread searches only its span of the recording: after `continue` to
+/// the end of a lean recording of Collatz (64 threads one after another), `rstep` and `step`
+/// on thread 0, whose steps all lie in the first few parts, record again only the parts they
+/// land in, not every part between the end and there; they reach the steps a recording that
+/// keeps its log reaches.
+#[test]
+fn stepping_a_thread_reads_only_its_span_of_a_lean_recording() {
+    let path = crate::harness::launch("opencl/collatz/skl.launch.json");
+    let mut lean = session(&path);
+    let mut kept = session(&path);
+    kept.lean_recording = false;
+    for s in [&mut lean, &mut kept] {
+        assert!(matches!(s.run_to_end(), StopReason::End));
+    }
+    let held = |s: &mut Session| run(s, "info record").fields["parts_held"].as_u64().expect("parts held");
+    let parts = run(&mut lean, "info record").fields["parts"].as_u64().expect("parts");
+    assert!(parts > 20, "{parts} parts");
+    let before = held(&mut lean);
+    for line in ["rstep", "rstep", "step"] {
+        let (a, b) = (run(&mut lean, line), run(&mut kept, line));
+        assert_eq!((a.stop, lean.now, lean.focus), (b.stop, kept.now, kept.focus), "{line}");
+        assert_eq!(lean.machine.state_hash(), kept.machine.state_hash(), "{line}");
+    }
+    let after = held(&mut lean);
+    assert!(after <= before + 2, "{before} parts held before, {after} after, of {parts}");
+}
