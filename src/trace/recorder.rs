@@ -150,6 +150,9 @@ struct Part {
     /// Whether `body` was recorded again (and so counted in the trace's `held`) rather than
     /// appended to.
     rebuilt: AtomicBool,
+    /// The instructions its steps ran, a bit each (kept with the body dropped: a search for
+    /// steps at given instructions reads only the parts that ran one).
+    pcs: Vec<u64>,
     body: OnceLock<Body>,
 }
 
@@ -162,6 +165,7 @@ impl Part {
             from,
             used: AtomicU64::new(0),
             rebuilt: AtomicBool::new(false),
+            pcs: Vec::new(),
             body: OnceLock::from(body),
         }
     }
@@ -176,6 +180,7 @@ impl Part {
             from,
             used: AtomicU64::new(0),
             rebuilt: AtomicBool::new(false),
+            pcs: Vec::new(),
             body: OnceLock::new(),
         }
     }
@@ -191,6 +196,32 @@ impl Part {
 
     fn len(&self) -> u64 {
         self.body.get().map_or(self.len, Body::len)
+    }
+
+    /// Whether one of its steps ran an instruction of `pcs`.
+    fn ran_any(&self, pcs: &crate::exec::PcSet) -> bool {
+        self.pcs.iter().enumerate().any(|(w, &word)| {
+            let mut bits = word;
+            while bits != 0 {
+                if pcs.contains(w as u32 * 64 + bits.trailing_zeros()) {
+                    return true;
+                }
+                bits &= bits - 1;
+            }
+            false
+        })
+    }
+
+    /// Notes the instructions `stages` ran.
+    fn add_pcs(&mut self, stages: &[Stage]) {
+        for stage in stages {
+            if self.pcs.len() < stage.pcs.len() {
+                self.pcs.resize(stage.pcs.len(), 0);
+            }
+            for (mine, theirs) in self.pcs.iter_mut().zip(&stage.pcs) {
+                *mine |= theirs;
+            }
+        }
     }
 
     fn lane_ops(&self) -> u64 {
@@ -962,6 +993,8 @@ impl Trace {
         if let Some(from) = &batch.from {
             self.cut(from, batch.lean);
         }
+        let stages = &batch.stages[..batch.counts.len()];
+        self.parts.last_mut().expect("a trace has a part").add_pcs(stages);
         if batch.lean {
             self.append_lean(batch);
             return;
@@ -1228,7 +1261,8 @@ impl Trace {
     /// read slot by slot (a lookup of each step's slot would cost more than the scan).
     pub fn steps_at(&self, pcs: &crate::exec::PcSet, from: u64, to: u64) -> Vec<u64> {
         let mut steps = Vec::new();
-        for part in self.spanned(from, to).map(|k| self.body(k)) {
+        let ran = self.spanned(from, to).filter(|&k| self.parts[k].ran_any(pcs));
+        for part in ran.map(|k| self.body(k)) {
             let (a, b) = (from.max(part.start) - part.start, to.min(part.end()) - part.start);
             for slots in part.layout.ranges(a, b) {
                 for slot in slots {

@@ -917,3 +917,48 @@ fn stepping_a_thread_reads_only_its_span_of_a_lean_recording() {
     let after = held(&mut lean);
     assert!(after <= before + 2, "{before} parts held before, {after} after, of {parts}");
 }
+
+/// A search for the steps at given instructions (breakpoints behind, `rcontinue`) reads only
+/// the parts whose steps ran one: on every sample launch, recorded lean with every part
+/// dropped, the steps at each of a few instructions are those a recording that keeps its log
+/// finds, and no part is recorded again but those that hold one (and the last).
+#[test]
+fn searching_for_instructions_reads_only_the_parts_that_ran_them() {
+    use vdb::exec::PcSet;
+    use vdb::trace::Cache;
+    let mut all = hand_launches();
+    all.extend(crate::opencl::launches("opencl"));
+    let mut spared = 0;
+    for path in all {
+        let name = path.display().to_string();
+        let mut lean = session(&path);
+        let mut kept = session(&path);
+        kept.lean_recording = false;
+        for s in [&mut lean, &mut kept] {
+            s.recorder.checkpoints.interval = 64;
+            s.run_to_end();
+        }
+        let n = kept.recorder.len();
+        let insts = lean.program.insts.len() as u32;
+        for pc in [0, insts / 3, insts / 2, insts.saturating_sub(2)] {
+            let pcs = PcSet::new([pc]);
+            let trace = &mut lean.recorder.trace;
+            trace.cache = Cache { per_step: 0, floor: 0 };
+            trace.drop_bodies();
+            let before = trace.parts_held();
+            let found = trace.steps_at(&pcs, 0, n);
+            assert_eq!(found, kept.recorder.trace.steps_at(&pcs, 0, n), "{name}: pc {pc}");
+            let starts: Vec<u64> = trace.part_starts().collect();
+            let mut holding: Vec<usize> =
+                found.iter().map(|&s| starts.partition_point(|&p| p <= s) - 1).collect();
+            holding.dedup();
+            let read = trace.parts_held();
+            assert!(
+                read <= before + holding.len(),
+                "{name}: pc {pc}: {read} parts held, {before} before, {holding:?}"
+            );
+            spared += starts.len() - read;
+        }
+    }
+    assert!(spared > 100, "only {spared} parts spared");
+}
