@@ -30,6 +30,25 @@ pub(super) const INTERRUPT_CHECK: u64 = 1 << 14;
 /// budget step by step (0.27 s with room to spare, 1.55 s there).
 const STEP_BYTES_MAX: u64 = 4 << 10;
 
+/// With a probe on, a single step recorded at `time` (a batch of one) is tested as the
+/// windows' steps are: a candidate in `hits` where its instruction is one of the probe's
+/// (the breakpoints' conditions are tested at its time), and in `probed` in any case, so
+/// that finding a stop reads no part of the recording but those holding candidates.
+pub(super) fn probe_single(
+    probe: Option<&Probe>,
+    batch: &Batch,
+    time: u64,
+    hits: &mut Vec<u64>,
+    probed: &mut Vec<(u64, u64)>,
+) {
+    if let Some(p) = probe {
+        if batch.only_pc().is_some_and(|pc| p.pcs.contains(pc)) {
+            hits.push(time);
+        }
+        probed.push((time, time + 1));
+    }
+}
+
 /// Why recording windows paused.
 pub(super) enum Pause {
     /// The run ended, or the budget or a limit is near: the caller goes on step by step.
@@ -228,14 +247,7 @@ impl Session {
                         self.spare_batches.push(batch);
                         break;
                     }
-                    // Tested as the windows' steps are, so that finding a stop reads no
-                    // part of the recording but those holding candidates.
-                    if let Some(p) = probe.as_ref() {
-                        if batch.only_pc().is_some_and(|pc| p.pcs.contains(pc)) {
-                            self.probe_hits.push(time);
-                        }
-                        self.probed.push((time, time + 1));
-                    }
+                    probe_single(probe.as_ref(), &batch, time, &mut self.probe_hits, &mut self.probed);
                     1
                 }
             };

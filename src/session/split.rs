@@ -12,7 +12,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::frontier::{size_window, Pause};
+use super::frontier::{probe_single, size_window, Pause};
 use super::{EndState, Session, StopReason};
 use crate::exec::{share, Chunk, Claims, Interpreter, Order, Scheduler, MIN_SPLIT_GROUPS};
 use crate::machine::{Accesses, Machine};
@@ -280,12 +280,7 @@ impl Setup<'_> {
             match record_step(self.interp, &mut machine, &mut sched, checkpoints, time, batch) {
                 Single::Recorded(None) => {
                     trace.append_batch(batch);
-                    if let Some(p) = probe.as_ref() {
-                        if batch.only_pc().is_some_and(|pc| p.pcs.contains(pc)) {
-                            hits.push(time);
-                        }
-                        probed.push((time, time + 1));
-                    }
+                    probe_single(probe.as_ref(), batch, time, &mut hits, &mut probed);
                 }
                 Single::Finished => {
                     checkpoints.take_at_end(&machine, &sched, time);

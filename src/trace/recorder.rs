@@ -158,16 +158,9 @@ struct Part {
 
 impl Part {
     fn new(body: Body, from: Option<Arc<Checkpoint>>) -> Part {
-        Part {
-            start: body.start,
-            len: 0,
-            lane_ops: 0,
-            from,
-            used: AtomicU64::new(0),
-            rebuilt: AtomicBool::new(false),
-            pcs: Vec::new(),
-            body: OnceLock::from(body),
-        }
+        let part = Part::lean(body.start, from);
+        let _ = part.body.set(body);
+        part
     }
 
     /// A part from `start` with no body held, for lean steps: its body is recorded again
@@ -183,6 +176,19 @@ impl Part {
             pcs: Vec::new(),
             body: OnceLock::new(),
         }
+    }
+
+    /// Drops its body, if held (its log, emptied, to `spare_logs`): the body's bytes, and
+    /// whether it had been recorded again.
+    fn drop_body(&mut self, spare_logs: &mut Vec<Vec<u8>>) -> Option<(u64, bool)> {
+        let mut body = self.body.take()?;
+        (self.len, self.lane_ops) = (body.len(), body.steps.lane_ops());
+        let bytes = body.bytes();
+        body.log.clear();
+        if spare_logs.len() < SPARE_LOGS {
+            spare_logs.push(std::mem::take(&mut body.log));
+        }
+        Some((bytes, std::mem::take(self.rebuilt.get_mut())))
     }
 
     /// The bytes of its body when held and not counted in the trace's `held` (the last
@@ -519,9 +525,35 @@ fn close_spans(
             *f = (*f).min(first);
             last_step[t] = last;
         }
-        if !stage.foreign {
+        // A lean stage's writes to other threads are indexed apart; its own, here.
+        if !stage.foreign || stage.lean {
             index.add_units(stage.thread, first, last, &stage.written);
         }
+    }
+}
+
+/// The stages of `batch` that ran steps, in the order each round ran them (from `first`,
+/// round-robin): the order their steps are numbered and stored in.
+fn rotation(batch: &Batch) -> Vec<usize> {
+    let k = batch.counts.len();
+    (batch.first..k).chain(0..batch.first.min(k)).filter(|&i| batch.counts[i] > 0).collect()
+}
+
+/// The layout of `batch`'s steps, from slot `start`, its stages in `order`.
+fn window_of(batch: &Batch, start: u64, order: &[usize]) -> WindowLayout {
+    WindowLayout::new(
+        start,
+        order.iter().map(|&i| batch.stages[i].thread).collect(),
+        order.iter().map(|&i| batch.counts[i]).collect(),
+    )
+}
+
+/// Notes in the index that step `step` wrote `w`.
+fn index_written(index: &mut WriteIndex, step: u64, w: Written) {
+    match w {
+        Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
+        Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
+        Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
     }
 }
 
@@ -743,16 +775,10 @@ impl Trace {
     /// from the part's checkpoint when read).
     fn drop_last(&mut self) {
         let part = self.parts.last_mut().expect("a trace has a part");
-        if let Some(mut body) = part.body.take() {
-            (part.len, part.lane_ops) = (body.len(), body.steps.lane_ops());
-            if std::mem::take(part.rebuilt.get_mut()) {
-                let held = self.held.get_mut();
-                *held = held.saturating_sub(body.bytes());
-            }
-            body.log.clear();
-            if self.spare_logs.len() < SPARE_LOGS {
-                self.spare_logs.push(std::mem::take(&mut body.log));
-            }
+        // Only a body recorded again is counted in `held` (an appended one is not yet).
+        if let Some((bytes, true)) = part.drop_body(&mut self.spare_logs) {
+            let held = self.held.get_mut();
+            *held = held.saturating_sub(bytes);
         }
     }
 
@@ -803,15 +829,8 @@ impl Trace {
             if held <= keep {
                 break;
             }
-            let part = &mut self.parts[k];
-            if let Some(mut body) = part.body.take() {
-                *part.rebuilt.get_mut() = false;
-                (part.len, part.lane_ops) = (body.len(), body.steps.lane_ops());
-                held = held.saturating_sub(body.bytes());
-                body.log.clear();
-                if self.spare_logs.len() < SPARE_LOGS {
-                    self.spare_logs.push(std::mem::take(&mut body.log));
-                }
+            if let Some((bytes, _)) = self.parts[k].drop_body(&mut self.spare_logs) {
+                held = held.saturating_sub(bytes);
             }
         }
         *self.held.get_mut() = held;
@@ -1029,19 +1048,14 @@ impl Trace {
         let local0 = step0 - *start;
         // The stages with steps in rotation order: the order each round ran them in, and the
         // order they are stored in.
-        let order: Vec<usize> =
-            (batch.first..k).chain(0..batch.first.min(k)).filter(|&i| batch.counts[i] > 0).collect();
+        let order = rotation(batch);
         // A few steps (a single step, a window cut short) are stored in step order, each
         // naming its thread: cheaper than a layout entry.
         if (n as u64) < WindowLayout::bytes_for(order.len()) / 2 {
             return false;
         }
         let Some(mut tail) = steps.narrow_tail(n) else { return false };
-        let window = WindowLayout::new(
-            local0,
-            order.iter().map(|&i| stages[i].thread).collect(),
-            order.iter().map(|&i| batch.counts[i]).collect(),
-        );
+        let window = window_of(batch, local0, &order);
         log.reserve(stages.iter().map(|s| s.log.len()).sum::<usize>());
         // Per stage: its first and last step here; and the batch's memory writes with their
         // steps, which the index takes in step order.
@@ -1090,13 +1104,8 @@ impl Trace {
         let k = batch.counts.len();
         let stages = &batch.stages[..k];
         let step0 = self.len();
-        let order: Vec<usize> =
-            (batch.first..k).chain(0..batch.first.min(k)).filter(|&i| batch.counts[i] > 0).collect();
-        let window = WindowLayout::new(
-            0,
-            order.iter().map(|&i| stages[i].thread).collect(),
-            order.iter().map(|&i| batch.counts[i]).collect(),
-        );
+        let order = rotation(batch);
+        let window = window_of(batch, 0, &order);
         let mut span = vec![(u64::MAX, 0u64); k];
         let (mut mems, mut foreign) = (Vec::new(), Vec::new());
         let mut lane_ops = 0u64;
@@ -1116,24 +1125,10 @@ impl Trace {
         for (step, space, addr, len) in mems {
             index.add_mem(step, space, addr, len);
         }
-        for (stage, &(first, last)) in stages.iter().zip(&span) {
-            if first > last {
-                continue;
-            }
-            let t = stage.thread as usize;
-            if let Some(f) = first_step.get_mut(t) {
-                *f = (*f).min(first);
-                last_step[t] = last;
-            }
-            index.add_units(stage.thread, first, last, &stage.written);
-        }
+        close_spans(index, first_step, last_step, stages, &span);
         foreign.sort_by_key(|w| w.0);
         for (step, w) in foreign {
-            match *w {
-                Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
-                Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
-                Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
-            }
+            index_written(index, step, *w);
         }
         let last = parts.last_mut().expect("a trace has a part");
         last.len += batch.steps();
@@ -1189,11 +1184,7 @@ impl Trace {
         number_controls(&mut part.log, &mut part.controls, stage, control, base, start, end);
         let thread = stage.thread;
         if stage.foreign {
-            log::for_each_write_span(bytes, thread, |w| match w {
-                Written::Grf { thread, offset, len } => index.add_grf(step, thread, offset, len),
-                Written::Pred { thread, pred } => index.add_pred(step, thread, pred),
-                Written::Mem { space, addr, len } => index.add_mem(step, space, addr, len),
-            });
+            log::for_each_write_span(bytes, thread, |w| index_written(index, step, w));
         }
         let flag = if staged.own_control() { 0 } else { FALLS_THROUGH };
         if (step - part.start).is_multiple_of(LOG_BLOCK) {
