@@ -66,9 +66,9 @@ fn region_span(base: u32, region: Region, n: u32, size: u32) -> (u32, u32) {
 /// `addr_elem`) holds the address (one per row in the multi-address form), and the index of
 /// the element the region adds to it (in elements of the operand's type).
 pub fn indirect_lane(ind: &IndirectOperand, lane: u32) -> (u32, u32) {
-    let width = ind.region.width.max(1) as u32;
     if ind.multi {
-        (lane / width, (lane % width) * ind.region.hstride as u32)
+        let (row, column) = crate::isa::row_column(lane, ind.region.width);
+        (row, column * ind.region.hstride as u32)
     } else {
         (0, ind.region.element(lane))
     }
@@ -115,41 +115,69 @@ impl<O: Observer> Ctx<'_, O> {
         n: u32,
         out: &mut [u32; 32],
     ) -> Result<(), FaultKind> {
-        let var = self.program.addr(ind.addr);
-        let size = ind.ty.size();
-        // The last address register element read, its value, and its root's range.
-        let mut last: Option<(u32, i64, (u32, u32))> = None;
+        let mut last = None;
         for lane in 0..n.min(32) {
-            let (row_elem, element) = indirect_lane(ind, lane);
-            let elem = ind.addr_elem + row_elem;
-            let known = match last {
-                Some((e, base, root)) if e == elem => Some((base, root)),
-                _ => None,
-            };
-            let (base, (start, end)) = match known {
-                Some(k) => k,
-                None => {
-                    let base = (elem < var.num_elts)
-                        .then(|| self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64)
-                        .filter(|base| base & (size as i64 - 1) == 0);
-                    match base.and_then(|base| Some((base, self.tables.root_at(base)?))) {
-                        Some((base, root)) => {
-                            last = Some((elem, base, root));
-                            (base, root)
-                        }
-                        // Whatever is wrong, as the one-lane check reports it.
-                        None => {
-                            out[lane as usize] = self.indirect_address(ind, index, lane)?;
-                            continue;
-                        }
+            out[lane as usize] = self.lane_address(ind, index, lane, &mut last)?;
+        }
+        Ok(())
+    }
+
+    /// [`Ctx::indirect_address`] of one lane, sharing the checks of the address element
+    /// `last` holds (the element, its value and its root's range), which it updates.
+    #[inline(always)]
+    fn lane_address(
+        &self,
+        ind: &IndirectOperand,
+        index: usize,
+        lane: u32,
+        last: &mut Option<(u32, i64, (u32, u32))>,
+    ) -> Result<u32, FaultKind> {
+        let size = ind.ty.size();
+        let (row_elem, element) = indirect_lane(ind, lane);
+        let elem = ind.addr_elem + row_elem;
+        let (base, (start, end)) = match *last {
+            Some((e, base, root)) if e == elem => (base, root),
+            _ => {
+                let var = self.program.addr(ind.addr);
+                let base = (elem < var.num_elts)
+                    .then(|| self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64)
+                    .filter(|base| base & (size as i64 - 1) == 0);
+                match base.and_then(|base| Some((base, self.tables.root_at(base)?))) {
+                    Some((base, root)) => {
+                        *last = Some((elem, base, root));
+                        (base, root)
                     }
+                    // Whatever is wrong, as the one-lane check reports it.
+                    None => return self.indirect_address(ind, index, lane),
                 }
-            };
-            let address = base + (element * size) as i64;
-            if address < start as i64 || address + size as i64 > end as i64 {
-                return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
             }
-            out[lane as usize] = address as u32;
+        };
+        let address = base + (element * size) as i64;
+        if address < start as i64 || address + size as i64 > end as i64 {
+            return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
+        }
+        Ok(address as u32)
+    }
+
+    /// The in-place tiers' write of `values` through indirect destination `ind`: lanes
+    /// `enabled` of `0..n` in order, as [`Ctx::write_dst`] writes them (a lane whose address
+    /// faults stops the write there), visiting only the enabled lanes and sharing an address
+    /// element's checks among the lanes that use it.
+    pub(super) fn write_indirect(
+        &mut self,
+        ind: &IndirectOperand,
+        n: u32,
+        enabled: u32,
+        values: &[u64; 32],
+    ) -> Result<(), FaultKind> {
+        let size = ind.ty.size();
+        let mut last = None;
+        let mut rest = enabled & super::control::size_mask(n);
+        while rest != 0 {
+            let lane = rest.trailing_zeros();
+            rest &= rest - 1;
+            let at = self.lane_address(ind, 0, lane, &mut last)?;
+            self.write_grf_elem(at, size, values[lane as usize])?;
         }
         Ok(())
     }

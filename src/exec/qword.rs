@@ -66,9 +66,9 @@ pub struct QwordOp {
     /// The register destination (None for `cmp` to a predicate, a null or an indirect
     /// destination).
     dst: Option<QDst>,
-    /// An indirect destination: the results go through the general write path, lane by lane
-    /// (lanes may alias, and a lane whose address faults stops the write there).
-    dst_indirect: Option<Box<Operand>>,
+    /// An indirect destination: the results are written lane by lane in order (lanes may
+    /// alias, and a lane whose address faults stops the write there).
+    dst_indirect: Option<Box<IndirectOperand>>,
     /// Whether a source is indirect.
     indirect_src: bool,
     /// src0's bits within its type's width (what `shr` shifts and the bit counts count).
@@ -156,7 +156,7 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         Operand::Direct(d) if d.region.width == 1 && d.region.vstride >= 1 => {
             dst = Some(QDst { base: d.base, size: d.ty.size(), stride: d.region.vstride as u32 })
         }
-        op @ Operand::Indirect(_) => dst_indirect = Some(Box::new(op.clone())),
+        Operand::Indirect(ind) => dst_indirect = Some(Box::new(ind.clone())),
         _ => return None,
     }
     let mut need = srcs.iter().map(|s| span(s, n)).max().unwrap_or(0);
@@ -254,12 +254,24 @@ fn lanes_n(grf: &[u8], s: &S64, n: u32) -> [u64; 32] {
 /// Stores the low `size` bytes of each value of `enabled` lanes into `bytes`, lane i at
 /// `i · size · stride`.
 pub(super) fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, size: u32, stride: u32) {
-    let step = (size * stride) as usize;
-    for (lane, &v) in values.iter().enumerate() {
-        if enabled >> lane & 1 != 0 {
-            // A fixed-size store per type (a copy of `size` bytes would call memcpy).
-            super::operand::store_le(&mut bytes[lane * step..], size, v);
+    /// The stores of elements of `S` bytes (the size chosen once, not per lane).
+    #[inline(always)]
+    fn each<const S: usize>(bytes: &mut [u8], values: &[u64], enabled: u32, stride: usize) {
+        let step = S * stride;
+        let mut rest = if values.len() >= 32 { enabled } else { enabled & ((1u32 << values.len()) - 1) };
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let at = lane * step;
+            bytes[at..at + S].copy_from_slice(&values[lane].to_le_bytes()[..S]);
         }
+    }
+    let stride = stride as usize;
+    match size {
+        1 => each::<1>(bytes, values, enabled, stride),
+        2 => each::<2>(bytes, values, enabled, stride),
+        4 => each::<4>(bytes, values, enabled, stride),
+        _ => each::<8>(bytes, values, enabled, stride),
     }
 }
 
@@ -298,13 +310,36 @@ fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
 /// `L` elements of type `ty` at `offsets`, extended to 64 bits.
 #[inline(always)]
 fn gathered<const L: usize>(grf: &[u8], offsets: &[u32; 32], ty: DataType) -> [u64; L] {
-    let mut out = [0u64; L];
-    let size = ty.size() as usize;
-    for (o, &at) in out.iter_mut().zip(offsets.iter()) {
-        let at = at as usize;
-        *o = fast::sign_extend(ty, super::operand::load_le(&grf[at..at + size], size as u32)) as u64;
+    /// The loads of elements of `S` bytes, each extended by `extend` (both chosen once, not
+    /// per lane).
+    #[inline(always)]
+    fn each<const L: usize, const S: usize>(
+        grf: &[u8],
+        offsets: &[u32; 32],
+        extend: impl Fn(u64) -> u64,
+    ) -> [u64; L] {
+        let mut out = [0u64; L];
+        for (o, &at) in out.iter_mut().zip(offsets.iter()) {
+            let mut b = [0u8; 8];
+            b[..S].copy_from_slice(&grf[at as usize..at as usize + S]);
+            *o = extend(u64::from_le_bytes(b));
+        }
+        out
     }
-    out
+    match ty {
+        DataType::B => each::<L, 1>(grf, offsets, |v| v as u8 as i8 as i64 as u64),
+        DataType::Ub => each::<L, 1>(grf, offsets, |v| v),
+        DataType::W => each::<L, 2>(grf, offsets, |v| v as u16 as i16 as i64 as u64),
+        DataType::Uw => each::<L, 2>(grf, offsets, |v| v),
+        DataType::D => each::<L, 4>(grf, offsets, |v| v as u32 as i32 as i64 as u64),
+        DataType::Ud => each::<L, 4>(grf, offsets, |v| v),
+        _ => match ty.size() {
+            1 => each::<L, 1>(grf, offsets, |v| v),
+            2 => each::<L, 2>(grf, offsets, |v| v),
+            4 => each::<L, 4>(grf, offsets, |v| v),
+            _ => each::<L, 8>(grf, offsets, |v| v),
+        },
+    }
 }
 
 #[inline(always)]
@@ -557,7 +592,7 @@ impl<O: Observer> Ctx<'_, O> {
         let mut values = [0u64; 32];
         (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
-        self.write_dst(dst, 0, n, enabled, &values)
+        self.write_indirect(dst, n, enabled, &values)
     }
 }
 

@@ -45,8 +45,20 @@ impl Region {
     /// pseudo-code: row `lane / width`, column `lane % width`.
     #[inline]
     pub fn element(self, lane: u32) -> u32 {
-        let width = self.width.max(1) as u32;
-        (lane / width) * self.vstride as u32 + (lane % width) * self.hstride as u32
+        let (row, column) = row_column(lane, self.width);
+        row * self.vstride as u32 + column * self.hstride as u32
+    }
+}
+
+/// Lane `lane`'s row and column in rows of `width` lanes (at least 1): a shift and a mask for
+/// the power-of-two widths vISA allows, a division otherwise.
+#[inline(always)]
+pub fn row_column(lane: u32, width: u8) -> (u32, u32) {
+    let width = width.max(1) as u32;
+    if width.is_power_of_two() {
+        (lane >> width.trailing_zeros(), lane & (width - 1))
+    } else {
+        (lane / width, lane % width)
     }
 }
 
