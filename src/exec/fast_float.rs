@@ -690,6 +690,10 @@ impl<O: Observer> Ctx<'_, O> {
                 // modifier or saturation, else converted (flushed, quieted, saturated).
                 let raw = [packed_raw::<L>(grf, &op.srcs[0]), packed_raw::<L>(grf, &op.srcs[1])];
                 let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
+                if mods == [SrcMod::None; 2] && !sat {
+                    // Bits unchanged: a blend of the two sources (decided once, not per lane).
+                    return lanes!(enabled, |i| if first >> i & 1 != 0 { raw[0][i] } else { raw[1][i] });
+                }
                 lanes!(enabled, |i| {
                     let s = usize::from(first >> i & 1 == 0);
                     let bits = raw[s][i];
