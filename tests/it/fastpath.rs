@@ -868,6 +868,39 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
     assert!(faults > 20 && faults < 700, "{faults} cases faulted");
 }
 
+/// Moves into a destination through an address register (how IGC writes a private array's
+/// element at a computed index: a predicated `mov` per element, often of one lane) from
+/// immediates and register regions of every integer type, signed values widened: the qword
+/// tier and the general ALU write the same elements, report the same writes and fault alike.
+#[test]
+fn generated_moves_into_indirect_destinations_agree_on_fast_and_general_paths() {
+    let mut s = 0x3a7_u64;
+    let (mut fast_tier, mut faults) = (0, 0);
+    for _ in 0..600u32 {
+        let [ta, tb] = [0, 0].map(|_| TYPES[(lcg(&mut s) % TYPES.len() as u64) as usize]);
+        let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
+        let src = match lcg(&mut s) % 5 {
+            0 => immediate(&mut s, tb),
+            1 => format!("B(0,{})<0;1,0>", lcg(&mut s) % 4),
+            2 => "B(0,1)<2;1,0>".to_string(),
+            3 => "B(0,0)<4;2,1>".to_string(),
+            _ => "B(0,0)<1;1,0>".to_string(),
+        };
+        let (elem, offset, stride) = (lcg(&mut s) % 2, 8 * (lcg(&mut s) % 3), 1 + lcg(&mut s) % 2);
+        let pred = ["(P0) ", "(!P0) ", ""][(lcg(&mut s) % 3) as usize];
+        let line = format!("{pred}mov (M1, {size}) r[A0({elem}),{offset}]<{stride}>:{ta} {src}");
+        let (body, text) = through_a0([ta, tb, ta], size, &line);
+        let (fast, tier) =
+            on_both_paths(&text, lcg(&mut s), u32::MAX, Fill::Integers, 1, 1).unwrap_or_else(|first| {
+                panic!("fast and general paths differ on\n{body}\n(A: {ta}, B: {tb}): {first}")
+            });
+        fast_tier += usize::from(tier == vdb::exec::Tier::Qword);
+        faults += usize::from(fast.is_err());
+    }
+    assert!(fast_tier > 550, "only {fast_tier} cases took the qword tier");
+    assert!(faults > 10 && faults < 300, "{faults} cases faulted");
+}
+
 /// f32 operations with sources through address registers (`<1,0>` or `<1;1,0>`, with
 /// modifiers) and, half the time, the destination too, as the attention kernels of IGC 2.x
 /// write them; conversions to and from integers among them; predicates, dispatch masks and
