@@ -45,15 +45,11 @@ pub struct PcSet(Vec<u64>);
 
 impl PcSet {
     pub fn new(pcs: impl IntoIterator<Item = u32>) -> PcSet {
-        let mut words = Vec::new();
+        let mut set = PcSet::default();
         for pc in pcs {
-            let w = pc as usize / 64;
-            if words.len() <= w {
-                words.resize(w + 1, 0u64);
-            }
-            words[w] |= 1 << (pc % 64);
+            set.insert(pc);
         }
-        PcSet(words)
+        set
     }
 
     #[inline(always)]
@@ -63,6 +59,34 @@ impl PcSet {
 
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
+    }
+
+    #[inline(always)]
+    pub fn insert(&mut self, pc: u32) {
+        let w = pc as usize / 64;
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << (pc % 64);
+    }
+
+    /// Adds every instruction of `other`.
+    pub fn union_with(&mut self, other: &PcSet) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            *mine |= theirs;
+        }
+    }
+
+    /// Whether the two hold an instruction in common.
+    pub fn intersects(&self, other: &PcSet) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
     }
 }
 

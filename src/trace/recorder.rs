@@ -10,7 +10,7 @@ use super::window::{Batch, Stage};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::exec::{SchedPos, Scheduler};
+use crate::exec::{PcSet, SchedPos, Scheduler};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{
     Control, Fold, Machine, MemSpace, PageChanges, Ranges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK,
@@ -150,9 +150,9 @@ struct Part {
     /// Whether `body` was recorded again (and so counted in the trace's `held`) rather than
     /// appended to.
     rebuilt: AtomicBool,
-    /// The instructions its steps ran, a bit each (kept with the body dropped: a search for
-    /// steps at given instructions reads only the parts that ran one).
-    pcs: Vec<u64>,
+    /// The instructions its steps ran (kept with the body dropped: a search for steps at
+    /// given instructions reads only the parts that ran one).
+    pcs: PcSet,
     body: OnceLock<Body>,
 }
 
@@ -173,7 +173,7 @@ impl Part {
             from,
             used: AtomicU64::new(0),
             rebuilt: AtomicBool::new(false),
-            pcs: Vec::new(),
+            pcs: PcSet::default(),
             body: OnceLock::new(),
         }
     }
@@ -205,28 +205,14 @@ impl Part {
     }
 
     /// Whether one of its steps ran an instruction of `pcs`.
-    fn ran_any(&self, pcs: &crate::exec::PcSet) -> bool {
-        self.pcs.iter().enumerate().any(|(w, &word)| {
-            let mut bits = word;
-            while bits != 0 {
-                if pcs.contains(w as u32 * 64 + bits.trailing_zeros()) {
-                    return true;
-                }
-                bits &= bits - 1;
-            }
-            false
-        })
+    fn ran_any(&self, pcs: &PcSet) -> bool {
+        self.pcs.intersects(pcs)
     }
 
     /// Notes the instructions `stages` ran.
     fn add_pcs(&mut self, stages: &[Stage]) {
         for stage in stages {
-            if self.pcs.len() < stage.pcs.len() {
-                self.pcs.resize(stage.pcs.len(), 0);
-            }
-            for (mine, theirs) in self.pcs.iter_mut().zip(&stage.pcs) {
-                *mine |= theirs;
-            }
+            self.pcs.union_with(&stage.pcs);
         }
     }
 
@@ -1250,7 +1236,7 @@ impl Trace {
 
     /// Steps in `[from, to)` whose instruction is one of `pcs`, in step order: the pc column
     /// read slot by slot (a lookup of each step's slot would cost more than the scan).
-    pub fn steps_at(&self, pcs: &crate::exec::PcSet, from: u64, to: u64) -> Vec<u64> {
+    pub fn steps_at(&self, pcs: &PcSet, from: u64, to: u64) -> Vec<u64> {
         let mut steps = Vec::new();
         let ran = self.spanned(from, to).filter(|&k| self.parts[k].ran_any(pcs));
         for part in ran.map(|k| self.body(k)) {

@@ -90,8 +90,9 @@ pub struct Stage {
     pub(super) lean: bool,
     /// Lean: other threads' registers and predicates written, with the stage step.
     pub(super) foreign_writes: Vec<(u32, Written)>,
-    /// The instructions its steps ran, a bit each (for the part's [`PcSet`] filter).
-    pub(super) pcs: Vec<u64>,
+    /// The instructions its steps ran (a part keeps those of its stages, so that a search
+    /// for steps at given instructions reads only the parts that ran one).
+    pub(super) pcs: PcSet,
 }
 
 impl Stage {
@@ -226,11 +227,7 @@ impl StepHooks for Stage {
         let flag = if self.own_control { OWN_CONTROL } else { 0 };
         let end = self.log.len() as u32;
         self.wide |= (pc | chen) > 0xffff;
-        let word = (pc / 64) as usize;
-        if word >= self.pcs.len() {
-            self.pcs.resize(word + 1, 0);
-        }
-        self.pcs[word] |= 1 << (pc % 64);
+        self.pcs.insert(pc);
         self.steps.push(StagedStep { pc, chen, log_end: end | flag });
     }
 }
