@@ -350,9 +350,6 @@ impl<O: Observer> Ctx<'_, O> {
         }
     }
 
-    /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
-    /// recorder knows exactly which bytes were written (not the disabled lanes between); a
-    /// packed destination with more than one run goes out as one [`Observer::grf_lanes`].
     /// Before an in-place destination write to GRF bytes `[at, end)`: their old bytes kept
     /// for the observer, when it wants values.
     #[inline(always)]
@@ -385,6 +382,9 @@ impl<O: Observer> Ctx<'_, O> {
         }
     }
 
+    /// Reports a region write as runs of enabled lanes whose bytes are contiguous, so the
+    /// recorder knows exactly which bytes were written (not the disabled lanes between); a
+    /// packed destination with more than one run goes out as one [`Observer::grf_lanes`].
     pub(super) fn report_lane_runs(&mut self, first: u32, region: Region, size: u32, n: u32, enabled: u32) {
         if region == Region::dst(1) {
             // Packed lanes: the runs are the runs of set bits; two or more go to the observer
