@@ -258,7 +258,7 @@ pub(super) fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, siz
     #[inline(always)]
     fn each<const S: usize>(bytes: &mut [u8], values: &[u64], enabled: u32, stride: usize) {
         let step = S * stride;
-        let mut rest = if values.len() >= 32 { enabled } else { enabled & ((1u32 << values.len()) - 1) };
+        let mut rest = enabled & super::control::size_mask(values.len() as u32);
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
@@ -304,39 +304,6 @@ fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
             out.copy_from_slice(&values[..L]);
             out
         }
-    }
-}
-
-/// Lane `lane` of a direct or immediate source, as [`lanes`] reads it (an indirect source
-/// reads as 0 there too: its lanes come through offsets).
-#[inline(always)]
-fn lane_value(grf: &[u8], s: &S64, lane: usize) -> u64 {
-    let load = |at: usize, size: usize| {
-        let mut b = [0u8; 8];
-        b[..size].copy_from_slice(&grf[at..at + size]);
-        u64::from_le_bytes(b)
-    };
-    let dword = |at: usize, signed: bool| {
-        let raw = load(at, 4) as u32;
-        if signed {
-            raw as i32 as i64 as u64
-        } else {
-            raw as u64
-        }
-    };
-    match s {
-        S64::Imm(v) => *v,
-        S64::Scalar(off) => load(*off as usize, 8),
-        S64::Packed(off) => load(*off as usize + 8 * lane, 8),
-        S64::Dword(D32::Imm(v, _)) => *v as u64,
-        S64::Dword(D32::Scalar(off, signed)) => dword(*off as usize, *signed),
-        S64::Dword(D32::Packed(off, signed)) => dword(*off as usize + 4 * lane, *signed),
-        S64::Dword(D32::Strided(off, signed)) => dword(*off as usize + 8 * lane, *signed),
-        S64::Gather(offsets, ty) => {
-            fast::sign_extend(*ty, load(offsets[lane] as usize, ty.size() as usize)) as u64
-        }
-        S64::Indirect(_) => 0,
-        S64::Lanes(values) => values[lane],
     }
 }
 
@@ -623,20 +590,6 @@ impl<O: Observer> Ctx<'_, O> {
             return self.run_qword_with(op, offsets, chen, em_part, pmask);
         };
         let mut values = [0u64; 32];
-        if op.kind == FastKind::Mov && offsets.is_none() && op.mods[0].0 == SrcMod::None {
-            // A private array's element written at a computed index (IGC: one predicated
-            // single-lane `mov` per element): only the enabled lanes' values are read.
-            if op.need as usize > self.thread.grf.len() {
-                return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-            }
-            let mut rest = chen & super::control::size_mask(n);
-            while rest != 0 {
-                let lane = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                values[lane] = lane_value(&self.thread.grf, &op.srcs[0], lane);
-            }
-            return self.write_indirect(dst, n, chen, &values);
-        }
         (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
         self.write_indirect(dst, n, enabled, &values)
