@@ -18,6 +18,7 @@ mod message;
 mod nbarrier;
 mod observer;
 mod operand;
+mod payload;
 mod qword;
 mod schedule;
 mod step;

@@ -401,7 +401,8 @@ impl Interpreter {
                 let pred_true = pmask & 1 != 0;
                 return control::execute(ctx, inst, pc, chen << off, pred_true).map(|()| chen);
             }
-            Plan::Memory => super::message::execute(ctx, inst, chen)?,
+            Plan::Message(m) if self.use_fast_paths && ctx.run_message(m, chen)? => {}
+            Plan::Memory | Plan::Message(_) => super::message::execute(ctx, inst, chen)?,
             Plan::Barrier => {
                 // Lanes parked at a later reconvergence point are work-items that have not
                 // reached this barrier, and will reach it (if at all) after it was released.
@@ -546,9 +547,9 @@ impl Interpreter {
     }
 }
 
-/// The path an ALU instruction runs on: the in-place dword kernels, the kernels on 64-bit
-/// lanes, the float ones, the predicate forms, or everything else (the general ALU,
-/// control, memory).
+/// The path an instruction runs on: the in-place dword kernels, the kernels on 64-bit
+/// lanes, the float ones, the predicate forms, a compiled message, or everything else (the
+/// general ALU, control, the other memory instructions).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tier {
     Dword,
@@ -559,6 +560,8 @@ pub enum Tier {
     /// `setp` from an immediate, predicate logic.
     Pred,
     General,
+    /// A message with its payload compiled (`payload.rs`): not in place, as it touches memory.
+    Message,
 }
 
 /// How an instruction runs, decided once when the interpreter is built (one match per step
@@ -588,6 +591,9 @@ enum Plan {
     Alu,
     Address,
     Control,
+    /// A gather, scatter or atomic with its payload compiled (`payload.rs`).
+    Message(Box<super::payload::MessageOp>),
+    /// Any other memory instruction (`message.rs`).
     Memory,
     Barrier,
     /// `nbarrier.signal` / `nbarrier.wait` (`nbarrier.rs`).
@@ -644,7 +650,8 @@ impl Plan {
             Family::Address => super::qword::compile_addr_add(inst, program)
                 .map_or(Plan::Address, |a| Plan::AddrAdd(Box::new(a))),
             Family::Control => Plan::Control,
-            Family::Memory => Plan::Memory,
+            Family::Memory => super::payload::MessageOp::compile(inst, program)
+                .map_or(Plan::Memory, |m| Plan::Message(Box::new(m))),
             Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,
             Family::Sync if inst.op == Opcode::Nbarrier => Plan::Nbarrier,
             Family::Sync | Family::Nop => Plan::Nop,
@@ -679,7 +686,7 @@ impl Plan {
     /// control state (a fence orders nothing in an interpreter that runs one instruction at
     /// a time; a fault stops the burst run, which then reruns under the exact scheduler).
     fn visible_to_others(&self) -> bool {
-        matches!(self, Plan::Memory | Plan::Barrier | Plan::Nbarrier)
+        matches!(self, Plan::Memory | Plan::Message(_) | Plan::Barrier | Plan::Nbarrier)
     }
 
     /// The path the instruction takes when fast paths are on.
@@ -689,15 +696,16 @@ impl Plan {
             Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_) => Tier::Qword,
             Plan::SetPred(..) | Plan::PredLogic(..) | Plan::MovPred(_) => Tier::Pred,
             Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
+            Plan::Message(_) => Tier::Message,
             _ => Tier::General,
         }
     }
 
-    /// Whether the instruction has an in-place form (any tier but the general one): it
+    /// Whether the instruction has an in-place form (an ALU tier but the general one): it
     /// changes registers only, never control state, and runs without the general step (an
     /// f32 form may still hand its instruction to it).
     fn in_place(&self) -> bool {
-        self.tier() != Tier::General
+        !matches!(self.tier(), Tier::General | Tier::Message)
     }
 }
 

@@ -474,9 +474,9 @@ fn burst_windows_record_what_single_steps_record() {
     let faulting = crate::golden::half_output_collatz("window_fault");
     all.push(faulting.clone());
     let mut windowed_steps = 0u64;
-    // Launches recorded in two parts, and those whose groups could not be (they read what
-    // earlier ones wrote, or have too few).
-    let (mut split_launches, mut whole_launches) = (0, Vec::new());
+    // Launches recorded in two parts. (Which are depends on how far this core got before
+    // another took a chunk; refused chunks are `Order`'s unit tests.)
+    let mut split_launches = 0;
     for path in all {
         let name = path.display().to_string();
         let mut single = session(&path);
@@ -538,7 +538,12 @@ fn burst_windows_record_what_single_steps_record() {
             assert_eq!(without_steps(a), without_steps(b), "{name}: trace bytes");
             let records = |t: &vdb::trace::Trace| t.bytes_by_part().steps - t.layout_bytes();
             let extra = 8 * b.parts() as u64;
-            assert!(records(b) <= records(a) + extra, "{name}: step bytes");
+            assert!(
+                records(b) <= records(a) + extra,
+                "{name}: step bytes {} against {} + {extra}",
+                records(b),
+                records(a)
+            );
             // Windows end where a checkpoint is due (at most a round later), on either core.
             // Joined after the second core's recording, checkpoints are as far apart or less.
             let times: Vec<u64> = windows.recorder.checkpoints.list.iter().map(|c| c.time).collect();
@@ -552,9 +557,6 @@ fn burst_windows_record_what_single_steps_record() {
                 assert_eq!((times.first(), times.last()), (expected.first(), expected.last()), "{name}");
             } else {
                 assert_eq!(*expected, times, "{name}: checkpoints");
-            }
-            if split && !joined && path != faulting {
-                whole_launches.push(name.clone());
             }
             assert_eq!(windows.machine.state_hash(), final_state, "{name}: final state");
             windowed_steps += windows.window_steps;
@@ -580,9 +582,6 @@ fn burst_windows_record_what_single_steps_record() {
     }
     assert!(windowed_steps > 200_000, "only {windowed_steps} steps recorded in windows");
     assert!(split_launches >= 5, "only {split_launches} launches recorded in two parts");
-    // block_atomics: every group adds to the same counters, so the later groups read what
-    // the earlier ones wrote, and the run is recorded on one core after all.
-    assert!(whole_launches.iter().any(|n| n.contains("block_atomics")), "{whole_launches:?}");
 }
 
 /// A recording that keeps no complete part's body (lean, as sessions record, and its parts
