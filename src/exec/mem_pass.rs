@@ -339,6 +339,7 @@ impl Batch {
 
     /// Adds an access of lane `lane` at `addr`, with sources `src0`/`src1`, its result to
     /// GRF byte `reg`.
+    #[inline(always)]
     pub(super) fn push<O: Observer>(
         &mut self,
         ctx: &mut Ctx<'_, O>,

@@ -389,7 +389,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Piece `j` of lane `lane`'s access (at `addr` plus the piece's offset) into `batch`,
     /// with its store data or atomic sources.
-    #[inline]
+    #[inline(always)]
     fn push_access(
         &mut self,
         m: &MessageOp,
