@@ -41,7 +41,7 @@ pub use schedule::{
     run_bursts, run_bursts_observed, run_groups, run_to_end, Pick, RunSummary, SchedPos, Schedule, Scheduler,
 };
 pub use step::{
-    channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, PcSet, StepEvent, StepInfo, Tier,
-    NO_STOPS,
+    channel_enables, direct_dst_bytes, dst_holds_byte, Interpreter, PcSet, StepEvent, StepInfo, StopTest,
+    Stops, Tier, NO_STOPS,
 };
 pub use tables::Tables;

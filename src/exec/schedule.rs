@@ -505,7 +505,7 @@ fn burst(
             machine,
             ThreadId(tid),
             limit.saturating_sub(sched.steps),
-            &super::step::NO_STOPS,
+            super::step::Stops { pcs: &super::step::NO_STOPS, holds: None },
             &mut NullObserver,
             visible_first,
         )

@@ -13,7 +13,7 @@ use crate::isa::{
     DataType, ExecMask, Family, InstIdx, Opcode, Operand, PredCombine, PredId, Predicate, Region, SrcMod,
     SubOp,
 };
-use crate::machine::{Control, Machine, ThreadId, ThreadStatus};
+use crate::machine::{Control, Machine, ThreadId, ThreadState, ThreadStatus};
 use crate::program::{Inst, Program};
 
 /// What a step did, beyond its writes.
@@ -36,6 +36,16 @@ pub struct StepInfo {
     /// Channel enables of the instruction (bit n = lane n of the instruction).
     pub chen: u32,
     pub event: StepEvent,
+}
+
+/// A test made where a thread is about to run an instruction of a stop set: whether it
+/// stops there (a breakpoint's condition on the thread's own state).
+pub type StopTest<'a> = dyn FnMut(&ThreadState, ThreadId, InstIdx) -> bool + Send + 'a;
+
+/// Where a burst stops: before the instructions of `pcs`, where `holds` (if given) holds.
+pub struct Stops<'s, 't> {
+    pub pcs: &'s PcSet,
+    pub holds: Option<&'s mut StopTest<'t>>,
 }
 
 /// A set of instruction indices (a bitmap): the instructions a burst stops before, so that
@@ -268,7 +278,9 @@ impl Interpreter {
     }
 
     /// Runs thread `tid` until its next instruction is visible to other threads
-    /// (`Plan::visible_to_others`) or in `stops`, it stops running, or `budget` steps have run. Returns
+    /// (`Plan::visible_to_others`) or in `stops` (and `holds`, if given, holds for the thread
+    /// there: a conditional breakpoint's test, made in place), it stops running, or `budget`
+    /// steps have run. Returns
     /// (steps, lane operations). `obs` hears every write, and where each step starts and ends,
     /// exactly as [`Interpreter::step`] reports them ([`super::NullObserver`] for plain runs).
     /// With `visible_first`, the instruction the thread waits at runs first whatever it is
@@ -279,11 +291,16 @@ impl Interpreter {
         machine: &mut Machine,
         tid: ThreadId,
         budget: u64,
-        stops: &PcSet,
+        stops: Stops<'_, '_>,
         obs: &mut O,
         visible_first: bool,
     ) -> Result<(u64, u64), Fault> {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok((0, 0)) };
+        // Whether the thread stops before instruction `at`.
+        let Stops { pcs: stops, mut holds } = stops;
+        let mut stops_at = |thread: &ThreadState, at: u32| {
+            stops.contains(at) && holds.as_mut().is_none_or(|test| test(thread, tid, InstIdx(at)))
+        };
         let (mut steps, mut lane_ops) = (0u64, 0u64);
         // Whether the instruction at the pc runs whatever it is (a visible one, so not in place).
         let mut turn = visible_first;
@@ -304,7 +321,7 @@ impl Interpreter {
                 let mut at = pc.0;
                 // A stop whose turn has come runs in place too.
                 let mut first = turn;
-                while at < end && (first || !stops.contains(at)) {
+                while at < end && (first || !stops_at(ctx.thread, at)) {
                     first = false;
                     ctx.obs.begin_step();
                     let chen = self.run_in_place(&mut ctx, InstIdx(at))?;
@@ -319,7 +336,9 @@ impl Interpreter {
                 }
             }
             match self.plans.get(pc.0 as usize) {
-                Some(plan) if turn || !plan.visible_to_others() && !stops.contains(pc.0) => turn = false,
+                Some(plan) if turn || !plan.visible_to_others() && !stops_at(ctx.thread, pc.0) => {
+                    turn = false
+                }
                 _ => break,
             }
             // Any other instruction, and an in-place one after which lanes reconverge or

@@ -5,12 +5,12 @@ use std::sync::atomic::Ordering;
 
 use super::expr::{Condition, RegionRef};
 use super::frontier::INTERRUPT_CHECK;
-use super::workitems::condition_lane;
+use super::workitems::condition_lane_on;
 use super::{EndState, Session, StopReason, WatchHit, WatchKind, WatchTarget};
 use crate::exec::PcSet;
 use crate::isa::{InstIdx, UnitId};
 use crate::machine::ThreadStatus;
-use crate::machine::{Machine, ThreadId};
+use crate::machine::{ThreadId, ThreadState};
 use crate::trace::{record_step, EntryKind, Probe, Single, StepRecord};
 
 /// The first stretch a step forward from the frontier records ahead (doubling up to
@@ -707,8 +707,7 @@ impl Session {
         // a search of the unit's variables).
         // (A few entries: a list searched in order costs less than hashing at every test.)
         let mut resolved: Vec<(ResolvedKey, Option<(RegionRef, f64)>)> = Vec::new();
-        let test = move |machine: &Machine, thread: ThreadId, pc: InstIdx| {
-            let Some(state) = machine.threads.get(thread.0 as usize) else { return false };
+        let test = move |state: &ThreadState, thread: ThreadId, pc: InstIdx| {
             let unit = program.inst(pc).unit;
             breakpoints.iter().enumerate().any(|(i, (pcs, cond))| {
                 pcs.contains(&pc)
@@ -726,7 +725,7 @@ impl Session {
                             resolved[at].1.as_ref().is_some_and(|(r, rhs)| c.holds(r, *rhs, state, lane))
                         }
                         Some(c) => {
-                            condition_lane(&program, geometry.as_ref(), lane, machine, c, thread.0, pc.0)
+                            condition_lane_on(&program, geometry.as_ref(), lane, state, c, thread.0, pc.0)
                                 .is_some()
                         }
                     }

@@ -9,7 +9,7 @@ use super::handlers::Reply;
 use super::Session;
 use crate::launch::workitems::parse_global_id;
 use crate::launch::{NdGeometry, WorkItem};
-use crate::machine::{Machine, ThreadId};
+use crate::machine::{Machine, ThreadId, ThreadState};
 use crate::program::Program;
 
 impl Session {
@@ -153,6 +153,19 @@ pub(super) fn condition_lane(
     pc: u32,
 ) -> Option<Option<u32>> {
     let state = machine.threads.get(thread as usize)?;
+    condition_lane_on(program, geometry, lane, state, cond, thread, pc)
+}
+
+/// [`condition_lane`] on thread `thread`'s state.
+pub(super) fn condition_lane_on(
+    program: &Program,
+    geometry: Option<&NdGeometry>,
+    lane: u32,
+    state: &ThreadState,
+    cond: &Condition,
+    thread: u32,
+    pc: u32,
+) -> Option<Option<u32>> {
     match cond {
         Condition::Compare(c) => {
             let unit = program.insts.get(pc as usize)?.unit;

@@ -21,9 +21,9 @@ use super::log::{self, Written};
 use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{
     in_key_order, place_in_phase, Fault, FaultKind, Interpreter, Observer, PcSet, Pick, Scheduler, StepHooks,
-    NO_STOPS,
+    Stops, NO_STOPS,
 };
-use crate::isa::{InstIdx, PredId};
+use crate::isa::PredId;
 use crate::machine::{Control, Machine, MemSpace, ThreadId};
 
 /// One staged step: its instruction, channel enables, whether it changed its own control
@@ -360,8 +360,9 @@ pub struct Probe<'a> {
     pub hits: Vec<u64>,
 }
 
-/// A probe's test: whether the thread about to execute the instruction holds for it.
-pub type ProbeTest<'a> = dyn FnMut(&Machine, ThreadId, InstIdx) -> bool + Send + 'a;
+/// A probe's test: whether the thread about to execute the instruction holds for it (made
+/// where the thread meets the instruction, in its burst).
+pub type ProbeTest<'a> = crate::exec::StopTest<'a>;
 
 /// Stages up to `rounds` round-robin rounds of the current group's phase: `machine` and
 /// `sched` move on exactly as that many single steps would move them, and appending the
@@ -426,7 +427,7 @@ fn run_window(
         if visible {
             if let Some(test) = test.as_mut() {
                 let pc = machine.threads[tid.0 as usize].control.pc;
-                if stops.contains(pc.0) && test(machine, tid, pc) {
+                if stops.contains(pc.0) && test(&machine.threads[tid.0 as usize], tid, pc) {
                     hits.push((i, *count));
                 }
             }
@@ -435,6 +436,8 @@ fn run_window(
         // instructions, in one burst; true when it then waits at a visible one with rounds
         // left in the window.
         let budget = rounds.saturating_sub(*count);
+        // A stop's test is made in the burst: the thread stops there only where it holds.
+        let stops = Stops { pcs: stops, holds: test.as_deref_mut() };
         *count += interp.run_local(machine, tid, budget, stops, stage, visible).ok()?.0;
         Some(*count < rounds && machine.threads[tid.0 as usize].is_runnable())
     })
