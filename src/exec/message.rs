@@ -9,7 +9,7 @@ use super::fault::FaultKind;
 use super::mem_pass::{Batch, MemOp, Results};
 use super::observer::Observer;
 use super::operand::load_le;
-use crate::isa::{AtomicOp, LscAddrModel, LscAddrSize, LscDataSize, Opcode, Operand, RawOperand, SubOp};
+use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, Opcode, Operand, RawOperand, SubOp};
 use crate::machine::MemSpace;
 use crate::program::{Inst, StateKind};
 
@@ -453,11 +453,7 @@ fn lsc<O: Observer>(
         crate::isa::LscSfid::Slm => MemSpace::Slm(ctx.thread.group),
         _ => MemSpace::Svm,
     };
-    let asize = match addr.size {
-        LscAddrSize::A64 => 8,
-        LscAddrSize::A32 => 4,
-        LscAddrSize::A16 => 2,
-    };
+    let asize = addr.size.bytes();
     let mem_bytes = data.data_size.mem_bytes();
     let reg_bytes = if data.transpose { mem_bytes } else { data.data_size.reg_bytes() };
     let n = if data.transpose { 1 } else { inst.exec.size };

@@ -14,7 +14,7 @@ use super::fault::FaultKind;
 use super::mem_pass::{Batch, MemOp, Results};
 use super::observer::Observer;
 use super::operand::load_le;
-use crate::isa::{AtomicOp, LscAddrModel, LscAddrSize, LscDataSize, LscSfid, Opcode, Operand, SubOp};
+use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, LscSfid, Opcode, Operand, SubOp};
 use crate::machine::MemSpace;
 use crate::program::{Inst, Program, StateKind};
 
@@ -267,11 +267,7 @@ impl MessageOp {
             return None;
         }
         let space = if sfid == LscSfid::Slm { Space::Slm } else { Space::Svm };
-        let addr_size = match addr.size {
-            LscAddrSize::A64 => 8,
-            LscAddrSize::A32 => 4,
-            LscAddrSize::A16 => 2,
-        };
+        let addr_size = addr.size.bytes();
         let mem_bytes = data.data_size.mem_bytes();
         let reg_bytes = if data.transpose { mem_bytes } else { data.data_size.reg_bytes() };
         let lanes = if data.transpose { 1 } else { n };

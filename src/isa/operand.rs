@@ -225,6 +225,17 @@ pub enum LscAddrSize {
     A64,
 }
 
+impl LscAddrSize {
+    /// Bytes per address element in registers.
+    pub const fn bytes(self) -> u32 {
+        match self {
+            LscAddrSize::A16 => 2,
+            LscAddrSize::A32 => 4,
+            LscAddrSize::A64 => 8,
+        }
+    }
+}
+
 /// LSC address operand `MODEL[[SCALE*]V[+OFF]]:aNN`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LscAddrOperand {
