@@ -18,7 +18,7 @@ fn mem_fault(lane: Option<u32>, message: impl Into<String>) -> FaultKind {
 }
 
 /// GRF offset of a raw operand (`V.off`), or None for `%null`.
-fn raw(op: Option<&Operand>) -> Result<Option<u32>, FaultKind> {
+pub(super) fn raw(op: Option<&Operand>) -> Result<Option<u32>, FaultKind> {
     match op {
         Some(Operand::Raw(RawOperand { is_null: true, .. })) => Ok(None),
         Some(Operand::Raw(r)) => Ok(Some(r.base)),
@@ -65,10 +65,15 @@ impl<O: Observer> Ctx<'_, O> {
         let Some(Operand::State(id)) = op else {
             return Err(FaultKind::NotImplemented(format!("surface operand {op:?}")));
         };
-        let state = &self.program.states[id.0 as usize];
+        self.state_memory(id.0)
+    }
+
+    /// The memory surface state `id` names: the group's SLM, or the buffer bound to it.
+    pub(super) fn state_memory(&self, id: u32) -> Result<(MemSpace, u64), FaultKind> {
+        let state = &self.program.states[id as usize];
         match state.kind {
             StateKind::Slm => Ok((MemSpace::Slm(self.thread.group), 0)),
-            _ => match self.surfaces.get(id.0 as usize).copied().flatten() {
+            _ => match self.surfaces.get(id as usize).copied().flatten() {
                 Some((base, _)) => Ok((MemSpace::Svm, base)),
                 None => Err(FaultKind::UnboundSurface(state.name.clone())),
             },

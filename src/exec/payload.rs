@@ -16,16 +16,16 @@ use super::observer::Observer;
 use super::operand::load_le;
 use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, LscSfid, Opcode, Operand, SubOp};
 use crate::machine::MemSpace;
-use crate::program::{Inst, Program, StateKind};
+use crate::program::{Inst, Program};
 
 /// The memory a message reaches.
 #[derive(Clone, Copy, Debug)]
 enum Space {
     Svm,
-    /// The SLM of the thread's work-group.
+    /// The SLM of the thread's work-group (LSC `.slm`).
     Slm,
-    /// The buffer bound to this surface state (looked up when the message runs).
-    Surface(u32),
+    /// What this surface state names (`Ctx::state_memory`): `%slm` or a bound buffer.
+    State(u32),
 }
 
 /// A value added to every lane's address: a surface's global offset, an SVM base.
@@ -82,11 +82,7 @@ pub struct MessageOp {
 /// GRF offset of a raw or LSC data operand: `Some(None)` for `%null`, `None` for any
 /// other form (left to `message.rs`, which names it in its fault).
 fn raw(op: Option<&Operand>) -> Option<Option<u32>> {
-    match op? {
-        Operand::Raw(r) => Some((!r.is_null).then_some(r.base)),
-        Operand::LscData(d) => Some((!d.raw.is_null).then_some(d.raw.base)),
-        _ => None,
-    }
+    super::message::raw(op).ok()
 }
 
 /// A scalar operand as `Ctx::scalar` reads it: the raw bits of its first element.
@@ -99,14 +95,10 @@ fn scalar(op: Option<&Operand>) -> Option<Scalar> {
     }
 }
 
-/// A surface operand: SLM, or the buffer its state binds.
+/// A surface operand: its state (SLM or a buffer, told apart when the message runs).
 fn surface(op: Option<&Operand>, program: &Program) -> Option<Space> {
     let Some(Operand::State(id)) = op else { return None };
-    let state = program.states.get(id.0 as usize)?;
-    Some(match state.kind {
-        StateKind::Slm => Space::Slm,
-        _ => Space::Surface(id.0),
-    })
+    program.states.get(id.0 as usize).map(|_| Space::State(id.0))
 }
 
 impl MessageOp {
@@ -346,10 +338,7 @@ impl<O: Observer> Ctx<'_, O> {
         let (space, mut base) = match m.space {
             Space::Svm => (MemSpace::Svm, 0),
             Space::Slm => (MemSpace::Slm(self.thread.group), 0),
-            Space::Surface(id) => match self.surfaces.get(id as usize).copied().flatten() {
-                Some((b, _)) => (MemSpace::Svm, b),
-                None => return Err(FaultKind::UnboundSurface(self.program.states[id as usize].name.clone())),
-            },
+            Space::State(id) => self.state_memory(id)?,
         };
         let grf = &self.thread.grf;
         base = base.wrapping_add(match m.base {
