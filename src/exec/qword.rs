@@ -262,8 +262,7 @@ pub(super) fn store_elements(bytes: &mut [u8], values: &[u64], enabled: u32, siz
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let at = lane * step;
-            bytes[at..at + S].copy_from_slice(&values[lane].to_le_bytes()[..S]);
+            super::operand::store_le(&mut bytes[lane * step..], S as u32, values[lane]);
         }
     }
     let stride = stride as usize;

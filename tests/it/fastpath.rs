@@ -1055,10 +1055,10 @@ fn generated_float_vector_moves_agree_on_fast_and_general_paths() {
 
 /// Every ALU instruction of every real dump (the project's, its samples', and IGC 2.x's in
 /// `../shared/spec/real/igc2` where present) has an in-place form.
-#[test]
-fn every_alu_instruction_of_the_real_dumps_runs_in_place() {
+/// The programs of every real dump that parses (the project's, its samples', and IGC 2.x's
+/// in `../shared/spec/real/igc2` where present), with their paths.
+fn real_dump_programs() -> Vec<(std::path::PathBuf, Arc<vdb::program::Program>)> {
     use vdb::asm::{parse_files_with_warnings, ParseOptions};
-    use vdb::isa::Family;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in ["tests/data/real", "tests/data/kernels", "sample-kernels", "../shared/spec/real/igc2"] {
@@ -1069,14 +1069,22 @@ fn every_alu_instruction_of_the_real_dumps_runs_in_place() {
         !s.contains("/broken/") && !s.contains("/probes/") && !s.ends_with(".inline.visaasm")
     });
     assert!(files.len() > 100, "{} dumps", files.len());
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(&f).expect("read");
+            let file = vdb::program::SourceFile { path: f.display().to_string(), text };
+            let program = parse_files_with_warnings(vec![file], &ParseOptions::default()).0?;
+            Some((f, Arc::new(program)))
+        })
+        .collect()
+}
+
+#[test]
+fn every_alu_instruction_of_the_real_dumps_runs_in_place() {
+    use vdb::isa::Family;
     let (mut alu, mut left) = (0usize, Vec::new());
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("read");
-        let file = vdb::program::SourceFile { path: f.display().to_string(), text };
-        let Some(program) = parse_files_with_warnings(vec![file], &ParseOptions::default()).0 else {
-            continue;
-        };
-        let program = Arc::new(program);
+    for (f, program) in &real_dump_programs() {
         let interp = Interpreter::new(program.clone());
         for (at, inst) in program.insts.iter().enumerate() {
             if inst.op.family() != Family::Alu || inst.static_fault.is_some() {
@@ -1097,26 +1105,10 @@ fn every_alu_instruction_of_the_real_dumps_runs_in_place() {
 /// when this was written).
 #[test]
 fn every_gather_scatter_and_atomic_of_the_real_dumps_is_compiled() {
-    use vdb::asm::{parse_files_with_warnings, ParseOptions};
     use vdb::isa::{Family, Opcode};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in ["tests/data/real", "tests/data/kernels", "sample-kernels", "../shared/spec/real/igc2"] {
-        crate::harness::visaasm_files(&root.join(dir), &mut files);
-    }
-    files.retain(|p| {
-        let s = p.to_string_lossy();
-        !s.contains("/broken/") && !s.contains("/probes/") && !s.ends_with(".inline.visaasm")
-    });
     let (mut compiled, mut left) = (0usize, Vec::new());
     let mut others = std::collections::BTreeSet::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("read");
-        let file = vdb::program::SourceFile { path: f.display().to_string(), text };
-        let Some(program) = parse_files_with_warnings(vec![file], &ParseOptions::default()).0 else {
-            continue;
-        };
-        let program = Arc::new(program);
+    for (f, program) in &real_dump_programs() {
         let interp = Interpreter::new(program.clone());
         for (at, inst) in program.insts.iter().enumerate() {
             if inst.op.family() != Family::Memory || inst.static_fault.is_some() {

@@ -553,44 +553,38 @@ fn draw_compiled(rng: &mut Rng) -> (String, Vec<u8>, bool) {
             };
             let addr = format!("flat[{scale}ADDR{off}]:a{}", asize * 8);
             let sfid = if slm { "slm" } else { "ugm" };
-            let (line, n) = match rng.below(4) {
+            let line = match rng.below(4) {
                 0 => {
                     let op = rng.pick(&["iadd", "icas", "umax", "smin", "xchg", "or"]);
                     let ty = rng.pick(&["d32", "d64"]);
                     let dst = if rng.below(4) == 0 { format!("%null:{ty}") } else { format!("{d}:{ty}") };
                     let (s0, s1) = (s(rng, "S0"), if op == "icas" { s(rng, "S1") } else { "%null".into() });
-                    (
-                        format!(
-                            "lsc_atomic_{op}.{sfid} ({emask}, {n}) {dst} {addr} {} {}",
-                            s0.trim_end_matches(".0"),
-                            s1.trim_end_matches(".0")
-                        ),
-                        n,
+                    format!(
+                        "lsc_atomic_{op}.{sfid} ({emask}, {n}) {dst} {addr} {} {}",
+                        s0.trim_end_matches(".0"),
+                        s1.trim_end_matches(".0")
                     )
                 }
                 1 => {
                     let shape = rng.pick(&["d32t", "d32x2t", "d32x4t", "d64x4t", "d64x8t", "d8t", "d64x64t"]);
-                    let op = if rng.below(2) == 0 {
+                    if rng.below(2) == 0 {
                         format!("lsc_load.{sfid} (M1_NM, 1) {d}:{shape} {addr}")
                     } else {
                         format!("lsc_store.{sfid} (M1_NM, 1) {addr} {d}:{shape}")
-                    };
-                    (op, 1)
+                    }
                 }
                 _ => {
                     let shape = rng.pick(&[
                         "d32", "d16", "d8", "d16u32", "d8u32", "d16u32h", "d64", "d32x2", "d32x3", "d32x4",
                         "d64x2",
                     ]);
-                    let op = if rng.below(2) == 0 {
+                    if rng.below(2) == 0 {
                         format!("lsc_load.{sfid} ({emask}, {n}) {d}:{shape} {addr}")
                     } else {
                         format!("lsc_store.{sfid} ({emask}, {n}) {addr} {d}:{shape}")
-                    };
-                    (op, n)
+                    }
                 }
             };
-            let _ = n;
             (line, asize, !slm && asize == 8)
         }
     };
