@@ -45,6 +45,12 @@ pub trait Observer {
     /// GRF bytes `[offset, offset + len)` of `thread` hold the bytes a write changed (only
     /// when [`Observer::values`] is false).
     fn grf_span(&mut self, _thread: ThreadId, _offset: u32, _len: u32) {}
+    /// [`Observer::grf_span`] of a packed destination: lane i's `size` bytes at `offset + i ·
+    /// size`, written where bit i of `lanes` is set.
+    #[inline(always)]
+    fn grf_span_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32) {
+        self.grf_span(thread, offset, (32 - lanes.leading_zeros()) * size);
+    }
 }
 
 /// The byte ranges `[a, b)` of the runs of set bits in `lanes`, `size` bytes per lane, in

@@ -377,6 +377,8 @@ impl<O: Observer> Ctx<'_, O> {
         }
         if self.obs.values() {
             self.report_lane_runs(first, region, size, n, enabled);
+        } else if region == Region::dst(1) {
+            self.obs.grf_span_lanes(self.tid, first, size, enabled & super::control::size_mask(n));
         } else {
             self.obs.grf_span(self.tid, first, end - first);
         }

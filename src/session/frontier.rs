@@ -10,7 +10,7 @@
 //! other cores record chunks of them on machines of their own while this one records the
 //! earlier groups (`session::split`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::split::Shared;
 use super::{Session, StopReason};
@@ -275,14 +275,21 @@ impl Session {
         let ck = list.get(k)?;
         let len = list.get(k + 1).map_or(self.recorder.len(), |next| next.time) - ck.time;
         let (interp, base) = (&self.interp, &self.start.1);
-        record_again(interp, base, self.program.grf_size, self.window_recording, ck, len)
+        record_again(interp, base, self.window_recording, ck, len, &mut Batch::default())
     }
 }
 
 /// The function a session's trace records a dropped part again with ([`Trace::set_rerun`]).
-pub(super) fn rerun(interp: Interpreter, base: Scheduler, grf_size: u32, windows: bool) -> Arc<Rerun> {
+pub(super) fn rerun(interp: Interpreter, base: Scheduler, windows: bool) -> Arc<Rerun> {
+    // Batches kept from one recording again to the next, their stages' logs and lists grown.
+    let spare = Mutex::new(Vec::<Batch>::new());
     Arc::new(move |ck: &Checkpoint, len: u64| {
-        record_again(&interp, &base, grf_size, windows, ck, len).map(|recorder| recorder.trace)
+        let mut batch = spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
+        let again = record_again(&interp, &base, windows, ck, len, &mut batch);
+        if let Ok(mut s) = spare.lock() {
+            s.push(batch);
+        }
+        again.map(|recorder| recorder.trace)
     })
 }
 
@@ -292,19 +299,16 @@ pub(super) fn rerun(interp: Interpreter, base: Scheduler, grf_size: u32, windows
 fn record_again(
     interp: &Interpreter,
     base: &Scheduler,
-    grf_size: u32,
     windows: bool,
     ck: &Checkpoint,
     len: u64,
+    batch: &mut Batch,
 ) -> Option<Recorder> {
     let mut machine = ck.machine.clone();
     let mut sched = base.clone();
     sched.resume(&ck.sched);
     (sched.steps, sched.step_limit) = (0, 0);
-    let mut recorder = Recorder::new(&machine, &sched, grf_size);
-    // One checkpoint, at its start.
-    recorder.checkpoints.interval = len + 1;
-    let mut batch = Batch::default();
+    let mut recorder = Recorder::resume(ck, len);
     while recorder.len() < len {
         let time = recorder.len();
         let Recorder { trace, checkpoints } = &mut recorder;
@@ -312,19 +316,19 @@ fn record_again(
         let rounds = (len - time) / group;
         if windows && rounds > 0 {
             batch.from = checkpoints.at(time);
-            match record_window(interp, &mut machine, &mut sched, rounds, &mut batch, None) {
+            match record_window(interp, &mut machine, &mut sched, rounds, batch, None) {
                 Window::Recorded(_) => {
-                    trace.append_batch(&batch);
+                    trace.append_batch(batch);
                     continue;
                 }
                 Window::Boundary => {}
                 // A thread faults inside the window, which left the machine partway: the
                 // stretch again, one step at a time (the frontier steps to a fault likewise).
-                Window::Failed => return record_again(interp, base, grf_size, false, ck, len),
+                Window::Failed => return record_again(interp, base, false, ck, len, batch),
             }
         }
-        match record_step(interp, &mut machine, &mut sched, checkpoints, time, &mut batch) {
-            Single::Recorded(_) => trace.append_batch(&batch),
+        match record_step(interp, &mut machine, &mut sched, checkpoints, time, batch) {
+            Single::Recorded(_) => trace.append_batch(batch),
             Single::Finished | Single::Stopped(_) => return None,
         }
     }

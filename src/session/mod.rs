@@ -267,17 +267,12 @@ impl Session {
     pub fn new(launch: Launch) -> Session {
         let Launch { program, machine, scheduler, outputs, base_dir, thread_labels, buffers, geometry, args } =
             launch;
-        let mut recorder = Recorder::new(&machine, &scheduler, program.grf_size);
+        let mut recorder = Recorder::new(&machine, &scheduler);
         // Burst windows (and the other cores) reproduce the round-robin order only.
         let window_recording = scheduler.bursts_allowed();
         let interp = Interpreter::new(program.clone());
         recorder.trace.cache = LOG_CACHE;
-        recorder.trace.set_rerun(frontier::rerun(
-            interp.clone(),
-            scheduler.clone(),
-            program.grf_size,
-            window_recording,
-        ));
+        recorder.trace.set_rerun(frontier::rerun(interp.clone(), scheduler.clone(), window_recording));
         let start = Box::new((machine.clone(), scheduler.clone()));
         let memory = |i: &crate::program::Inst| matches!(i.op.family(), Family::Memory | Family::Sync);
         let memory_pcs =

@@ -96,7 +96,7 @@ impl Session {
         self.split_tried = true;
         let start = self.machine.clone();
         let interp = self.interp.clone();
-        let (grf_size, interval) = (self.program.grf_size, self.recorder.checkpoints.interval);
+        let interval = self.recorder.checkpoints.interval;
         // The cores share the budget left (`Shared::first_budget`, `worker_budget`).
         // No more workers than groups this core may leave them (`split_point`: two at least).
         let helpers = (self.cores - 1).min(self.sched.groups.len() - first - 1).max(1);
@@ -128,8 +128,7 @@ impl Session {
             })
             .collect();
         let lean = self.lean_recording;
-        let setup =
-            Setup { interp: &interp, start: &start, base: &base, grf_size, interval, lean, stop: &stop };
+        let setup = Setup { interp: &interp, start: &start, base: &base, interval, lean, stop: &stop };
         let mut trace = std::mem::take(&mut self.recorder.trace);
         let front = || {
             let pause = self.record_frontier(&mut trace, count, Some(&shared));
@@ -228,7 +227,6 @@ struct Setup<'a> {
     interp: &'a Interpreter,
     start: &'a Machine,
     base: &'a Scheduler,
-    grf_size: u32,
     interval: u64,
     /// Lean recordings: atomics that fold are noted as such.
     lean: bool,
@@ -249,7 +247,7 @@ impl Setup<'_> {
         let noted = if self.lean { Accesses::default().folding() } else { Accesses::default() };
         machine.svm.accesses = Some(Box::new(noted));
         let steps_before = sched.steps;
-        let mut recorder = Recorder::new(&machine, &sched, self.grf_size);
+        let mut recorder = Recorder::new(&machine, &sched);
         recorder.checkpoints.interval = self.interval;
         let mut window_steps = 0;
         let (mut hits, mut probed) = (Vec::new(), Vec::new());

@@ -16,7 +16,7 @@
 //! (every thread has run `rounds` steps, or stopped), and its steps are appended round by
 //! round.
 
-use super::index::{pred_bit, set_bits, UNIT_SHIFT};
+use super::index::{pred_bit, set_bits, unit_shift, UNIT_WORDS};
 use super::log::{self, Written};
 use super::recorder::{pc_only, Checkpoints};
 use crate::exec::{
@@ -42,9 +42,6 @@ const _: () = assert!(std::mem::size_of::<StagedStep>() == 12);
 /// Flag of [`StagedStep::log_end`]: the step changed its own control state beyond the pc.
 const OWN_CONTROL: u32 = 1 << 31;
 
-/// Words of a stage's GRF unit bitmap: 1024 units, 32 KiB.
-pub(super) const UNIT_WORDS: usize = 16;
-
 impl StagedStep {
     pub fn log_end(&self) -> u32 {
         self.log_end & !OWN_CONTROL
@@ -69,12 +66,13 @@ pub struct Stage {
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
     /// For the write index, which appending then builds without decoding entries:
-    /// the 32-byte units of `thread`'s GRF its steps wrote ([`UNIT_WORDS`] words, the last
-    /// unit standing for every unit above it), then a word of its predicates written (bit 63
+    /// the units of `thread`'s GRF its steps wrote (units of `1 << unit_shift` bytes, the
+    /// index's; [`UNIT_WORDS`] words, the last unit standing for every unit above it), then a word of its predicates written (bit 63
     /// also for those above 63); its memory writes with the stage step that made them; and
     /// whether an entry wrote another thread's registers or predicates (then its steps are
     /// indexed from their entries).
     pub(super) written: [u64; UNIT_WORDS + 1],
+    pub(super) unit_shift: u32,
     pub(super) mems: Vec<(u32, MemSpace, u64, u64)>,
     pub(super) foreign: bool,
     /// Whether a step of `thread` is executing (between `begin_step` and `end_step`): its
@@ -96,8 +94,9 @@ pub struct Stage {
 }
 
 impl Stage {
-    fn reset(&mut self, thread: u32) {
+    fn reset(&mut self, thread: u32, unit_shift: u32) {
         self.thread = thread;
+        self.unit_shift = unit_shift;
         self.log.clear();
         self.steps.clear();
         self.controls.clear();
@@ -122,9 +121,26 @@ impl Stage {
             return;
         }
         let last_unit = (UNIT_WORDS * 64 - 1) as u32;
-        let first = (offset >> UNIT_SHIFT).min(last_unit);
-        let last = ((offset + len.max(1) - 1) >> UNIT_SHIFT).min(last_unit);
+        let first = (offset >> self.unit_shift).min(last_unit);
+        let last = ((offset + len.max(1) - 1) >> self.unit_shift).min(last_unit);
         set_bits(&mut self.written, first as usize, last as usize);
+    }
+
+    /// Notes the GRF bytes of `thread` that lanes `lanes` (bit i: `size` bytes at `offset + i
+    /// · size`) wrote: lane by lane where a lane is a unit, else from the first lane's bytes
+    /// to the last one's.
+    #[inline(always)]
+    fn note_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32) {
+        let unit = offset >> self.unit_shift;
+        if thread.0 == self.thread && size == 1 << self.unit_shift && offset & (size - 1) == 0 && unit < 960 {
+            let (w, at) = ((unit / 64) as usize, unit % 64);
+            self.written[w] |= u64::from(lanes) << at;
+            if at > 32 {
+                self.written[w + 1] |= u64::from(lanes) >> (64 - at);
+            }
+        } else {
+            self.note_grf(thread, offset, (32 - lanes.leading_zeros()) * size);
+        }
     }
 
     /// The writer field of an entry: none for the executing step's own thread.
@@ -158,9 +174,13 @@ impl Observer for Stage {
         log::push_grf(&mut self.log, who, offset, old, new);
     }
 
+    #[inline(always)]
+    fn grf_span_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32) {
+        self.note_lanes(thread, offset, size, lanes);
+    }
+
     fn grf_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32, old: &[u8], new: &[u8]) {
-        // From the first lane's bytes to the last one's (`lanes` starts at bit 0).
-        self.note_grf(thread, offset, (32 - lanes.leading_zeros()) * size);
+        self.note_lanes(thread, offset, size, lanes);
         if self.lean {
             return;
         }
@@ -271,11 +291,12 @@ impl Batch {
         }
     }
 
-    /// Readies `k` stages for threads `start..start + k`.
-    fn reset(&mut self, start: u32, k: usize, first: usize) {
+    /// Readies `k` stages for threads `start..start + k` of `machine`.
+    fn reset(&mut self, machine: &Machine, start: u32, k: usize, first: usize) {
+        let shift = unit_shift(machine.threads.get(0).map_or(0, |t| t.grf.len() as u32));
         self.stages.resize_with(k.max(self.stages.len()), Stage::default);
         for (i, stage) in self.stages[..k].iter_mut().enumerate() {
-            stage.reset(start + i as u32);
+            stage.reset(start + i as u32, shift);
             stage.lean = self.lean;
         }
         self.counts.clear();
@@ -309,7 +330,7 @@ pub fn record_step(
     checkpoints.take_if_due(machine, sched, time);
     batch.from = checkpoints.at(time);
     // No step executes yet: what the scheduler logs names its thread.
-    batch.reset(u32::MAX, 1, 0);
+    batch.reset(machine, u32::MAX, 1, 0);
     let stage = &mut batch.stages[0];
     let tid = match sched.pick(machine, stage) {
         Ok(Pick::Step(tid)) => tid,
@@ -382,7 +403,7 @@ pub fn record_window(
     }
     let k = range.len();
     let first = (sched.cursor_in(&range) - range.start) as usize;
-    batch.reset(range.start, k, first);
+    batch.reset(machine, range.start, k, first);
     let Batch { stages, counts, .. } = batch;
     // Hits as (thread's position in the group, its step in the window).
     let mut hits = Vec::new();

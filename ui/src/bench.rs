@@ -33,11 +33,15 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
     let bytes = s.recorder.recorded_bytes();
     let mut seed = 12345u64;
     let mut gotos = Vec::new();
+    // Parts recorded again by one movement or query, at most (their bodies were dropped).
+    let rebuilds = |s: &vdb::session::Session| s.recorder.trace.rebuilds();
+    let mut goto_rebuilds = 0;
     for _ in 0..queries {
         let target = lcg(&mut seed) % (total + 1);
-        let t = Instant::now();
+        let (t, before) = (Instant::now(), rebuilds(&s));
         s.goto(target);
         gotos.push(t.elapsed().as_secs_f64() * 1e6);
+        goto_rebuilds = goto_rebuilds.max(rebuilds(&s) - before);
     }
     s.goto(total);
     let mut backs = Vec::new();
@@ -60,9 +64,11 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
     let threads = s.machine.threads.len() as u64;
     let grf = s.program.grf_bytes as u64;
     let mut found = 0;
+    let mut write_rebuilds = 0;
     for i in 0..queries {
         let at = lcg(&mut seed) % (total + 1);
         s.goto(at);
+        let before = rebuilds(&s);
         let t = Instant::now();
         let hits = if i % 2 == 0 {
             let thread = (lcg(&mut seed) % threads) as u32;
@@ -77,6 +83,7 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
             s.recorder.trace.mem_writes(MemSpace::Svm, addr, 4, s.now, &cur, 1)
         };
         writes.push(t.elapsed().as_secs_f64() * 1e6);
+        write_rebuilds = write_rebuilds.max(rebuilds(&s) - before);
         found += hits.len();
     }
     let rr = reexecution(&s, queries, &mut seed);
@@ -85,6 +92,7 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
         "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
         "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
+        "most_parts_recorded_again": {"goto": goto_rebuilds, "last_write": write_rebuilds},
         "reexecution": rr,
     });
     say!("{line}");
