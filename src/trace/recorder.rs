@@ -397,7 +397,9 @@ impl Recorder {
 
     /// Moves `machine` from recorded time `now` to recorded time `target` (both ≤ `len()`),
     /// from whichever is nearest: `now`, the checkpoint before `target` (redoing steps) or the
-    /// one after it (undoing them). A seek then replays at most half a checkpoint interval.
+    /// one after it (undoing them). A seek then replays at most half a checkpoint interval,
+    /// inside one part (parts start at checkpoints, and `now` is nearer than a checkpoint
+    /// only without one in between).
     pub fn seek(&self, machine: &mut Machine, now: u64, target: u64) {
         let target = target.min(self.len());
         let list = &self.checkpoints.list;
@@ -454,8 +456,19 @@ impl Recorder {
     /// checkpoint shares copies it (a Collatz thread: 4.6–6 µs with its chunk of the thread
     /// table; undoing its result store: 5 µs for the page and the map's path to it), which a
     /// seek has the time for and a single step has not.
+    ///
+    /// Only the parts of the steps just before and at `time`, which the next reverse and
+    /// forward steps read, are read (a part whose body was dropped is recorded again).
     fn unshare_near(&self, machine: &mut Machine, time: u64) {
-        let around = time.saturating_sub(UNSHARE_AROUND)..(time + UNSHARE_AROUND).min(self.len());
+        let len = self.len();
+        if len == 0 {
+            return;
+        }
+        let parts = &self.trace.parts;
+        let (before, at) =
+            (self.trace.part_index(time.saturating_sub(1)).0, self.trace.part_index(time.min(len - 1)).0);
+        let (lo, hi) = (parts[before].start, parts[at].end());
+        let around = time.saturating_sub(UNSHARE_AROUND).max(lo)..(time + UNSHARE_AROUND).min(len).min(hi);
         for step in around {
             let (bytes, rec) = self.trace.stored_log(self.trace.stored(step));
             let thread = rec.thread;

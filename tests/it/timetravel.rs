@@ -652,6 +652,21 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
                 assert_eq!((x.stop, kept.now, kept.focus), (y.stop, s.now, s.focus), "{name}: rstep {k}");
                 assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "{name}: rstep {k}");
             }
+            // A goto just back over a part's start, its body dropped, records again only the
+            // part it lands in (from that part's checkpoint, not from the current step across
+            // the dropped part; and readying the steps around it only in that part).
+            let starts: Vec<u64> = s.recorder.trace.part_starts().filter(|&b| b >= 8 && b + 8 < n).collect();
+            for &b in starts.iter().take(6) {
+                s.goto(b + 3);
+                s.recorder.trace.drop_bodies();
+                let before = s.recorder.trace.rebuilds();
+                kept.goto(b - 3);
+                s.goto(b - 3);
+                assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "{name}: goto {}", b - 3);
+                let again = s.recorder.trace.rebuilds() - before;
+                assert!(again <= 1, "{name}: goto {} from {} recorded {again} parts again", b - 3, b + 3);
+                s.recorder.trace.drop_bodies();
+            }
             // Each command drops again what it recorded again, past the cache (here: every
             // complete part).
             let info = run(&mut s, "info record");
