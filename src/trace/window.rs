@@ -65,12 +65,12 @@ pub struct Stage {
     /// Changes that go to the recorder's control table: where their entry starts in `log`
     /// (its index field is filled in when the step is appended), and the change.
     pub(super) controls: Vec<(u32, (Control, Control))>,
-    /// For the write index, which appending then builds without decoding entries:
-    /// the units of `thread`'s GRF its steps wrote (units of `1 << unit_shift` bytes, the
-    /// index's; [`UNIT_WORDS`] words, the last unit standing for every unit above it), then a word of its predicates written (bit 63
-    /// also for those above 63); its memory writes with the stage step that made them; and
-    /// whether an entry wrote another thread's registers or predicates (then its steps are
-    /// indexed from their entries).
+    /// For the write index, which appending then builds without decoding entries: the units
+    /// of `thread`'s GRF its steps wrote (of `1 << unit_shift` bytes, the index's;
+    /// [`UNIT_WORDS`] words, the last unit standing for every unit above it), then a word of
+    /// its predicates written (bit 63 also for those above 63); its memory writes with the
+    /// stage step that made them; and whether an entry wrote another thread's registers or
+    /// predicates (then its steps are indexed from their entries).
     pub(super) written: [u64; UNIT_WORDS + 1],
     pub(super) unit_shift: u32,
     pub(super) mems: Vec<(u32, MemSpace, u64, u64)>,
@@ -132,6 +132,7 @@ impl Stage {
     #[inline(always)]
     fn note_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32) {
         let unit = offset >> self.unit_shift;
+        // Below unit 960 a lane mask's 32 units fit the bitmap's 1,024.
         if thread.0 == self.thread && size == 1 << self.unit_shift && offset & (size - 1) == 0 && unit < 960 {
             let (w, at) = ((unit / 64) as usize, unit % 64);
             self.written[w] |= u64::from(lanes) << at;
