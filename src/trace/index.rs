@@ -230,27 +230,6 @@ impl WriteIndex {
         keys
     }
 
-    /// `units` (of `1 << shift` bytes, the last standing for all above it) in this index's
-    /// units, into `bits`.
-    #[cold]
-    fn convert_units(&self, units: &[u64], shift: u32, bits: &mut [u64; UNIT_WORDS]) {
-        let top = units.len() * 64 - 1;
-        for (w, &word) in units.iter().enumerate() {
-            let mut rest = word;
-            while rest != 0 {
-                let unit = w * 64 + rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                let lo = self.unit(((unit as u64) << shift).min(u64::from(u32::MAX)) as u32);
-                let hi = if unit == top {
-                    64 * self.unit_words - 1
-                } else {
-                    self.unit((((unit as u64 + 1) << shift) - 1).min(u64::from(u32::MAX)) as u32)
-                };
-                set_bits(bits, lo, hi);
-            }
-        }
-    }
-
     /// Changes by `f` the bitset of `thread`'s piece `key`, added when it has none yet (keys
     /// come in increasing order).
     #[inline(always)]
@@ -285,23 +264,17 @@ impl WriteIndex {
 
     /// Adds to every segment piece from the one holding step `first` to the one holding
     /// `last` what a stage of `thread` wrote: a bitmap of [`UNIT_WORDS`] words of GRF units
-    /// (the last unit standing for all above it), then a word of predicates. The units are of
-    /// `1 << shift` bytes: this index's ([`unit_shift`]) but where a stage was made for
-    /// another file.
+    /// (the last unit standing for all above it), then a word of predicates. The units are
+    /// this index's, of `1 << shift` bytes ([`unit_shift`] of the file both were made for).
     pub fn add_units(&mut self, thread: u32, first: u64, last: u64, written: &[u64], shift: u32) {
+        debug_assert_eq!(shift, self.unit_shift, "a stage's units are its index's");
         let (units, preds) = written.split_at(written.len() - 1);
         let words = self.unit_words;
         let mut add = [0u64; UNIT_WORDS + 1];
-        if shift == self.unit_shift {
-            add[..words].copy_from_slice(&units[..words]);
-            // Units past the index's last one: that last one stands for them.
-            if units[words..].iter().any(|&w| w != 0) {
-                add[words - 1] |= 1 << 63;
-            }
-        } else {
-            let mut converted = [0u64; UNIT_WORDS];
-            self.convert_units(units, shift, &mut converted);
-            add[..UNIT_WORDS].copy_from_slice(&converted);
+        add[..words].copy_from_slice(&units[..words]);
+        // Units past the index's last one: that last one stands for them.
+        if units[words..].iter().any(|&w| w != 0) {
+            add[words - 1] |= 1 << 63;
         }
         add[words] = preds[0];
         if add.iter().all(|&r| r == 0) {

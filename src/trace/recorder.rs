@@ -1734,6 +1734,7 @@ mod tests {
             batch.counts.push(2);
             let stage = &mut batch.stages[0];
             stage.thread = 3;
+            stage.unit_shift = crate::trace::index::unit_shift(4096);
             let (old, new) = ([0u8; 8], [1u8; 8]);
             stage.begin_step();
             stage.grf(ThreadId(3), 128, &old, &new);
@@ -1784,6 +1785,7 @@ mod tests {
             for (i, (&thread, &count)) in threads.iter().zip(&counts).enumerate() {
                 let mut stage = Stage::default();
                 stage.thread = thread;
+                stage.unit_shift = crate::trace::index::unit_shift(4096);
                 for c in 0..count as u32 {
                     stage.begin_step();
                     let (old, new) = ([c as u8; 96], [(c * 7 + i as u32) as u8 ^ 0x5a; 96]);
