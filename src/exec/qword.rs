@@ -306,6 +306,32 @@ fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
     }
 }
 
+/// Lane `lane` of a source as [`lanes`] reads it (an indirect source through its lane
+/// offsets `indirect`), before its modifier.
+#[inline(always)]
+fn lane_value(grf: &[u8], s: &S64, indirect: Option<&[u32; 32]>, lane: usize) -> u64 {
+    let load = |at: usize, ty: DataType| {
+        fast::sign_extend(ty, super::operand::load_le(&grf[at..at + ty.size() as usize], ty.size())) as u64
+    };
+    match s {
+        S64::Imm(v) => *v,
+        S64::Scalar(off) => load(*off as usize, DataType::Uq),
+        S64::Packed(off) => load(*off as usize + 8 * lane, DataType::Uq),
+        S64::Dword(d) => {
+            let ty = |signed: bool| if signed { DataType::D } else { DataType::Ud };
+            match *d {
+                D32::Imm(v, _) => v as u64,
+                D32::Scalar(off, s) => load(off as usize, ty(s)),
+                D32::Packed(off, s) => load(off as usize + 4 * lane, ty(s)),
+                D32::Strided(off, s) => load(off as usize + 8 * lane, ty(s)),
+            }
+        }
+        S64::Gather(offsets, ty) => load(offsets[lane] as usize, *ty),
+        S64::Indirect(ind) => indirect.map_or(0, |o| load(o[lane] as usize, ind.ty)),
+        S64::Lanes(values) => values[lane],
+    }
+}
+
 /// `L` elements of type `ty` at `offsets`, extended to 64 bits.
 #[inline(always)]
 fn gathered<const L: usize>(grf: &[u8], offsets: &[u32; 32], ty: DataType) -> [u64; L] {
@@ -589,8 +615,24 @@ impl<O: Observer> Ctx<'_, O> {
             return self.run_qword_with(op, offsets, chen, em_part, pmask);
         };
         let mut values = [0u64; 32];
-        (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
+        if op.kind == FastKind::Mov {
+            // A move's lane is its source's lane: only the lanes it writes are read (a
+            // private array's element stored at a computed index writes one of sixteen).
+            if op.need as usize > self.thread.grf.len() {
+                return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
+            }
+            let (m, signed) = op.mods[0];
+            let lanes = offsets.map(|o| &o[0]);
+            let mut rest = enabled & super::control::size_mask(n);
+            while rest != 0 {
+                let lane = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                values[lane] = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane));
+            }
+        } else {
+            (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
+        }
         self.write_indirect(dst, n, enabled, &values)
     }
 }

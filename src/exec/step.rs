@@ -375,6 +375,10 @@ impl Interpreter {
             Plan::AddrAdd(op) => {
                 in_place(ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_addr_add(op, chen))
             }
+            Plan::SetPred(op) => in_place(ctx, pc, op.exec, op.guard, |ctx, _, _, _| {
+                ctx.write_pred(op.pred, op.mask, op.bits);
+                Ok(())
+            }),
             plan => {
                 let inst = &self.program.insts[pc.0 as usize];
                 let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
@@ -599,9 +603,8 @@ enum Plan {
     Float(Box<super::fast_float::FloatOp>),
     /// hf and df forms (`float_lanes.rs`).
     FloatLanes(Box<super::float_lanes::LanesOp>),
-    /// `setp` from an immediate: the predicate bits it sets under their mask (at the
-    /// channel offset), the same every time (predication does not change them).
-    SetPred(PredId, u32, u32),
+    /// `setp` from an immediate.
+    SetPred(SetPredOp),
     /// `and`/`or`/`xor`/`not` of predicates: the opcode, the destination, the sources (`not`
     /// reads the first only).
     PredLogic(Opcode, PredId, PredId, PredId),
@@ -626,6 +629,18 @@ enum Plan {
     StaticFault,
 }
 
+/// `setp` from an immediate: the predicate bits it sets under their mask (at the channel
+/// offset), the same every time (predication does not change them; the exec mask and
+/// predicate give the channel enables a step reports).
+#[derive(Clone, Debug)]
+pub struct SetPredOp {
+    pred: PredId,
+    mask: u32,
+    bits: u32,
+    exec: ExecMask,
+    guard: Option<Predicate>,
+}
+
 impl Plan {
     /// The plan of `inst`. An instruction the parser found undefined faults when reached,
     /// so the compilers of the fast forms only see the others.
@@ -637,7 +652,13 @@ impl Plan {
             Family::Alu if inst.op == Opcode::Setp => match inst.operands.as_slice() {
                 [Operand::Pred(p), Operand::Imm(imm)] if !imm.ty.is_packed_vector() => {
                     let (lanes, off) = (size_mask(inst.exec.size), inst.exec.offset.min(31));
-                    Plan::SetPred(*p, lanes << off, (imm.bits as u32 & lanes) << off)
+                    Plan::SetPred(SetPredOp {
+                        pred: *p,
+                        mask: lanes << off,
+                        bits: (imm.bits as u32 & lanes) << off,
+                        exec: inst.exec,
+                        guard: inst.pred,
+                    })
                 }
                 _ => Plan::Alu,
             },
@@ -755,7 +776,7 @@ fn run_fast<O: Observer>(
         Plan::AddrAdd(op) => ctx.run_addr_add(op, chen)?,
         Plan::Float(f) => return ctx.run_float(inst, f, chen, em_part, pmask),
         Plan::FloatLanes(f) => return ctx.run_lanes(inst, f, chen, em_part, pmask),
-        Plan::SetPred(p, mask, bits) => ctx.write_pred(*p, *mask, *bits),
+        Plan::SetPred(op) => ctx.write_pred(op.pred, op.mask, op.bits),
         Plan::PredLogic(op, d, a, b) => {
             let (a, b) = (ctx.pred(*a), ctx.pred(*b));
             pred_apply(ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));
