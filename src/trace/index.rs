@@ -141,6 +141,9 @@ pub struct WriteIndex {
     /// increasing: each cuts its segment into pieces indexed apart, so that a query whose
     /// write is in one part does not also read (and record again) the part next to it.
     cuts: Vec<u64>,
+    /// Writes are not indexed: the index of a stretch recorded again for its log alone (the
+    /// recording it was dropped from keeps the stretch's index).
+    off: bool,
 }
 
 /// A step number in a memory index list: 4 bytes, half of a u64. Recordings stop before
@@ -172,6 +175,16 @@ impl WriteIndex {
         let unit_shift = unit_shift(grf_bytes);
         let units = (grf_bytes >> unit_shift).max(1) as usize;
         WriteIndex { unit_words: units.div_ceil(64).min(UNIT_WORDS), unit_shift, ..WriteIndex::default() }
+    }
+
+    /// An index that indexes nothing ([`WriteIndex::is_off`]).
+    pub fn off() -> WriteIndex {
+        WriteIndex { off: true, ..WriteIndex::default() }
+    }
+
+    /// Whether writes added are dropped, not indexed.
+    pub fn is_off(&self) -> bool {
+        self.off
     }
 
     /// The unit holding GRF byte `byte` (the last unit stands for every byte above it).
@@ -258,6 +271,9 @@ impl WriteIndex {
 
     #[inline]
     pub fn add_grf(&mut self, step: u64, thread: u32, offset: u32, len: u32) {
+        if self.off {
+            return;
+        }
         let (first, last) = (self.unit(offset), self.unit(offset + len.max(1) - 1));
         self.with_bits(self.key(step), thread, |bits| set_bits(bits, first, last));
     }
@@ -267,6 +283,9 @@ impl WriteIndex {
     /// (the last unit standing for all above it), then a word of predicates. The units are
     /// this index's, of `1 << shift` bytes ([`unit_shift`] of the file both were made for).
     pub fn add_units(&mut self, thread: u32, first: u64, last: u64, written: &[u64], shift: u32) {
+        if self.off {
+            return;
+        }
         debug_assert_eq!(shift, self.unit_shift, "a stage's units are its index's");
         let (units, preds) = written.split_at(written.len() - 1);
         let words = self.unit_words;
@@ -291,11 +310,17 @@ impl WriteIndex {
 
     #[inline]
     pub fn add_pred(&mut self, step: u64, thread: u32, pred: u32) {
+        if self.off {
+            return;
+        }
         let words = self.unit_words;
         self.with_bits(self.key(step), thread, |bits| bits[words] |= pred_bit(pred));
     }
 
     pub fn add_mem(&mut self, step: u64, space: MemSpace, addr: u64, len: u64) {
+        if self.off {
+            return;
+        }
         let first = addr / MEM_LINE;
         let last = (addr + len.max(1) - 1) / MEM_LINE;
         for line in first..=last {

@@ -306,10 +306,14 @@ impl Recorder {
     /// A recorder of the `len` steps that follow checkpoint `from` (its time 0 is `from`'s
     /// machine): what a dropped part is recorded again into. `from` is its one checkpoint,
     /// copied (its machine shares every thread and page with it) rather than taken again,
-    /// and not counted in the checkpoints' bytes (nothing budgets such a recording).
+    /// and not counted in the checkpoints' bytes (nothing budgets such a recording). Its
+    /// writes are not indexed: the recording the part was dropped from keeps their index.
     pub fn resume(from: &Checkpoint, len: u64) -> Recorder {
         let list = vec![Arc::new(Checkpoint { time: 0, ..from.clone() })];
-        Recorder::with(&from.machine, Checkpoints { list, interval: len + 1, bytes: 0, first: 0 })
+        let mut recorder =
+            Recorder::with(&from.machine, Checkpoints { list, interval: len + 1, bytes: 0, first: 0 });
+        recorder.trace.index = WriteIndex::off();
+        recorder
     }
 
     fn with(machine: &Machine, checkpoints: Checkpoints) -> Recorder {

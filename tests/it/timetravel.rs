@@ -515,6 +515,8 @@ fn burst_windows_record_what_single_steps_record() {
                 let again = windows.rerecord_stretch(k).unwrap_or_else(|| panic!("{name}: stretch {k}"));
                 let end = checkpoints.get(k + 1).map_or(b.len(), |c| c.time);
                 assert_eq!(again.len(), end - ck.time, "{name}: stretch {k}");
+                // Recorded again for its log alone: the recording it came from indexes it.
+                assert_eq!(again.trace.bytes_by_part().index, 0, "{name}: stretch {k} indexed again");
                 assert_same_steps(
                     &format!("{name}, stretch {k}"),
                     a,
