@@ -770,14 +770,28 @@ fn store_dword<const L: usize>(
     }
 }
 
-/// [`store_lanes`] into every other dword (lane i at byte 8i).
+/// [`store_lanes`] into every other dword (lane i at byte 8i): the low dwords of qwords,
+/// as 64-bit emulation writes them, every lane but the last blended within its qword.
+#[inline(always)]
 fn store_every_other<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
-    let (chunks, _) = bytes[..8 * L - 4].as_chunks_mut::<4>();
-    for (lane, v) in values.iter().enumerate() {
-        if enabled >> lane & 1 != 0 {
-            chunks[2 * lane] = v.to_le_bytes();
-        }
+    let bytes = &mut bytes[..8 * L - 4];
+    let (last, rest) = values.split_last().expect("a lane at least");
+    let (pairs, _) = bytes.as_chunks_mut::<8>();
+    for (lane, (pair, v)) in pairs.iter_mut().zip(rest).enumerate() {
+        let keep = u64::from(0u32.wrapping_sub(enabled >> lane & 1));
+        let old = u64::from_le_bytes(*pair);
+        *pair = ((u64::from(*v) & keep) | (old & !keep)).to_le_bytes();
     }
+    if enabled >> (L - 1) & 1 != 0 {
+        bytes[8 * (L - 1)..].copy_from_slice(&last.to_le_bytes());
+    }
+}
+
+/// Whether `enabled` holds each of `L` lanes.
+#[inline(always)]
+pub(super) fn every_lane<const L: usize>(enabled: u32) -> bool {
+    let all = super::control::size_mask(L as u32);
+    enabled & all == all
 }
 
 /// Stores `values` to the lanes of `enabled` (a branch-free blend: divergent code makes
@@ -786,6 +800,12 @@ fn store_every_other<const L: usize>(bytes: &mut [u8], values: &[u32; L], enable
 pub(super) fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
     let (chunks, _) = bytes.as_chunks_mut::<4>();
     let slots: &mut [[u8; 4]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
+    if every_lane::<L>(enabled) {
+        for (slot, v) in slots.iter_mut().zip(values) {
+            *slot = v.to_le_bytes();
+        }
+        return;
+    }
     for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
         let keep = 0u32.wrapping_sub(enabled >> lane & 1);
         let old = u32::from_le_bytes(*slot);

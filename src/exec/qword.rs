@@ -25,6 +25,9 @@ pub enum S64 {
     Packed(u32),
     /// A dword operand, extended to 64 bits by its type.
     Dword(D32),
+    /// A packed w/uw register (lane i at offset + 2i; the addresses and lane numbers IGC
+    /// computes in words), signed.
+    Words(u32, bool),
     /// Any other register operand: each lane's GRF offset, and the type that extends it.
     Gather(Box<[u32; 32]>, DataType),
     /// Through an address register: each lane's offset is found when the instruction runs
@@ -111,6 +114,7 @@ fn s64(src: &FastSrc, n: u32) -> Option<S64> {
             match ty {
                 DataType::Q | DataType::Uq if *region == Region::scalar() => Some(S64::Scalar(*base)),
                 DataType::Q | DataType::Uq if packed => Some(S64::Packed(*base)),
+                DataType::W | DataType::Uw if packed => Some(S64::Words(*base, *ty == DataType::W)),
                 DataType::D | DataType::Ud => {
                     fast::d32(&FastSrc::Reg { base: *base, region: *region, ty: *ty, modifier: SrcMod::None })
                         .map(S64::Dword)
@@ -194,6 +198,7 @@ fn span(s: &S64, n: u32) -> u32 {
         S64::Imm(_) => 0,
         S64::Scalar(off) => off + 8,
         S64::Packed(off) => off + 8 * n,
+        S64::Words(off, _) => off + 2 * n,
         S64::Dword(d) => fast::span(*d, n),
         S64::Gather(offsets, ty) => offsets[..n as usize].iter().max().map_or(0, |o| o + ty.size()),
         S64::Indirect(_) | S64::Lanes(_) => 0,
@@ -295,6 +300,16 @@ fn lanes<const L: usize>(grf: &[u8], s: &S64) -> [u64; L] {
             out
         }
         S64::Dword(d) => fast::lanes_i64::<L>(grf, *d).map(|v| v as u64),
+        S64::Words(off, signed) => {
+            let (chunks, _) = grf[*off as usize..].as_chunks::<2>();
+            let words: &[[u8; 2]; L] = chunks[..L].try_into().expect("span checked by the caller");
+            let mut out = [0u64; L];
+            for i in 0..L {
+                let w = u16::from_le_bytes(words[i]);
+                out[i] = if *signed { w as i16 as i64 as u64 } else { u64::from(w) };
+            }
+            out
+        }
         S64::Gather(offsets, ty) => gathered::<L>(grf, offsets, *ty),
         // Read through `offsets` (see `source`).
         S64::Indirect(_) => [0; L],
@@ -325,6 +340,9 @@ fn lane_value(grf: &[u8], s: &S64, indirect: Option<&[u32; 32]>, lane: usize) ->
                 D32::Packed(off, s) => load(off as usize + 4 * lane, ty(s)),
                 D32::Strided(off, s) => load(off as usize + 8 * lane, ty(s)),
             }
+        }
+        S64::Words(off, signed) => {
+            load(*off as usize + 2 * lane, if *signed { DataType::W } else { DataType::Uw })
         }
         S64::Gather(offsets, ty) => load(offsets[lane] as usize, *ty),
         S64::Indirect(ind) => indirect.map_or(0, |o| load(o[lane] as usize, ind.ty)),
@@ -512,6 +530,7 @@ fn qword_kernel<const L: usize, const K: u8>(
     match (dst.size, dst.stride) {
         (8, 1) => store_qwords(bytes, &values, enabled),
         (4, 1) => fast::store_lanes(bytes, &values.map(|v| v as u32), enabled),
+        (2, 1) => store_words(bytes, &values.map(|v| v as u16), enabled),
         (size, stride) => store_elements(bytes, &values, enabled, size, stride),
     }
     Ok(None)
@@ -533,11 +552,35 @@ fn bfn(table: u8, x: u64, y: u64, z: u64) -> u64 {
     r
 }
 
+/// Stores `values` to the packed word lanes of `enabled` (a branch-free blend).
+#[inline(always)]
+fn store_words<const L: usize>(bytes: &mut [u8], values: &[u16; L], enabled: u32) {
+    let (chunks, _) = bytes.as_chunks_mut::<2>();
+    let slots: &mut [[u8; 2]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
+    if fast::every_lane::<L>(enabled) {
+        for (slot, v) in slots.iter_mut().zip(values) {
+            *slot = v.to_le_bytes();
+        }
+        return;
+    }
+    for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
+        let keep = 0u16.wrapping_sub((enabled >> lane & 1) as u16);
+        let old = u16::from_le_bytes(*slot);
+        *slot = ((v & keep) | (old & !keep)).to_le_bytes();
+    }
+}
+
 /// Stores `values` to the qword lanes of `enabled` (a branch-free blend).
 #[inline(always)]
 fn store_qwords<const L: usize>(bytes: &mut [u8], values: &[u64; L], enabled: u32) {
     let (chunks, _) = bytes.as_chunks_mut::<8>();
     let slots: &mut [[u8; 8]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
+    if fast::every_lane::<L>(enabled) {
+        for (slot, v) in slots.iter_mut().zip(values) {
+            *slot = v.to_le_bytes();
+        }
+        return;
+    }
     for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
         let keep = 0u64.wrapping_sub((enabled >> lane & 1) as u64);
         let old = u64::from_le_bytes(*slot);
