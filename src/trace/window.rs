@@ -238,11 +238,14 @@ impl Observer for Stage {
 }
 
 impl StepHooks for Stage {
+    // Both run at every step a window records: inlined into its loop.
+    #[inline(always)]
     fn begin_step(&mut self) {
         self.executing = true;
         self.own_control = false;
     }
 
+    #[inline(always)]
     fn end_step(&mut self, pc: u32, chen: u32) {
         self.executing = false;
         let flag = if self.own_control { OWN_CONTROL } else { 0 };
