@@ -163,6 +163,17 @@ impl<O: Observer> Ctx<'_, O> {
     /// `enabled` of `0..n` in order, as [`Ctx::write_dst`] writes them (a lane whose address
     /// faults stops the write there), visiting only the enabled lanes and sharing an address
     /// element's checks among the lanes that use it.
+    /// [`Ctx::write_indirect`] of one lane's `value`.
+    pub(super) fn write_indirect_lane(
+        &mut self,
+        ind: &IndirectOperand,
+        lane: u32,
+        value: u64,
+    ) -> Result<(), FaultKind> {
+        let at = self.lane_address(ind, 0, lane, &mut None)?;
+        self.write_grf_elem(at, ind.ty.size(), value)
+    }
+
     pub(super) fn write_indirect(
         &mut self,
         ind: &IndirectOperand,

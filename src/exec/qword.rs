@@ -657,7 +657,6 @@ impl<O: Observer> Ctx<'_, O> {
         let Some(dst) = &op.dst_indirect else {
             return self.run_qword_with(op, offsets, chen, em_part, pmask);
         };
-        let mut values = [0u64; 32];
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
         if op.kind == FastKind::Mov {
             // A move's lane is its source's lane: only the lanes it writes are read (a
@@ -668,14 +667,22 @@ impl<O: Observer> Ctx<'_, O> {
             let (m, signed) = op.mods[0];
             let lanes = offsets.map(|o| &o[0]);
             let mut rest = enabled & super::control::size_mask(n);
+            if rest.is_power_of_two() {
+                // One lane: read, then written, with no other lane's read to come.
+                let lane = rest.trailing_zeros();
+                let value = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane as usize));
+                return self.write_indirect_lane(dst, lane, value);
+            }
+            let mut values = [0u64; 32];
             while rest != 0 {
                 let lane = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 values[lane] = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane));
             }
-        } else {
-            (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
+            return self.write_indirect(dst, n, enabled, &values);
         }
+        let mut values = [0u64; 32];
+        (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
         self.write_indirect(dst, n, enabled, &values)
     }
 }
