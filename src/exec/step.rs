@@ -409,7 +409,10 @@ impl Interpreter {
         let next = InstIdx(pc.0 + 1);
         let off = inst.exec.offset.min(31);
         match plan {
-            _ if self.use_fast_paths && run_fast(ctx, inst, plan, chen, em_part, pmask)? => {}
+            // Control flow, messages and the general ALU have no in-place form: not asked.
+            _ if self.use_fast_paths
+                && plan.in_place()
+                && run_fast(ctx, inst, plan, chen, em_part, pmask)? => {}
             Plan::Dword(_)
             | Plan::Qword(_)
             | Plan::Carry(_)
