@@ -794,24 +794,34 @@ pub(super) fn every_lane<const L: usize>(enabled: u32) -> bool {
     enabled & all == all
 }
 
-/// Stores `values` to the lanes of `enabled` (a branch-free blend: divergent code makes
-/// partial masks common).
-#[inline(always)]
-pub(super) fn store_lanes<const L: usize>(bytes: &mut [u8], values: &[u32; L], enabled: u32) {
-    let (chunks, _) = bytes.as_chunks_mut::<4>();
-    let slots: &mut [[u8; 4]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
-    if every_lane::<L>(enabled) {
-        for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = v.to_le_bytes();
+/// Packed stores of lanes of `$t`: `$name(bytes, values, enabled)` stores `values` to the
+/// lanes of `enabled`, lane i at `i · size_of::<$t>()`, copying when every lane is enabled
+/// and otherwise blending without a branch (divergent code makes partial masks common).
+macro_rules! packed_store {
+    ($name:ident, $t:ty) => {
+        #[inline(always)]
+        pub(super) fn $name<const L: usize>(bytes: &mut [u8], values: &[$t; L], enabled: u32) {
+            const S: usize = std::mem::size_of::<$t>();
+            let (chunks, _) = bytes.as_chunks_mut::<S>();
+            let slots: &mut [[u8; S]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
+            if every_lane::<L>(enabled) {
+                for (slot, v) in slots.iter_mut().zip(values) {
+                    *slot = v.to_le_bytes();
+                }
+                return;
+            }
+            for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
+                let keep = (0 as $t).wrapping_sub((enabled >> lane & 1) as $t);
+                let old = <$t>::from_le_bytes(*slot);
+                *slot = ((v & keep) | (old & !keep)).to_le_bytes();
+            }
         }
-        return;
-    }
-    for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
-        let keep = 0u32.wrapping_sub(enabled >> lane & 1);
-        let old = u32::from_le_bytes(*slot);
-        *slot = ((v & keep) | (old & !keep)).to_le_bytes();
-    }
+    };
 }
+
+packed_store!(store_words, u16);
+packed_store!(store_lanes, u32);
+packed_store!(store_qwords, u64);
 
 pub(super) fn span(s: D32, n: u32) -> u32 {
     match s {

@@ -528,9 +528,9 @@ fn qword_kernel<const L: usize, const K: u8>(
     let enabled = if kind == FastKind::Sel { em_part } else { chen };
     let bytes = &mut grf[dst.base as usize..];
     match (dst.size, dst.stride) {
-        (8, 1) => store_qwords(bytes, &values, enabled),
+        (8, 1) => fast::store_qwords(bytes, &values, enabled),
         (4, 1) => fast::store_lanes(bytes, &values.map(|v| v as u32), enabled),
-        (2, 1) => store_words(bytes, &values.map(|v| v as u16), enabled),
+        (2, 1) => fast::store_words(bytes, &values.map(|v| v as u16), enabled),
         (size, stride) => store_elements(bytes, &values, enabled, size, stride),
     }
     Ok(None)
@@ -550,42 +550,6 @@ fn bfn(table: u8, x: u64, y: u64, z: u64) -> u64 {
         }
     }
     r
-}
-
-/// Stores `values` to the packed word lanes of `enabled` (a branch-free blend).
-#[inline(always)]
-fn store_words<const L: usize>(bytes: &mut [u8], values: &[u16; L], enabled: u32) {
-    let (chunks, _) = bytes.as_chunks_mut::<2>();
-    let slots: &mut [[u8; 2]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
-    if fast::every_lane::<L>(enabled) {
-        for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = v.to_le_bytes();
-        }
-        return;
-    }
-    for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
-        let keep = 0u16.wrapping_sub((enabled >> lane & 1) as u16);
-        let old = u16::from_le_bytes(*slot);
-        *slot = ((v & keep) | (old & !keep)).to_le_bytes();
-    }
-}
-
-/// Stores `values` to the qword lanes of `enabled` (a branch-free blend).
-#[inline(always)]
-fn store_qwords<const L: usize>(bytes: &mut [u8], values: &[u64; L], enabled: u32) {
-    let (chunks, _) = bytes.as_chunks_mut::<8>();
-    let slots: &mut [[u8; 8]; L] = (&mut chunks[..L]).try_into().expect("span checked by the caller");
-    if fast::every_lane::<L>(enabled) {
-        for (slot, v) in slots.iter_mut().zip(values) {
-            *slot = v.to_le_bytes();
-        }
-        return;
-    }
-    for (lane, (slot, v)) in slots.iter_mut().zip(values).enumerate() {
-        let keep = 0u64.wrapping_sub((enabled >> lane & 1) as u64);
-        let old = u64::from_le_bytes(*slot);
-        *slot = ((v & keep) | (old & !keep)).to_le_bytes();
-    }
 }
 
 impl<O: Observer> Ctx<'_, O> {

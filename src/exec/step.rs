@@ -636,7 +636,7 @@ enum Plan {
 /// offset), the same every time (predication does not change them; the exec mask and
 /// predicate give the channel enables a step reports).
 #[derive(Clone, Debug)]
-pub struct SetPredOp {
+struct SetPredOp {
     pred: PredId,
     mask: u32,
     bits: u32,

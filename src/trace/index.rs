@@ -177,14 +177,9 @@ impl WriteIndex {
         WriteIndex { unit_words: units.div_ceil(64).min(UNIT_WORDS), unit_shift, ..WriteIndex::default() }
     }
 
-    /// An index that indexes nothing ([`WriteIndex::is_off`]).
+    /// An index that indexes nothing: every write added is dropped.
     pub fn off() -> WriteIndex {
         WriteIndex { off: true, ..WriteIndex::default() }
-    }
-
-    /// Whether writes added are dropped, not indexed.
-    pub fn is_off(&self) -> bool {
-        self.off
     }
 
     /// The unit holding GRF byte `byte` (the last unit stands for every byte above it).

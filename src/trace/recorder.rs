@@ -1242,7 +1242,6 @@ impl Trace {
         self.apply(machine, step, false);
     }
 
-    /// The log entries of one step (for `trace` output and watchpoints).
     /// The first write the log holds that the write index does not name (its step and
     /// location), if any: the index must name every one, for queries to find them.
     pub fn write_not_indexed(&self) -> Option<(u64, Written)> {
@@ -1261,6 +1260,7 @@ impl Trace {
         missing
     }
 
+    /// The log entries of one step (for `trace` output and watchpoints).
     pub fn entries(&self, step: u64) -> Vec<log::Entry<'_>> {
         self.stored_step(self.stored(step)).1
     }
