@@ -7,9 +7,10 @@
 use super::ctx::Ctx;
 use super::fault::FaultKind;
 use super::observer::Observer;
+use super::step::Enables;
 use crate::isa::{
-    CondMod, DataType, DirectOperand, ExecMask, IndirectOperand, Opcode, Operand, PredId, Predicate, Region,
-    SrcMod, SubOp,
+    CondMod, DataType, DirectOperand, ExecMask, IndirectOperand, Opcode, Operand, PredId, Region, SrcMod,
+    SubOp,
 };
 use crate::program::Inst;
 
@@ -296,7 +297,8 @@ pub struct DwordOp {
     pred_dst: Option<PredId>,
     /// The instruction's exec mask and predicate (its channel enables without the `Inst`).
     pub exec: ExecMask,
-    pub guard: Option<Predicate>,
+    /// Its channel enables' ingredients (the exec mask and the predicate).
+    pub en: Enables,
     /// The lane work specialised on the kind and exec size, for runs that record nothing.
     pub kernel: DwordKernel,
 }
@@ -375,8 +377,8 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     }
     let kernel = kernel_for(kind, n);
     // Sources may overlap the destination: every lane is read before any is written.
-    let (exec, guard, domain) = (inst.exec, inst.pred, compare_domain(a, b));
-    Some(DwordOp { kind, a, b, dst, dst_stride, need, domain, pred_dst, exec, guard, kernel })
+    let (exec, en, domain) = (inst.exec, Enables::new(inst.exec, inst.pred), compare_domain(a, b));
+    Some(DwordOp { kind, a, b, dst, dst_stride, need, domain, pred_dst, exec, en, kernel })
 }
 
 /// Bytes from the first lane's dword of a destination of stride `stride` to its last's end.

@@ -11,7 +11,8 @@ use super::ctx::Ctx;
 use super::fast::{self, FastKind, FastOp, FastSrc, D32};
 use super::fault::FaultKind;
 use super::observer::Observer;
-use crate::isa::{CondMod, DataType, ExecMask, IndirectOperand, Operand, PredId, Predicate, Region, SrcMod};
+use super::step::Enables;
+use crate::isa::{CondMod, DataType, ExecMask, IndirectOperand, Operand, PredId, Region, SrcMod};
 use crate::program::Inst;
 
 /// A source of the qword tier (before its modifier).
@@ -88,7 +89,7 @@ pub struct QwordOp {
     need: u32,
     pred_dst: Option<PredId>,
     pub exec: ExecMask,
-    pub guard: Option<Predicate>,
+    pub en: Enables,
     kernel: QwordKernel,
 }
 
@@ -188,7 +189,7 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         need,
         pred_dst,
         exec: inst.exec,
-        guard: inst.pred,
+        en: Enables::new(inst.exec, inst.pred),
         kernel: kernel_for(kind, n),
     })
 }
@@ -667,7 +668,7 @@ pub struct CarryOp {
     width: u32,
     need: u32,
     pub exec: ExecMask,
-    pub guard: Option<Predicate>,
+    pub en: Enables,
 }
 
 /// The two-destination operations of [`CarryOp`].
@@ -741,7 +742,7 @@ pub fn compile_carry(inst: &Inst, program: &crate::program::Program) -> Option<C
         width,
         need,
         exec: inst.exec,
-        guard: inst.pred,
+        en: Enables::new(inst.exec, inst.pred),
     })
 }
 
@@ -803,7 +804,7 @@ pub struct AddrAddOp {
     dst: (u32, u32, u32),
     need: u32,
     pub exec: ExecMask,
-    pub guard: Option<Predicate>,
+    pub en: Enables,
 }
 
 /// The address `addr_add` adds to.
@@ -842,7 +843,7 @@ pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Optio
         offset,
         dst: (var.slot, d.elem, var.num_elts),
         exec: inst.exec,
-        guard: inst.pred,
+        en: Enables::new(inst.exec, inst.pred),
     })
 }
 

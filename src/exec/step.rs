@@ -128,33 +128,64 @@ pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
 /// [`channel_enables`] from an instruction's exec mask and predicate.
 #[inline(always)]
 pub(super) fn enables(exec: ExecMask, pred: Option<Predicate>, em: u32, preds: &[u32]) -> (u32, u32, u32) {
-    let n = exec.size;
-    let off = exec.offset.min(31);
-    let lanes = size_mask(n);
-    let em_part = if exec.no_mask { lanes } else { (em >> off) & lanes };
-    let Some(pred) = pred else {
-        return (em_part, em_part, lanes);
-    };
-    let bits = (preds.get(pred.pred.0 as usize).copied().unwrap_or(0) >> off) & lanes;
-    let combined = match pred.combine {
-        PredCombine::None => bits,
-        PredCombine::Any => {
-            if bits != 0 {
-                lanes
-            } else {
-                0
+    Enables::new(exec, pred).of(em, preds)
+}
+
+/// An instruction's exec mask and predicate in the form a step's channel enables are made
+/// from: the lanes of its exec size, its channel offset and NoMask worked out once, when
+/// its plan is made, rather than at every step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enables {
+    /// The lanes of the exec size (bit i: lane i).
+    lanes: u32,
+    /// The channel offset (at most 31).
+    off: u32,
+    /// Every bit under NoMask (the execution mask is ignored), else none.
+    forced: u32,
+    guard: Option<Predicate>,
+}
+
+impl Enables {
+    pub(super) fn new(exec: ExecMask, guard: Option<Predicate>) -> Enables {
+        let forced = if exec.no_mask { u32::MAX } else { 0 };
+        Enables { lanes: size_mask(exec.size), off: exec.offset.min(31), forced, guard }
+    }
+
+    /// (ChEn, the EM part alone, the predicate mask alone) under execution mask `em` and
+    /// predicates `preds`.
+    #[inline(always)]
+    pub(super) fn of(&self, em: u32, preds: &[u32]) -> (u32, u32, u32) {
+        let (lanes, off) = (self.lanes, self.off);
+        let em_part = ((em >> off) | self.forced) & lanes;
+        let Some(pred) = self.guard else {
+            return (em_part, em_part, lanes);
+        };
+        let bits = (preds.get(pred.pred.0 as usize).copied().unwrap_or(0) >> off) & lanes;
+        let combined = match pred.combine {
+            PredCombine::None => bits,
+            PredCombine::Any => {
+                if bits != 0 {
+                    lanes
+                } else {
+                    0
+                }
             }
-        }
-        PredCombine::All => {
-            if bits == lanes {
-                lanes
-            } else {
-                0
+            PredCombine::All => {
+                if bits == lanes {
+                    lanes
+                } else {
+                    0
+                }
             }
-        }
-    };
-    let pmask = if pred.invert { !combined & lanes } else { combined };
-    (em_part & pmask, em_part, pmask)
+        };
+        let pmask = if pred.invert { !combined & lanes } else { combined };
+        (em_part & pmask, em_part, pmask)
+    }
+
+    /// The channel offset: lane i is channel `off + i`.
+    pub(super) fn offset(&self) -> u32 {
+        self.off
+    }
 }
 
 impl Interpreter {
@@ -296,10 +327,14 @@ impl Interpreter {
         visible_first: bool,
     ) -> Result<(u64, u64), Fault> {
         let Some(mut ctx) = self.runnable_ctx(machine, tid, obs) else { return Ok((0, 0)) };
-        // Whether the thread stops before instruction `at`.
+        // Whether the thread stops before instruction `at` (its pc is set there first: a
+        // stretch run in place sets it only when it ends).
         let Stops { pcs: stops, mut holds } = stops;
-        let mut stops_at = |thread: &ThreadState, at: u32| {
-            stops.contains(at) && holds.as_mut().is_none_or(|test| test(thread, tid, InstIdx(at)))
+        let mut stops_at = |thread: &mut ThreadState, at: u32| {
+            stops.contains(at) && {
+                thread.control.pc = InstIdx(at);
+                holds.as_mut().is_none_or(|test| test(thread, tid, InstIdx(at)))
+            }
         };
         let (mut steps, mut lane_ops) = (0u64, 0u64);
         // Whether the instruction at the pc runs whatever it is (a visible one, so not in place).
@@ -321,14 +356,20 @@ impl Interpreter {
                 let mut at = pc.0;
                 // A stop whose turn has come runs in place too.
                 let mut first = turn;
-                while at < end && (first || !stops_at(ctx.thread, at)) {
+                // The stretch's plans (`straight` keeps it inside the program). The thread's
+                // pc moves once, at the end: a fault sets its own.
+                for plan in self.plans.get(pc.0 as usize..end as usize).unwrap_or_default() {
+                    if !first && stops_at(ctx.thread, at) {
+                        break;
+                    }
                     first = false;
                     ctx.obs.begin_step();
-                    let chen = self.run_in_place(&mut ctx, InstIdx(at))?;
+                    let chen = self.run_in_place(&mut ctx, plan, InstIdx(at))?;
                     ctx.obs.end_step(at, chen);
                     lane_ops += chen.count_ones() as u64;
                     at += 1;
                 }
+                ctx.thread.control.pc = InstIdx(at);
                 steps += (at - pc.0) as u64;
                 if at > pc.0 {
                     turn = false;
@@ -336,7 +377,7 @@ impl Interpreter {
                 }
             }
             match self.plans.get(pc.0 as usize) {
-                Some(plan) if turn || !plan.visible_to_others() && !stops_at(ctx.thread, pc.0) => {
+                Some(plan) if turn || !plan.visible_to_others() && !stops_at(&mut *ctx.thread, pc.0) => {
                     turn = false
                 }
                 _ => break,
@@ -355,27 +396,28 @@ impl Interpreter {
         Ok((steps, lane_ops))
     }
 
-    /// Runs the in-place form at `pc` (see [`Plan::in_place`]) and moves to the next
-    /// instruction: its channel enables. The f32 form may hand its instruction to the
-    /// general path, which then runs it as any step.
+    /// Runs `plan`, the in-place form at `pc` (see [`Plan::in_place`]), leaving the pc to
+    /// the caller: its channel enables. The f32 form may hand its instruction to the
+    /// general path, which then runs it as any step (and moves the pc).
     #[inline(always)]
-    fn run_in_place<O: Observer>(&self, ctx: &mut Ctx<'_, O>, pc: InstIdx) -> Result<u32, Fault> {
-        match &self.plans[pc.0 as usize] {
+    fn run_in_place<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        plan: &Plan,
+        pc: InstIdx,
+    ) -> Result<u32, Fault> {
+        match plan {
             // The common case, kept tight: the dword kernel, then the next instruction (no
             // control state changes, so nothing to report beyond the writes).
-            Plan::Dword(op) => in_place(ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
-                ctx.run_dword(op, chen, em_part, pmask)
-            }),
-            Plan::Qword(op) => in_place(ctx, pc, op.exec, op.guard, |ctx, chen, em_part, pmask| {
-                ctx.run_qword(op, chen, em_part, pmask)
-            }),
-            Plan::Carry(op) => {
-                in_place(ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_carry(op, chen))
+            Plan::Dword(op) => {
+                in_place(ctx, pc, &op.en, |ctx, chen, em_part, pmask| ctx.run_dword(op, chen, em_part, pmask))
             }
-            Plan::AddrAdd(op) => {
-                in_place(ctx, pc, op.exec, op.guard, |ctx, chen, _, _| ctx.run_addr_add(op, chen))
+            Plan::Qword(op) => {
+                in_place(ctx, pc, &op.en, |ctx, chen, em_part, pmask| ctx.run_qword(op, chen, em_part, pmask))
             }
-            Plan::SetPred(op) => in_place(ctx, pc, op.exec, op.guard, |ctx, _, _, _| {
+            Plan::Carry(op) => in_place(ctx, pc, &op.en, |ctx, chen, _, _| ctx.run_carry(op, chen)),
+            Plan::AddrAdd(op) => in_place(ctx, pc, &op.en, |ctx, chen, _, _| ctx.run_addr_add(op, chen)),
+            Plan::SetPred(op) => in_place(ctx, pc, &op.en, |ctx, _, _, _| {
                 ctx.write_pred(op.pred, op.mask, op.bits);
                 Ok(())
             }),
@@ -383,11 +425,12 @@ impl Interpreter {
                 let inst = &self.program.insts[pc.0 as usize];
                 let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
                 match run_fast(ctx, inst, plan, chen, em_part, pmask) {
-                    Ok(true) => {
-                        ctx.thread.control.pc = InstIdx(pc.0 + 1);
-                        Ok(chen)
+                    Ok(true) => Ok(chen),
+                    Ok(false) => {
+                        // The general step starts from the thread's pc.
+                        ctx.thread.control.pc = pc;
+                        self.step_in(ctx, pc)
                     }
-                    Ok(false) => self.step_in(ctx, pc),
                     Err(kind) => {
                         let kind = kind.in_thread_channels(inst.exec.offset);
                         Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind))
@@ -640,8 +683,7 @@ struct SetPredOp {
     pred: PredId,
     mask: u32,
     bits: u32,
-    exec: ExecMask,
-    guard: Option<Predicate>,
+    en: Enables,
 }
 
 impl Plan {
@@ -659,8 +701,7 @@ impl Plan {
                         pred: *p,
                         mask: lanes << off,
                         bits: (imm.bits as u32 & lanes) << off,
-                        exec: inst.exec,
-                        guard: inst.pred,
+                        en: Enables::new(inst.exec, inst.pred),
                     })
                 }
                 _ => Plan::Alu,
@@ -794,23 +835,21 @@ fn run_fast<O: Observer>(
     Ok(true)
 }
 
-/// One step of an in-place form in a burst: its channel enables from `exec` and `guard`,
-/// `run` under them, then the next instruction (an in-place form changes no control state).
-/// Returns the channel enables.
+/// One step of an in-place form in a burst: its channel enables from `en`, `run` under
+/// them (an in-place form changes no control state; the caller moves the pc). Returns the
+/// channel enables.
 #[inline(always)]
 fn in_place<O: Observer>(
     ctx: &mut Ctx<'_, O>,
     pc: InstIdx,
-    exec: ExecMask,
-    guard: Option<Predicate>,
+    en: &Enables,
     run: impl FnOnce(&mut Ctx<'_, O>, u32, u32, u32) -> Result<(), FaultKind>,
 ) -> Result<u32, Fault> {
-    let (chen, em_part, pmask) = enables(exec, guard, ctx.thread.control.em, &ctx.thread.preds);
+    let (chen, em_part, pmask) = en.of(ctx.thread.control.em, &ctx.thread.preds);
     if let Err(kind) = run(ctx, chen, em_part, pmask) {
-        let kind = kind.in_thread_channels(exec.offset);
+        let kind = kind.in_thread_channels(en.offset());
         return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
     }
-    ctx.thread.control.pc = InstIdx(pc.0 + 1);
     Ok(chen)
 }
 
