@@ -471,9 +471,6 @@ impl<O: Observer> Ctx<'_, O> {
         for (i, ind) in op.indirect.iter().flat_map(|x| x.iter().enumerate()) {
             if let Some(ind) = ind {
                 self.indirect_offsets(ind, i + 1, n as u32, &mut offsets[i])?;
-                for &at in &offsets[i][..n] {
-                    self.grf(at, ind.ty.size())?;
-                }
             }
         }
         let grf = &self.thread.grf;

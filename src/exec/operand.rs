@@ -74,6 +74,23 @@ pub fn indirect_lane(ind: &IndirectOperand, lane: u32) -> (u32, u32) {
     }
 }
 
+/// What the lanes of an indirect operand share: the address element the last lane read
+/// (none before the first) and its base address, and the variable (root) that base falls
+/// in, `[start, end)` of the register file.
+struct Root {
+    /// -1 before the first lane.
+    elem: i64,
+    base: i64,
+    start: i64,
+    end: i64,
+}
+
+impl Default for Root {
+    fn default() -> Root {
+        Root { elem: -1, base: 0, start: 0, end: 0 }
+    }
+}
+
 impl<O: Observer> Ctx<'_, O> {
     /// GRF byte address of lane `lane` of an indirect operand, checked against the variable
     /// the address points into and the type alignment.
@@ -104,10 +121,11 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(address as u32)
     }
 
-    /// [`Ctx::indirect_address`] of lanes `0..n` into `out`, the first failing lane's fault
-    /// otherwise: lanes that share their address register's value (one address for the
-    /// whole operand, or repeated) share its checks. The in-place tiers use it; the general
-    /// path, their oracle, keeps the lane-by-lane form.
+    /// [`Ctx::indirect_address`] of lanes `0..n` into `out`, then each lane's element
+    /// checked to lie in the register file, as the general path reads them: the first
+    /// failing lane's fault otherwise. Lanes whose addresses fall in one variable share
+    /// its lookup. The in-place tiers use it; the general path, their oracle, keeps the
+    /// lane-by-lane form.
     pub(super) fn indirect_offsets(
         &self,
         ind: &IndirectOperand,
@@ -115,45 +133,57 @@ impl<O: Observer> Ctx<'_, O> {
         n: u32,
         out: &mut [u32; 32],
     ) -> Result<(), FaultKind> {
-        let mut last = None;
-        for lane in 0..n.min(32) {
-            out[lane as usize] = self.lane_address(ind, index, lane, &mut last)?;
+        let (n, size) = (n.min(32) as usize, ind.ty.size());
+        let mut root = Root::default();
+        let mut furthest = 0;
+        for (lane, at) in out[..n].iter_mut().enumerate() {
+            *at = self.lane_address(ind, index, lane as u32, &mut root)?;
+            furthest = furthest.max(u64::from(*at) + u64::from(size));
+        }
+        // Every variable lies in the file; a file shorter than its variables fails here,
+        // at the first lane that reaches past its end.
+        if furthest > self.thread.grf.len() as u64 {
+            for &at in &out[..n] {
+                self.grf(at, size)?;
+            }
         }
         Ok(())
     }
 
-    /// [`Ctx::indirect_address`] of one lane, sharing the checks of the address element
-    /// `last` holds (the element, its value and its root's range), which it updates.
+    /// [`Ctx::indirect_address`] of one lane, with no lookup of the variable its address
+    /// falls in when that is `root`'s (which it updates).
     #[inline(always)]
     fn lane_address(
         &self,
         ind: &IndirectOperand,
         index: usize,
         lane: u32,
-        last: &mut Option<(u32, i64, (u32, u32))>,
+        root: &mut Root,
     ) -> Result<u32, FaultKind> {
         let size = ind.ty.size();
         let (row_elem, element) = indirect_lane(ind, lane);
         let elem = ind.addr_elem + row_elem;
-        let (base, (start, end)) = match *last {
-            Some((e, base, root)) if e == elem => (base, root),
-            _ => {
-                let var = self.program.addr(ind.addr);
-                let base = (elem < var.num_elts)
-                    .then(|| self.addr_slot(var.slot + elem).unwrap_or(0) as i64 + ind.imm_offset as i64)
-                    .filter(|base| base & (size as i64 - 1) == 0);
-                match base.and_then(|base| Some((base, self.tables.root_at(base)?))) {
-                    Some((base, root)) => {
-                        *last = Some((elem, base, root));
-                        (base, root)
-                    }
-                    // Whatever is wrong, as the one-lane check reports it.
-                    None => return self.indirect_address(ind, index, lane),
-                }
+        if root.elem != i64::from(elem) {
+            let var = self.program.addr(ind.addr);
+            let value = if elem < var.num_elts { self.addr_slot(var.slot + elem) } else { None };
+            // Whatever is wrong, as the one-lane check reports it.
+            let Some(value) = value else { return self.indirect_address(ind, index, lane) };
+            let base = value as i64 + ind.imm_offset as i64;
+            if base & (size as i64 - 1) != 0 {
+                return self.indirect_address(ind, index, lane);
             }
-        };
-        let address = base + (element * size) as i64;
-        if address < start as i64 || address + size as i64 > end as i64 {
+            // Variables never share a register: a base inside the last root's range has
+            // that root.
+            if !(root.start..root.end).contains(&base) {
+                let Some((start, end)) = self.tables.root_at(base) else {
+                    return self.indirect_address(ind, index, lane);
+                };
+                (root.start, root.end) = (start as i64, end as i64);
+            }
+            (root.elem, root.base) = (i64::from(elem), base);
+        }
+        let address = root.base + (element * size) as i64;
+        if address < root.start || address + size as i64 > root.end {
             return Err(FaultKind::IndirectOutOfBounds { operand: index, lane, address });
         }
         Ok(address as u32)
@@ -170,7 +200,7 @@ impl<O: Observer> Ctx<'_, O> {
         lane: u32,
         value: u64,
     ) -> Result<(), FaultKind> {
-        let at = self.lane_address(ind, 0, lane, &mut None)?;
+        let at = self.lane_address(ind, 0, lane, &mut Root::default())?;
         self.write_grf_elem(at, ind.ty.size(), value)
     }
 
@@ -182,12 +212,12 @@ impl<O: Observer> Ctx<'_, O> {
         values: &[u64; 32],
     ) -> Result<(), FaultKind> {
         let size = ind.ty.size();
-        let mut last = None;
+        let mut root = Root::default();
         let mut rest = enabled & super::control::size_mask(n);
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;
-            let at = self.lane_address(ind, 0, lane, &mut last)?;
+            let at = self.lane_address(ind, 0, lane, &mut root)?;
             self.write_grf_elem(at, size, values[lane as usize])?;
         }
         Ok(())

@@ -612,9 +612,6 @@ impl<O: Observer> Ctx<'_, O> {
             for (i, s) in op.srcs.iter().enumerate() {
                 if let S64::Indirect(ind) = s {
                     self.indirect_offsets(ind, i + 1, n, &mut offsets[i])?;
-                    for &at in &offsets[i][..n as usize] {
-                        self.grf(at, ind.ty.size())?;
-                    }
                 }
             }
         }
