@@ -307,8 +307,9 @@ pub struct DwordOp {
 /// pmask)`. It stores register results itself and returns a compare's flags when the
 /// destination is a predicate ([`Ctx::run_dword`] writes and reports both). Chosen once per
 /// instruction, so a step makes one indirect call where it would match on the exec size and
-/// the kind.
-type DwordKernel = fn(&mut [u8], &DwordOp, u32, u32, u32) -> Result<Option<u32>, FaultKind>;
+/// the kind. Its operands lie below `op.need`, which the caller checks against the file
+/// (a kernel cannot fault: its result comes back in registers).
+type DwordKernel = fn(&mut [u8], &DwordOp, u32, u32, u32) -> Option<u32>;
 
 pub(super) fn d32(src: &FastSrc) -> Option<D32> {
     match src {
@@ -729,17 +730,14 @@ fn dword_kernel<const L: usize, const K: u8>(
     chen: u32,
     em_part: u32,
     pmask: u32,
-) -> Result<Option<u32>, FaultKind> {
+) -> Option<u32> {
     let kind = const { kind_of_code(K) };
-    if op.need as usize > grf.len() {
-        return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-    }
     match (dword_out::<L>(grf, op, kind, pmask), op.pred_dst) {
-        (DwordOut::Flags(flags), Some(_)) => return Ok(Some(flags)),
+        (DwordOut::Flags(flags), Some(_)) => return Some(flags),
         (DwordOut::Flags(flags), None) => store_dword(grf, op, kind, &lane_masks::<L>(flags), chen, em_part),
         (DwordOut::Lanes(values), _) => store_dword(grf, op, kind, &values, chen, em_part),
     }
-    Ok(None)
+    None
 }
 
 /// All ones in the lanes whose flag is set.
@@ -842,12 +840,15 @@ impl<O: Observer> Ctx<'_, O> {
     pub fn run_dword(&mut self, op: &DwordOp, chen: u32, em_part: u32, pmask: u32) -> Result<(), FaultKind> {
         let n = op.exec.size;
         let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
-        let reported =
-            op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
+        // The kernels' operands lie below `need`.
+        if op.need as usize > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
+        }
+        let reported = op.dst.filter(|_| O::ACTIVE && enabled != 0);
         if let Some(dst) = reported {
             self.keep_old(dst, dst + dst_span(op.dst_stride, n));
         }
-        let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask)?;
+        let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask);
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);

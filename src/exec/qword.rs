@@ -96,16 +96,10 @@ pub struct QwordOp {
 /// The lane work of one qword op on a thread's GRF: `(grf, op, offsets, chen, em_part, pmask,
 /// out)`, as [`fast::DwordOp`]'s kernels: it stores register results (or hands them to
 /// `out`, for an indirect destination) and returns a compare's flags when the destination is
-/// a predicate. `offsets` holds the indirect sources' lane offsets.
-type QwordKernel = fn(
-    &mut [u8],
-    &QwordOp,
-    Option<&Offsets>,
-    u32,
-    u32,
-    u32,
-    Option<&mut [u64; 32]>,
-) -> Result<Option<u32>, FaultKind>;
+/// a predicate. `offsets` holds the indirect sources' lane offsets. The caller checks
+/// `op.need` against the file, as for the dword kernels.
+type QwordKernel =
+    fn(&mut [u8], &QwordOp, Option<&Offsets>, u32, u32, u32, Option<&mut [u64; 32]>) -> Option<u32>;
 
 fn s64(src: &FastSrc, n: u32) -> Option<S64> {
     match src {
@@ -430,11 +424,8 @@ fn qword_kernel<const L: usize, const K: u8>(
     em_part: u32,
     pmask: u32,
     out: Option<&mut [u64; 32]>,
-) -> Result<Option<u32>, FaultKind> {
+) -> Option<u32> {
     let kind = const { fast::kind_of_code(K) };
-    if op.need as usize > grf.len() {
-        return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-    }
     let a = source::<L>(grf, op, 0, offsets);
     let b = source::<L>(grf, op, 1, offsets);
     let wm = op.width_mask;
@@ -443,7 +434,7 @@ fn qword_kernel<const L: usize, const K: u8>(
         FastKind::Cmp(rel) => {
             let flags = ordered(op, &a, &b, rel);
             if op.pred_dst.is_some() {
-                return Ok(Some(flags));
+                return Some(flags);
             }
             let mut out = [0u64; L];
             for (i, o) in out.iter_mut().enumerate() {
@@ -522,9 +513,9 @@ fn qword_kernel<const L: usize, const K: u8>(
     };
     if let Some(out) = out {
         out[..L].copy_from_slice(&values);
-        return Ok(None);
+        return None;
     }
-    let Some(dst) = op.dst else { return Ok(None) };
+    let dst = op.dst?;
     // `sel` writes under the execution mask alone: its predicate chooses.
     let enabled = if kind == FastKind::Sel { em_part } else { chen };
     let bytes = &mut grf[dst.base as usize..];
@@ -534,7 +525,7 @@ fn qword_kernel<const L: usize, const K: u8>(
         (2, 1) => fast::store_words(bytes, &values.map(|v| v as u16), enabled),
         (size, stride) => store_elements(bytes, &values, enabled, size, stride),
     }
-    Ok(None)
+    None
 }
 
 /// The three-input boolean function of truth table `table`: result bit = table bit
@@ -576,12 +567,15 @@ impl<O: Observer> Ctx<'_, O> {
     ) -> Result<(), FaultKind> {
         let n = op.exec.size;
         let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
-        let reported =
-            op.dst.filter(|_| O::ACTIVE && enabled != 0 && op.need as usize <= self.thread.grf.len());
+        // The kernels' operands lie below `need` (indirect sources are checked apart).
+        if op.need as usize > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
+        }
+        let reported = op.dst.filter(|_| O::ACTIVE && enabled != 0);
         if let Some(dst) = reported {
             self.keep_old(dst.base, dst.base + dst.span(n));
         }
-        let flags = (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, None)?;
+        let flags = (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, None);
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
             let off = op.exec.offset.min(31);
             self.write_pred(p, chen << off, flags << off);
@@ -643,8 +637,11 @@ impl<O: Observer> Ctx<'_, O> {
             }
             return self.write_indirect(dst, n, enabled, &values);
         }
+        if op.need as usize > self.thread.grf.len() {
+            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
+        }
         let mut values = [0u64; 32];
-        (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values))?;
+        (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values));
         self.write_indirect(dst, n, enabled, &values)
     }
 }

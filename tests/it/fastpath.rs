@@ -1137,3 +1137,50 @@ fn every_gather_scatter_and_atomic_of_the_real_dumps_is_compiled() {
     assert!(left.is_empty(), "{} messages left to message.rs:\n{}", left.len(), left.join("\n"));
     assert!(!others.is_empty());
 }
+
+/// An in-place op whose operands reach past the thread's register file (a file shorter than
+/// the program's layout) faults on its instruction, in a burst and stepped, with fast forms
+/// on and off, and writes nothing: the dword and qword kernels leave that check to their
+/// callers.
+#[test]
+fn ops_reaching_past_a_short_register_file_fault_and_write_nothing() {
+    let decls = ".decl A v_type=G type=d num_elts=16 align=hword\n.decl B v_type=G type=q num_elts=16 align=hword\n.decl RD v_type=G type=d num_elts=16 align=hword\n.decl R v_type=G type=q num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
+    for (line, tier) in [
+        ("add (M1, 16) RD(0,0)<1> A(0,0)<1;1,0> 0x5:d", vdb::exec::Tier::Dword),
+        ("cmp.lt (M1, 16) P1 A(0,0)<1;1,0> 0x5:d", vdb::exec::Tier::Dword),
+        ("add (M1, 16) R(0,0)<1> B(0,0)<1;1,0> 0x5:q", vdb::exec::Tier::Qword),
+        ("cmp.lt (M1, 16) P1 B(0,0)<1;1,0> 0x5:q", vdb::exec::Tier::Qword),
+    ] {
+        let program = Arc::new(parse(&kernel_text(decls, line, 16)));
+        let mut thread = ThreadState::new(&program, 16, 0xffff);
+        // The file ends inside A (the first variable): every op above reaches past it.
+        let a = program.var(program.var_id(UnitId(0), "A").expect("A"));
+        thread.grf.truncate((a.offset + 8) as usize);
+        for (i, b) in thread.grf.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let before = thread.clone();
+        for fast in [true, false] {
+            let mut interp = Interpreter::new(program.clone());
+            interp.use_fast_paths = fast;
+            assert_eq!(interp.tier(0), tier, "{line}");
+            let machine = Machine { threads: vec![Shared::new(thread.clone())].into(), ..Machine::default() };
+            let mut burst = machine.clone();
+            let burst_run =
+                vdb::exec::run_to_end_unrecorded(&interp, &mut burst, &mut Scheduler::single_group(1));
+            let mut stepped = machine.clone();
+            let step_run =
+                run_to_end(&interp, &mut stepped, &mut Scheduler::single_group(1), &mut NullObserver);
+            for (how, run, m) in [("burst", burst_run.err(), &burst), ("stepped", step_run.err(), &stepped)] {
+                let fault = run.unwrap_or_else(|| panic!("{line} ({how}, fast {fast}) ran past the file"));
+                assert_eq!(fault.pc.0, 0, "{line} ({how})");
+                let t = &m.threads[0];
+                assert_eq!(
+                    (&t.grf, &t.preds),
+                    (&before.grf, &before.preds),
+                    "{line} ({how}, fast {fast}) wrote"
+                );
+            }
+        }
+    }
+}
