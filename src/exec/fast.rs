@@ -9,8 +9,7 @@ use super::fault::FaultKind;
 use super::observer::Observer;
 use super::step::Enables;
 use crate::isa::{
-    CondMod, DataType, DirectOperand, ExecMask, IndirectOperand, Opcode, Operand, PredId, Region, SrcMod,
-    SubOp,
+    CondMod, DataType, DirectOperand, IndirectOperand, Opcode, Operand, PredId, Region, SrcMod, SubOp,
 };
 use crate::program::Inst;
 
@@ -296,8 +295,6 @@ pub struct DwordOp {
     /// Predicate destination of a compare.
     pred_dst: Option<PredId>,
     /// The instruction's exec mask and predicate (its channel enables without the `Inst`).
-    pub exec: ExecMask,
-    /// Its channel enables' ingredients (the exec mask and the predicate).
     pub en: Enables,
     /// The lane work specialised on the kind and exec size, for runs that record nothing.
     pub kernel: DwordKernel,
@@ -378,8 +375,8 @@ pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
     }
     let kernel = kernel_for(kind, n);
     // Sources may overlap the destination: every lane is read before any is written.
-    let (exec, en, domain) = (inst.exec, Enables::new(inst.exec, inst.pred), compare_domain(a, b));
-    Some(DwordOp { kind, a, b, dst, dst_stride, need, domain, pred_dst, exec, en, kernel })
+    let (en, domain) = (Enables::new(inst.exec, inst.pred), compare_domain(a, b));
+    Some(DwordOp { kind, a, b, dst, dst_stride, need, domain, pred_dst, en, kernel })
 }
 
 /// Bytes from the first lane's dword of a destination of stride `stride` to its last's end.
@@ -838,19 +835,17 @@ impl<O: Observer> Ctx<'_, O> {
     /// runs of enabled lanes), and a predicate result goes through [`Ctx::write_pred`].
     #[inline(always)]
     pub fn run_dword(&mut self, op: &DwordOp, chen: u32, em_part: u32, pmask: u32) -> Result<(), FaultKind> {
-        let n = op.exec.size;
+        let n = op.en.size();
         let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
-        // The kernels' operands lie below `need`.
-        if op.need as usize > self.thread.grf.len() {
-            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-        }
+        // The kernel's operands lie below `need`.
+        self.grf(0, op.need)?;
         let reported = op.dst.filter(|_| O::ACTIVE && enabled != 0);
         if let Some(dst) = reported {
             self.keep_old(dst, dst + dst_span(op.dst_stride, n));
         }
         let flags = (op.kernel)(&mut self.thread.grf, op, chen, em_part, pmask);
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
-            let off = op.exec.offset.min(31);
+            let off = op.en.offset();
             self.write_pred(p, chen << off, flags << off);
         } else if let Some(dst) = reported {
             let end = dst + dst_span(op.dst_stride, n);

@@ -189,10 +189,6 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(address as u32)
     }
 
-    /// The in-place tiers' write of `values` through indirect destination `ind`: lanes
-    /// `enabled` of `0..n` in order, as [`Ctx::write_dst`] writes them (a lane whose address
-    /// faults stops the write there), visiting only the enabled lanes and sharing an address
-    /// element's checks among the lanes that use it.
     /// [`Ctx::write_indirect`] of one lane's `value`.
     pub(super) fn write_indirect_lane(
         &mut self,
@@ -204,6 +200,10 @@ impl<O: Observer> Ctx<'_, O> {
         self.write_grf_elem(at, ind.ty.size(), value)
     }
 
+    /// The in-place tiers' write of `values` through indirect destination `ind`: lanes
+    /// `enabled` of `0..n` in order, as [`Ctx::write_dst`] writes them (a lane whose address
+    /// faults stops the write there), visiting only the enabled lanes and sharing an address
+    /// element's checks among the lanes that use it.
     pub(super) fn write_indirect(
         &mut self,
         ind: &IndirectOperand,

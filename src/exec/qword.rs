@@ -12,7 +12,7 @@ use super::fast::{self, FastKind, FastOp, FastSrc, D32};
 use super::fault::FaultKind;
 use super::observer::Observer;
 use super::step::Enables;
-use crate::isa::{CondMod, DataType, ExecMask, IndirectOperand, Operand, PredId, Region, SrcMod};
+use crate::isa::{CondMod, DataType, IndirectOperand, Operand, PredId, Region, SrcMod};
 use crate::program::Inst;
 
 /// A source of the qword tier (before its modifier).
@@ -88,7 +88,6 @@ pub struct QwordOp {
     /// GRF bytes the operands reach (every operand lies below this offset).
     need: u32,
     pred_dst: Option<PredId>,
-    pub exec: ExecMask,
     pub en: Enables,
     kernel: QwordKernel,
 }
@@ -182,7 +181,6 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         unsigned: f.unsigned,
         need,
         pred_dst,
-        exec: inst.exec,
         en: Enables::new(inst.exec, inst.pred),
         kernel: kernel_for(kind, n),
     })
@@ -565,19 +563,17 @@ impl<O: Observer> Ctx<'_, O> {
         em_part: u32,
         pmask: u32,
     ) -> Result<(), FaultKind> {
-        let n = op.exec.size;
+        let n = op.en.size();
         let enabled = (if op.kind == FastKind::Sel { em_part } else { chen }) & super::control::size_mask(n);
-        // The kernels' operands lie below `need` (indirect sources are checked apart).
-        if op.need as usize > self.thread.grf.len() {
-            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-        }
+        // The kernel's operands lie below `need` (indirect sources are checked apart).
+        self.grf(0, op.need)?;
         let reported = op.dst.filter(|_| O::ACTIVE && enabled != 0);
         if let Some(dst) = reported {
             self.keep_old(dst.base, dst.base + dst.span(n));
         }
         let flags = (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, None);
         if let (Some(flags), Some(p)) = (flags, op.pred_dst) {
-            let off = op.exec.offset.min(31);
+            let off = op.en.offset();
             self.write_pred(p, chen << off, flags << off);
         } else if let Some(dst) = reported {
             let region = Region::dst(dst.stride as u8);
@@ -597,7 +593,7 @@ impl<O: Observer> Ctx<'_, O> {
         em_part: u32,
         pmask: u32,
     ) -> Result<(), FaultKind> {
-        let n = op.exec.size;
+        let n = op.en.size();
         // Only a destination through address registers (a private array's element written at
         // a computed index, the common case) needs no source offsets.
         let mut offsets: Option<Offsets> = None;
@@ -613,13 +609,12 @@ impl<O: Observer> Ctx<'_, O> {
         let Some(dst) = &op.dst_indirect else {
             return self.run_qword_with(op, offsets, chen, em_part, pmask);
         };
+        // The direct operands lie below `need`.
+        self.grf(0, op.need)?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
         if op.kind == FastKind::Mov {
             // A move's lane is its source's lane: only the lanes it writes are read (a
             // private array's element stored at a computed index writes one of sixteen).
-            if op.need as usize > self.thread.grf.len() {
-                return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-            }
             let (m, signed) = op.mods[0];
             let lanes = offsets.map(|o| &o[0]);
             let mut rest = enabled & super::control::size_mask(n);
@@ -636,9 +631,6 @@ impl<O: Observer> Ctx<'_, O> {
                 values[lane] = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane));
             }
             return self.write_indirect(dst, n, enabled, &values);
-        }
-        if op.need as usize > self.thread.grf.len() {
-            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
         }
         let mut values = [0u64; 32];
         (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values));
@@ -661,7 +653,6 @@ pub struct CarryOp {
     width_mask: u64,
     width: u32,
     need: u32,
-    pub exec: ExecMask,
     pub en: Enables,
 }
 
@@ -735,7 +726,6 @@ pub fn compile_carry(inst: &Inst, program: &crate::program::Program) -> Option<C
         width_mask,
         width,
         need,
-        exec: inst.exec,
         en: Enables::new(inst.exec, inst.pred),
     })
 }
@@ -744,10 +734,8 @@ impl<O: Observer> Ctx<'_, O> {
     /// Runs an in-place `addc`/`subb`/`madw`: the result, then the carry (the high dwords),
     /// each stored and reported as the general path stores and reports it.
     pub fn run_carry(&mut self, op: &CarryOp, chen: u32) -> Result<(), FaultKind> {
-        let n = op.exec.size;
-        if op.need as usize > self.thread.grf.len() {
-            return Err(FaultKind::RegionOutOfBounds { operand: 0, offset: 0, len: op.need });
-        }
+        let n = op.en.size();
+        self.grf(0, op.need)?;
         let grf = &self.thread.grf;
         let [a, b, c] = [0, 1, 2].map(|i| modified(lanes_n(grf, &op.srcs[i], n), op.mods[i]));
         let (mut lo, mut hi) = ([0u64; 32], [0u64; 32]);
@@ -797,7 +785,6 @@ pub struct AddrAddOp {
     /// The destination's first slot and element, and its variable's element count.
     dst: (u32, u32, u32),
     need: u32,
-    pub exec: ExecMask,
     pub en: Enables,
 }
 
@@ -836,7 +823,6 @@ pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Optio
         need: span(&offset, n),
         offset,
         dst: (var.slot, d.elem, var.num_elts),
-        exec: inst.exec,
         en: Enables::new(inst.exec, inst.pred),
     })
 }
@@ -844,7 +830,7 @@ pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Optio
 impl<O: Observer> Ctx<'_, O> {
     /// Runs an in-place `addr_add` under the channel enables `chen`.
     pub fn run_addr_add(&mut self, op: &AddrAddOp, chen: u32) -> Result<(), FaultKind> {
-        let n = op.exec.size;
+        let n = op.en.size();
         if op.need as usize > self.thread.grf.len() {
             return Err(FaultKind::RegionOutOfBounds { operand: 2, offset: 0, len: op.need });
         }

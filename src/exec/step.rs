@@ -122,13 +122,7 @@ pub struct Interpreter {
 /// n + offset. Returns (ChEn, the EM part alone, the predicate mask alone).
 #[inline]
 pub fn channel_enables(inst: &Inst, em: u32, preds: &[u32]) -> (u32, u32, u32) {
-    enables(inst.exec, inst.pred, em, preds)
-}
-
-/// [`channel_enables`] from an instruction's exec mask and predicate.
-#[inline(always)]
-pub(super) fn enables(exec: ExecMask, pred: Option<Predicate>, em: u32, preds: &[u32]) -> (u32, u32, u32) {
-    Enables::new(exec, pred).of(em, preds)
+    Enables::new(inst.exec, inst.pred).of(em, preds)
 }
 
 /// An instruction's exec mask and predicate in the form a step's channel enables are made
@@ -185,6 +179,11 @@ impl Enables {
     /// The channel offset: lane i is channel `off + i`.
     pub(super) fn offset(&self) -> u32 {
         self.off
+    }
+
+    /// The exec size, for exec sizes of at most 32 lanes (every in-place form's).
+    pub(super) fn size(&self) -> u32 {
+        self.lanes.count_ones()
     }
 }
 
@@ -407,8 +406,8 @@ impl Interpreter {
         pc: InstIdx,
     ) -> Result<u32, Fault> {
         match plan {
-            // The common case, kept tight: the dword kernel, then the next instruction (no
-            // control state changes, so nothing to report beyond the writes).
+            // The common case, kept tight: the dword kernel (no control state changes, so
+            // nothing to report beyond the writes).
             Plan::Dword(op) => {
                 in_place(ctx, pc, &op.en, |ctx, chen, em_part, pmask| ctx.run_dword(op, chen, em_part, pmask))
             }
