@@ -1,6 +1,7 @@
 //! The integer fast forms: which integer instructions have one (`compile`, decided once per
 //! instruction when the interpreter is built: add, add3, mul, mad, mulh, logic, bfn, shifts,
-//! mov, cmp, sel, min/max and the bit counts on b/w/d/q types without saturation), and the in-place
+//! mov, cmp, sel, min/max and the bit counts on b/w/d/q types; with `.sat` on sources of 32 bits
+//! at most), and the in-place
 //! dword tier that runs the packed-dword ones. `qword.rs` runs the others on 64-bit lanes.
 //! Each gives exactly what `alu::eval` gives (generated tests compare them bit for bit).
 
@@ -149,9 +150,6 @@ pub(super) fn kernel_size(n: u32) -> bool {
 
 /// The fast form of `inst`, if it has one.
 pub fn compile(inst: &Inst) -> Option<FastOp> {
-    if inst.sat {
-        return None;
-    }
     let ops = &inst.operands;
     let kind = match (inst.op, &inst.sub) {
         (Opcode::Mov, _) => FastKind::Mov,
@@ -196,7 +194,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     // A packed float vector moved to f (`mov (M1, 8) R(0,0)<1>:f 0x3f302820:vf`) moves its
     // lanes' f32 bits (none is a NaN or a denormal, so `mov` changes none) as dwords.
     if let (FastKind::Mov, [Operand::Direct(d), Operand::Imm(imm)]) = (kind, ops.as_slice()) {
-        if d.ty == DataType::F && imm.ty == DataType::Vf && !d.is_null {
+        if d.ty == DataType::F && imm.ty == DataType::Vf && !d.is_null && !inst.sat {
             let (_, lanes) = super::alu::expand_vector_imm(imm.ty, imm.bits);
             let a = FastSrc::Vector(Box::new(lanes.map(|bits| bits as u32 as i64)), DataType::Ud);
             let b = FastSrc::Imm(0, DataType::D);
@@ -233,6 +231,9 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         || matches!(kind, FastKind::Mulh | FastKind::Div | FastKind::Mod) && (wide_src || dst_ty.size() > 4)
         // The bit ops read 32 bits at most and take no modifier (the general path says so).
         || bit_op && (wide(src_ty(&a)) || has_modifier(&a))
+        // `.sat` clamps a lane's exact result: the qword tier knows it for sources of 32 bits
+        // at most (a compare's and mulh's saturation is left to the general path).
+        || inst.sat && (matches!(kind, FastKind::Cmp(_) | FastKind::Mulh) || [&a, &b, &c].iter().any(|s| wide(src_ty(s))))
     {
         return None;
     }
@@ -334,7 +335,7 @@ pub(super) fn d32(src: &FastSrc) -> Option<D32> {
 
 /// The in-place dword form of a fast op, if it qualifies.
 pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
-    if matches!(f.kind, FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_)) {
+    if inst.sat || matches!(f.kind, FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_)) {
         return None;
     }
     let a = d32(&f.srcs[0])?;

@@ -1,8 +1,8 @@
 //! The in-place tier on 64-bit lanes: every integer fast form (`fast.rs` decides which
 //! instructions have one) that the dword tier does not take: q/uq operands (64-bit
 //! emulation, pointer arithmetic), byte and word types, source modifiers, `mad`, `mulh`,
-//! `add3`, `bfn`, the bit counts, any register region, indirect operands; `addc`/`subb`
-//! with their two destinations, and `addr_add`. Each source is read as 64-bit lanes extended by its type,
+//! `add3`, `bfn`, the bit counts, any register region, indirect operands, `.sat`;
+//! `addc`/`subb` with their two destinations, and `addr_add`. Each source is read as 64-bit lanes extended by its type,
 //! its modifier applied; the result is stored at the destination's width. Like the dword
 //! tier, every lane is read before any is written, the lane work is specialised on the kind
 //! and exec size, and writes reach the observer as the general path reports them.
@@ -88,6 +88,9 @@ pub struct QwordOp {
     /// GRF bytes the operands reach (every operand lies below this offset).
     need: u32,
     pred_dst: Option<PredId>,
+    /// `.sat`: the destination type's range, which every lane's exact result is clamped to
+    /// (`fast::compile` allows it on sources of 32 bits at most).
+    sat: Option<(i128, i128)>,
     pub en: Enables,
     kernel: QwordKernel,
 }
@@ -181,8 +184,9 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         unsigned: f.unsigned,
         need,
         pred_dst,
+        sat: inst.sat.then(|| super::convert::int_range(f.dst_ty)),
         en: Enables::new(inst.exec, inst.pred),
-        kernel: kernel_for(kind, n),
+        kernel: if inst.sat { sat_kernel_for(n) } else { kernel_for(kind, n) },
     })
 }
 
@@ -509,21 +513,79 @@ fn qword_kernel<const L: usize, const K: u8>(
             out
         }
     };
+    // `sel` writes under the execution mask alone: its predicate chooses.
+    store(grf, op, &values, if kind == FastKind::Sel { em_part } else { chen }, out)
+}
+
+/// Stores a kernel's results on lanes `enabled`: into the register destination, or into
+/// `out` for an indirect destination.
+#[inline(always)]
+fn store<const L: usize>(
+    grf: &mut [u8],
+    op: &QwordOp,
+    values: &[u64; L],
+    enabled: u32,
+    out: Option<&mut [u64; 32]>,
+) -> Option<u32> {
     if let Some(out) = out {
-        out[..L].copy_from_slice(&values);
+        out[..L].copy_from_slice(values);
         return None;
     }
     let dst = op.dst?;
-    // `sel` writes under the execution mask alone: its predicate chooses.
-    let enabled = if kind == FastKind::Sel { em_part } else { chen };
     let bytes = &mut grf[dst.base as usize..];
     match (dst.size, dst.stride) {
-        (8, 1) => fast::store_qwords(bytes, &values, enabled),
+        (8, 1) => fast::store_qwords(bytes, values, enabled),
         (4, 1) => fast::store_lanes(bytes, &values.map(|v| v as u32), enabled),
         (2, 1) => fast::store_words(bytes, &values.map(|v| v as u16), enabled),
-        (size, stride) => store_elements(bytes, &values, enabled, size, stride),
+        (size, stride) => store_elements(bytes, values, enabled, size, stride),
     }
     None
+}
+
+fn sat_kernel_for(n: u32) -> QwordKernel {
+    match n {
+        1 => sat_kernel::<1>,
+        2 => sat_kernel::<2>,
+        4 => sat_kernel::<4>,
+        8 => sat_kernel::<8>,
+        16 => sat_kernel::<16>,
+        _ => sat_kernel::<32>,
+    }
+}
+
+/// The lane work of a `.sat` op (a [`QwordKernel`]): each lane's exact result clamped to the
+/// destination type's range, then stored. The sources are of 32 bits at most, extended and
+/// modified into 64 bits, so the op's own kernel gives the exact result of every kind but
+/// the products and the left shift, which can pass 64 bits and are worked out in i128 here.
+fn sat_kernel<const L: usize>(
+    grf: &mut [u8],
+    op: &QwordOp,
+    offsets: Option<&Offsets>,
+    chen: u32,
+    em_part: u32,
+    pmask: u32,
+    out: Option<&mut [u64; 32]>,
+) -> Option<u32> {
+    let wide = |i: usize| source::<L>(grf, op, i, offsets).map(|v| v as i64 as i128);
+    let exact: [i128; L] = match op.kind {
+        FastKind::Mul | FastKind::Mad | FastKind::Shl => {
+            let (a, b) = (wide(0), wide(1));
+            let c = if op.kind == FastKind::Mad { wide(2) } else { [0; L] };
+            let m = op.count_mask as i128;
+            std::array::from_fn(|i| match op.kind {
+                FastKind::Shl => a[i] << (b[i] & m),
+                _ => a[i] * b[i] + c[i],
+            })
+        }
+        kind => {
+            let mut values = [0u64; 32];
+            kernel_for(kind, L as u32)(grf, op, offsets, chen, em_part, pmask, Some(&mut values));
+            std::array::from_fn(|i| values[i] as i64 as i128)
+        }
+    };
+    let (lo, hi) = op.sat.unwrap_or((i128::MIN, i128::MAX));
+    let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
+    store(grf, op, &exact.map(|v| v.clamp(lo, hi) as u64), enabled, out)
 }
 
 /// The three-input boolean function of truth table `table`: result bit = table bit
@@ -612,7 +674,7 @@ impl<O: Observer> Ctx<'_, O> {
         // The direct operands lie below `need`.
         self.grf(0, op.need)?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
-        if op.kind == FastKind::Mov {
+        if op.kind == FastKind::Mov && op.sat.is_none() {
             // A move's lane is its source's lane: only the lanes it writes are read (a
             // private array's element stored at a computed index writes one of sixteen).
             let (m, signed) = op.mods[0];

@@ -330,8 +330,8 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
     let (mut divmod_fast, mut madw_fast) = ([0usize; 2], 0usize);
     // not, rol and ror cases in the dword and qword tiers.
     let mut not_rotate_fast = [0usize; 2];
-    // Moves from a predicate in its plan.
-    let mut pred_moves = 0usize;
+    // Moves from a predicate in its plan; `.sat` cases in the qword tier.
+    let (mut pred_moves, mut sat_fast) = (0usize, 0usize);
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // A third of the cases in dwords, the dword tier's domain, a third in 64-bit and
@@ -382,7 +382,16 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
             "mad" | "add3" | "bfn" | "madw" => 3,
             _ => 2,
         };
-        let mnemonic = if op == "bfn" { format!("bfn.x{:x}", lcg(&mut s) % 256) } else { op.to_string() };
+        let mut mnemonic = if op == "bfn" { format!("bfn.x{:x}", lcg(&mut s) % 256) } else { op.to_string() };
+        // `.sat` (one case in four where the parser takes it): the exact result clamped to
+        // the destination's type.
+        let sat = !(op.starts_with("cmp")
+            || op.starts_with("p.")
+            || matches!(op, "setp" | "addc" | "subb" | "madw"))
+            && lcg(&mut s).is_multiple_of(4);
+        if sat {
+            mnemonic.push_str(".sat");
+        }
         let mut src = |i: usize, ty: &str, m: &str| {
             if lcg(&mut s).is_multiple_of(10) {
                 // A packed vector immediate: eight 4-bit elements, one per lane, repeated.
@@ -438,6 +447,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         }
         madw_fast += usize::from(op == "madw" && tier == vdb::exec::Tier::Qword);
         pred_moves += usize::from(op == "p.mov" && tier == vdb::exec::Tier::Pred);
+        sat_fast += usize::from(sat && tier == vdb::exec::Tier::Qword);
         if matches!(op, "not" | "rol" | "ror") && (tier as usize) < 2 {
             not_rotate_fast[tier as usize] += 1;
         }
@@ -450,6 +460,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
     );
     assert!(madw_fast > 60, "{madw_fast} madw cases in the qword tier");
     assert!(pred_moves > 100, "{pred_moves} moves from a predicate in place");
+    assert!(sat_fast > 200, "{sat_fast} .sat cases in the qword tier");
     assert!(
         not_rotate_fast[0] > 60 && not_rotate_fast[1] > 150,
         "not, rol and ror cases (dword, qword tier): {not_rotate_fast:?}"
@@ -870,12 +881,13 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
 
 /// Moves into a destination through an address register (how IGC writes a private array's
 /// element at a computed index: a predicated `mov` per element, often of one lane) from
-/// immediates and register regions of every integer type, signed values widened: the qword
+/// immediates and register regions of every integer type, signed values widened, some with
+/// `.sat`: the qword
 /// tier and the general ALU write the same elements, report the same writes and fault alike.
 #[test]
 fn generated_moves_into_indirect_destinations_agree_on_fast_and_general_paths() {
     let mut s = 0x3a7_u64;
-    let (mut fast_tier, mut faults) = (0, 0);
+    let (mut fast_tier, mut faults, mut sats) = (0, 0, 0);
     for _ in 0..600u32 {
         let [ta, tb] = [0, 0].map(|_| TYPES[(lcg(&mut s) % TYPES.len() as u64) as usize]);
         let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
@@ -888,7 +900,10 @@ fn generated_moves_into_indirect_destinations_agree_on_fast_and_general_paths() 
         };
         let (elem, offset, stride) = (lcg(&mut s) % 2, 8 * (lcg(&mut s) % 3), 1 + lcg(&mut s) % 2);
         let pred = ["(P0) ", "(!P0) ", ""][(lcg(&mut s) % 3) as usize];
-        let line = format!("{pred}mov (M1, {size}) r[A0({elem}),{offset}]<{stride}>:{ta} {src}");
+        // One move in four saturates: each lane's value clamped to the element's type.
+        let sat = if lcg(&mut s).is_multiple_of(4) { ".sat" } else { "" };
+        sats += usize::from(!sat.is_empty());
+        let line = format!("{pred}mov{sat} (M1, {size}) r[A0({elem}),{offset}]<{stride}>:{ta} {src}");
         let (body, text) = through_a0([ta, tb, ta], size, &line);
         let (fast, tier) =
             on_both_paths(&text, lcg(&mut s), u32::MAX, Fill::Integers, 1, 1).unwrap_or_else(|first| {
@@ -899,6 +914,7 @@ fn generated_moves_into_indirect_destinations_agree_on_fast_and_general_paths() 
     }
     assert!(fast_tier > 550, "only {fast_tier} cases took the qword tier");
     assert!(faults > 10 && faults < 300, "{faults} cases faulted");
+    assert!(sats > 100, "{sats} saturating moves");
 }
 
 /// f32 operations with sources through address registers (`<1,0>` or `<1;1,0>`, with
