@@ -143,10 +143,10 @@ impl Threads {
         }
     }
 
-    /// Threads of `self` not shared with `other` (an earlier copy of the same table), found
-    /// by skipping whole chunks the two share (and chunks neither built); and how many chunks
-    /// are not shared.
-    pub fn unshared_with<'a>(&'a self, other: &Threads) -> (Vec<&'a ThreadState>, usize) {
+    /// Threads of `self` not shared with `other` (an earlier copy of the same table), with
+    /// their indices, found by skipping whole chunks the two share (and chunks neither
+    /// built); and how many chunks are not shared.
+    pub fn unshared_with<'a>(&'a self, other: &Threads) -> (Vec<(usize, &'a Shared<ThreadState>)>, usize) {
         let (mut threads, mut chunks) = (Vec::new(), 0);
         for (i, cell) in self.chunks.iter().enumerate() {
             let Some(chunk) = cell.get() else { continue };
@@ -157,7 +157,7 @@ impl Threads {
             chunks += 1;
             for (j, t) in chunk.iter().enumerate() {
                 if old.and_then(|o| o.get(j)).is_none_or(|u| !Shared::ptr_eq(t, u)) {
-                    threads.push(&**t);
+                    threads.push((i * CHUNK + j, t));
                 }
             }
         }
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!((checkpoint[130].simd, live[130].simd), (130, 1000));
         let (copied, chunks) = live.unshared_with(&checkpoint);
         assert_eq!(chunks, 1);
-        assert_eq!(copied.iter().map(|t| t.simd).collect::<Vec<_>>(), vec![1000]);
+        assert_eq!(copied.iter().map(|(i, t)| (*i, t.simd)).collect::<Vec<_>>(), vec![(130, 1000)]);
         assert!(live.get(200).is_none() && live.get_mut(200).is_none());
         live.push(thread(7));
         assert_eq!((live.len(), live.unshared_with(&checkpoint).1), (201, 2));

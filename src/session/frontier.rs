@@ -304,7 +304,7 @@ fn record_again(
     len: u64,
     batch: &mut Batch,
 ) -> Option<Recorder> {
-    let mut machine = ck.machine.clone();
+    let mut machine = ck.machine();
     let mut sched = base.clone();
     sched.resume(&ck.sched);
     (sched.steps, sched.step_limit) = (0, 0);

@@ -202,8 +202,7 @@ impl Session {
                 Rebase::new(start, &end, first_thread, groups.start).folding(later.accesses.folds.clone());
             self.recorder.join(later.recorder, &mut rebase);
             // The chunk's end is its last checkpoint.
-            self.machine =
-                self.recorder.checkpoints.list.last().map(|c| c.machine.clone()).unwrap_or_default();
+            self.machine = self.recorder.checkpoints.list.last().map(|c| c.machine()).unwrap_or_default();
             self.sched.steps += later.steps;
             self.now = self.recorder.len();
             self.window_steps += later.window_steps;

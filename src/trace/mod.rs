@@ -3,6 +3,7 @@
 //!
 //! Time `t` is the state after `t` steps; step record `t` takes time `t` to time `t + 1`.
 
+mod checkpoint;
 mod controls;
 mod index;
 mod layout;
@@ -11,9 +12,10 @@ mod recorder;
 mod steps;
 mod window;
 
+pub use checkpoint::Checkpoint;
 pub use index::{FastMap, WriteIndex, MAX_STEPS};
 pub use log::{Entry, EntryKind, Kind, LogEntry, Xor};
-pub use recorder::{Cache, Checkpoint, Checkpoints, Rebase, RecordedBytes, Recorder, Rerun, Trace, WriteHit};
+pub use recorder::{Cache, Checkpoints, Rebase, RecordedBytes, Recorder, Rerun, Trace, WriteHit};
 pub use steps::{StepRecord, Steps};
 pub use window::{record_step, record_window, Batch, Probe, Single, Stage, Window};
 

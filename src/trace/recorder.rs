@@ -1,6 +1,7 @@
 //! The recorder: the trace (step records, delta log, indexes) that staged steps are appended
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
+use super::checkpoint::{Checkpoint, ThreadPatch, KEY_EVERY};
 use super::controls::ControlTable;
 use super::index::{WriteIndex, SEGMENT};
 use super::layout::{Layout, Owner, WindowLayout};
@@ -47,15 +48,6 @@ impl RecordedBytes {
     pub fn total(&self) -> u64 {
         self.log + self.steps + self.controls + self.index + self.checkpoints
     }
-}
-
-/// A full machine at a recorded time (sharing unchanged threads and pages with the live one),
-/// and where the scheduler stood: the steps after it can be run again from there.
-#[derive(Clone, Debug)]
-pub struct Checkpoint {
-    pub time: u64,
-    pub machine: Machine,
-    pub sched: SchedPos,
 }
 
 /// One write found by a query, with the queried bytes' values around it.
@@ -277,8 +269,9 @@ impl Default for Trace {
     }
 }
 
-/// Full machines at recorded times, `interval` steps apart.
-#[derive(Clone, Debug)]
+/// Machines at recorded times, `interval` steps apart: keys, and deltas from the last key
+/// (`checkpoint.rs`).
+#[derive(Clone, Debug, Default)]
 pub struct Checkpoints {
     pub list: Vec<Arc<Checkpoint>>,
     /// Steps between checkpoints.
@@ -287,6 +280,9 @@ pub struct Checkpoints {
     bytes: u64,
     /// Of those, the first checkpoint's.
     first: u64,
+    /// The last key checkpoint, which the next ones are deltas from, and how many were taken
+    /// since it (None: the next is a key).
+    key: Option<(Arc<Checkpoint>, u32)>,
 }
 
 #[derive(Debug)]
@@ -298,7 +294,7 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder whose time 0 is `machine`, with `sched` where it stands.
     pub fn new(machine: &Machine, sched: &Scheduler) -> Recorder {
-        let mut checkpoints = Checkpoints { list: Vec::new(), interval: 4096, bytes: 0, first: 0 };
+        let mut checkpoints = Checkpoints { interval: 4096, ..Checkpoints::default() };
         checkpoints.take(machine, sched.position(), 0);
         Recorder::with(machine, checkpoints)
     }
@@ -310,8 +306,10 @@ impl Recorder {
     /// writes are not indexed: the recording the part was dropped from keeps their index.
     pub fn resume(from: &Checkpoint, len: u64) -> Recorder {
         let list = vec![Arc::new(Checkpoint { time: 0, ..from.clone() })];
-        let mut recorder =
-            Recorder::with(&from.machine, Checkpoints { list, interval: len + 1, bytes: 0, first: 0 });
+        let mut recorder = Recorder::with(
+            &from.machine(),
+            Checkpoints { list, interval: len + 1, ..Checkpoints::default() },
+        );
         recorder.trace.index = WriteIndex::off();
         recorder
     }
@@ -347,17 +345,21 @@ impl Recorder {
             let pos = first.as_ref().map_or_else(SchedPos::default, |c| c.sched);
             self.checkpoints.take(rebase.end, pos, offset);
         }
-        let first_bytes = first.map_or(0, |c| first_checkpoint_bytes(&c.machine));
+        let first_bytes = first.map_or(0, |c| first_checkpoint_bytes(&c.machine()));
         self.checkpoints.bytes += later.checkpoints.bytes.saturating_sub(first_bytes);
         for ck in list {
             let ck = Arc::unwrap_or_clone(ck);
-            let machine = rebase.machine(ck.machine);
-            self.checkpoints.list.push(Arc::new(Checkpoint {
-                time: offset + ck.time,
-                machine,
-                sched: ck.sched,
-            }));
+            let (time, sched) = (offset + ck.time, ck.sched);
+            // A delta's patches are of threads the second core ran, which the rebase keeps
+            // from its machine: they apply to the rebased threads of the key as they did.
+            let (base, patch) = ck.into_parts();
+            let patch = rebase.own_threads(patch);
+            let ck = Checkpoint::from_parts(time, rebase.machine(base), patch, sched);
+            self.checkpoints.list.push(Arc::new(ck));
         }
+        // The machine the recording goes on from is the last checkpoint's, whose threads the
+        // rebase made anew: the next checkpoint is a key.
+        self.checkpoints.key = None;
         let first_joined = self.trace.parts.len();
         self.trace.join(later.trace);
         // The joined parts start from the recording's (rebased) checkpoints, which the list
@@ -389,7 +391,7 @@ impl Recorder {
     /// it is in.
     pub fn restore(&self, machine: &mut Machine, time: u64) {
         let ck = self.checkpoint_before(time.min(self.len()));
-        *machine = ck.machine.clone();
+        *machine = ck.machine();
         self.seek(machine, ck.time, time);
     }
 
@@ -414,7 +416,7 @@ impl Recorder {
         for ck in std::iter::once(earlier).chain(later) {
             if ck.time.abs_diff(target) < distance {
                 distance = ck.time.abs_diff(target);
-                *machine = ck.machine.clone();
+                *machine = ck.machine();
                 time = ck.time;
             }
         }
@@ -627,6 +629,15 @@ impl<'a> Rebase<'a> {
         self
     }
 
+    /// The patches of a delta checkpoint of the second core's that are of its own threads
+    /// (it changes no other: those come from `end`).
+    fn own_threads(&self, patch: Arc<[ThreadPatch]>) -> Arc<[ThreadPatch]> {
+        if patch.iter().all(|p| p.thread() as usize >= self.first_thread) {
+            return patch;
+        }
+        patch.iter().filter(|p| p.thread() as usize >= self.first_thread).cloned().collect()
+    }
+
     /// The whole run's machine at the time `later`, a machine of the second core's, stands
     /// at. Later machines go in time order.
     pub fn machine(&mut self, mut later: Machine) -> Machine {
@@ -700,26 +711,53 @@ impl Checkpoints {
         self.list.is_empty()
     }
 
+    /// Takes a checkpoint: a key when none is due from the last key, else a delta from it.
     fn take(&mut self, machine: &Machine, sched: SchedPos, time: u64) {
-        if let Some(prev) = self.list.last() {
-            let (copied, chunks) = machine.threads.unshared_with(&prev.machine.threads);
-            let threads: u64 = copied
-                .iter()
-                .map(|t| {
-                    (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64 + t.control.heap_bytes()
-                })
-                .sum();
-            let pages = machine.svm.pages_made_since(&prev.machine.svm) * PAGE_SIZE;
-            let slms = machine.slms.unshared_bytes(&prev.machine.slms);
-            // The table: one pointer per chunk, and the chunks of pointers that were copied.
-            let table =
-                8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64;
-            self.bytes += threads + pages + slms + table;
-        } else {
+        let Some(prev) = self.list.last() else {
             self.first = first_checkpoint_bytes(machine);
             self.bytes += self.first;
-        }
-        self.list.push(Arc::new(Checkpoint { time, machine: machine.clone(), sched }));
+            let key = Arc::new(Checkpoint::key(time, machine, sched));
+            self.key = Some((key.clone(), 0));
+            self.list.push(key);
+            return;
+        };
+        // Pages and SLMs: a checkpoint shares them with the live machine as a key does.
+        let pages = machine.svm.pages_made_since(&prev.base.svm) * PAGE_SIZE;
+        let slms = machine.slms.unshared_bytes(&prev.base.slms);
+        let table = |chunks: usize| {
+            8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64
+        };
+        let delta = self
+            .key
+            .as_mut()
+            .filter(|(_, since)| *since + 1 < KEY_EVERY)
+            .and_then(|(key, since)| Some((Checkpoint::delta(time, machine, sched, key)?, since)));
+        let ck = match delta {
+            Some(((ck, patches), since)) => {
+                *since += 1;
+                // Its table is the key's.
+                self.bytes += patches + pages + slms + table(0);
+                Arc::new(ck)
+            }
+            None => {
+                // The threads copied since the last key (the one the previous checkpoint was,
+                // or was a delta from), and the chunks of pointers copied with them.
+                let last_key = self.key.as_ref().map_or(&prev.base.threads, |(k, _)| &k.base.threads);
+                let (copied, chunks) = machine.threads.unshared_with(last_key);
+                let threads: u64 = copied
+                    .iter()
+                    .map(|(_, t)| {
+                        (t.grf.len() + 4 * (t.preds.len() + t.addrs.len()) + 64) as u64
+                            + t.control.heap_bytes()
+                    })
+                    .sum();
+                self.bytes += threads + pages + slms + table(chunks);
+                let key = Arc::new(Checkpoint::key(time, machine, sched));
+                self.key = Some((key.clone(), 0));
+                key
+            }
+        };
+        self.list.push(ck);
     }
 }
 

@@ -161,11 +161,11 @@ LOOP:
     let list = &s.recorder.checkpoints.list;
     let copied: u64 = list
         .windows(2)
-        .flat_map(|w| {
-            let prev = &w[0].machine.slms;
-            w[1].machine.slms.iter().enumerate().filter(move |(i, slm)| !Shared::ptr_eq(slm, &prev[*i]))
+        .map(|w| {
+            let (prev, next) = (w[0].machine().slms, w[1].machine().slms);
+            let unshared = next.iter().enumerate().filter(|(i, slm)| !Shared::ptr_eq(slm, &prev[*i]));
+            unshared.map(|(_, slm)| slm.bytes.len() as u64).sum::<u64>()
         })
-        .map(|(_, slm)| slm.bytes.len() as u64)
         .sum();
     assert!(copied >= 8 * 64 * 1024, "SLM copies: {copied} bytes");
     let held = s.recorder.checkpoints.bytes();

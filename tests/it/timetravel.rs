@@ -39,7 +39,7 @@ fn forward_then_backward_gives_the_same_hash_at_every_step() {
         // The end is a checkpoint too: seeks near it undo from there.
         let end = s.recorder.checkpoints.list.last().expect("checkpoints");
         assert_eq!(end.time, s.recorder.len(), "{}", path.display());
-        assert_eq!(end.machine.state_hash(), *hashes.last().expect("a hash"), "{}", path.display());
+        assert_eq!(end.machine().state_hash(), *hashes.last().expect("a hash"), "{}", path.display());
         for t in (0..hashes.len() - 1).rev() {
             s.backward().expect("step back");
             assert_eq!(s.machine.state_hash(), hashes[t], "{} step {t} backward", path.display());
@@ -75,7 +75,7 @@ fn a_seek_copies_out_what_the_next_steps_change() {
         s.goto(0);
         // From step 0, the end checkpoint is nearest: the machine is cloned from it.
         s.goto(end);
-        let checkpoint = s.recorder.checkpoints.list.last().expect("an end checkpoint").machine.clone();
+        let checkpoint = s.recorder.checkpoints.list.last().expect("an end checkpoint").machine();
         let mut svm_written = false;
         for step in end.saturating_sub(2)..end {
             let thread = s.recorder.trace.at(step).thread as usize;
@@ -981,4 +981,42 @@ fn searching_for_instructions_reads_only_the_parts_that_ran_them() {
         }
     }
     assert!(spared > 100, "only {spared} parts spared");
+}
+
+/// Every checkpoint holds the machine at its time, whether it is a key or a delta from one
+/// (the threads changed since the key, as the units of their registers that differ): on a
+/// launch of many work-groups (a lazy thread table, SLMs, atomics), recorded on one core and
+/// on two (the second core's checkpoints rebased as they join), each checkpoint's machine is
+/// the one a recording with no checkpoint but the first reaches by replaying its log there.
+/// Most checkpoints are deltas.
+#[test]
+fn delta_checkpoints_hold_the_machine_at_their_time() {
+    let path = crate::opencl::small_histogram();
+    let mut reference = session(&path);
+    (reference.cores, reference.lean_recording) = (1, false);
+    reference.recorder.checkpoints.interval = u64::MAX / 4;
+    assert!(matches!(reference.run_to_end(), StopReason::End));
+    for cores in [1, 2] {
+        let mut s = session(&path);
+        s.cores = cores;
+        s.recorder.checkpoints.interval = 512;
+        assert!(matches!(s.run_to_end(), StopReason::End));
+        let list = s.recorder.checkpoints.list.clone();
+        let deltas = list.iter().filter(|c| !c.is_key()).count();
+        assert!(
+            list.len() > 20 && deltas * 2 > list.len(),
+            "cores {cores}: {deltas} deltas of {}",
+            list.len()
+        );
+        for ck in &list {
+            reference.goto(ck.time);
+            assert_eq!(
+                ck.machine().state_hash(),
+                reference.machine.state_hash(),
+                "cores {cores}: the checkpoint at {} ({})",
+                ck.time,
+                if ck.is_key() { "key" } else { "delta" }
+            );
+        }
+    }
 }

@@ -1,0 +1,211 @@
+//! Checkpoints: the machine at a recorded time, from which the steps after it can be run
+//! again or a seek starts.
+//!
+//! A key checkpoint is a clone of the live machine: it shares every thread and page with it,
+//! and the live machine copies a thread on its first write after that. Copying each thread
+//! that runs, at every checkpoint, cost recordings of few threads with long lives (a
+//! work-group's sixteen threads in a loop) a third of their time, most of it the kernel
+//! handing out fresh pages. Between keys, a checkpoint is a delta: the live machine's memory
+//! and SLMs as a clone shares them, the key's threads, and a [`ThreadPatch`] for every thread
+//! the live machine copied since the key, holding only the 64-byte units of its registers that
+//! differ from the key's. The live threads then stay the live machine's own until the next key.
+
+use std::sync::Arc;
+
+use crate::exec::SchedPos;
+use crate::machine::{Control, Machine, Shared, ThreadState};
+
+/// Bytes of a patch's register unit.
+const UNIT: usize = 64;
+
+/// A checkpoint in `KEY_EVERY` is a key.
+pub(super) const KEY_EVERY: u32 = 16;
+
+/// Register bytes of the threads changed since the key above which a checkpoint is a key:
+/// many short threads (each running once, then done) make deltas that compare and hold more
+/// than the copies a key lets the live machine make.
+const DELTA_LIMIT: usize = 1 << 20;
+
+/// The machine at a recorded time, and where the scheduler stood: the steps after it can be
+/// run again from there.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub time: u64,
+    /// The machine at `time`, but for the threads `patch` brings there from a key's.
+    pub(super) base: Machine,
+    pub(super) patch: Arc<[ThreadPatch]>,
+    pub sched: SchedPos,
+}
+
+impl Checkpoint {
+    /// A key checkpoint of `machine` (a clone: it shares every thread and page).
+    pub(super) fn key(time: u64, machine: &Machine, sched: SchedPos) -> Checkpoint {
+        Checkpoint { time, base: machine.clone(), patch: Arc::new([]), sched }
+    }
+
+    /// A checkpoint of `machine` at `time` as a delta from `key` (an earlier key checkpoint
+    /// of the same run), and the bytes its patches hold; None when a key costs less: the
+    /// threads changed since `key` hold more than [`DELTA_LIMIT`] bytes of registers (each
+    /// delta compares them all, and holds what changed in each), or the table grew.
+    pub(super) fn delta(
+        time: u64,
+        machine: &Machine,
+        sched: SchedPos,
+        key: &Checkpoint,
+    ) -> Option<(Checkpoint, u64)> {
+        if machine.threads.len() != key.base.threads.len() {
+            return None;
+        }
+        let (changed, _) = machine.threads.unshared_with(&key.base.threads);
+        if changed.iter().map(|(_, t)| t.grf.len()).sum::<usize>() > DELTA_LIMIT {
+            return None;
+        }
+        // A thread of a chunk the key had not built is in its start state there: `get`
+        // builds it to compare with.
+        let patch: Vec<ThreadPatch> = changed
+            .into_iter()
+            .filter_map(|(i, live)| ThreadPatch::new(i, live, key.base.threads.get(i)))
+            .collect();
+        let bytes = patch.iter().map(ThreadPatch::bytes).sum();
+        let mut base = machine.clone();
+        base.threads = key.base.threads.clone();
+        Some((Checkpoint { time, base, patch: patch.into(), sched }, bytes))
+    }
+
+    /// The machine at the checkpoint's time (sharing every thread and page it can with the
+    /// checkpoint and its key).
+    pub fn machine(&self) -> Machine {
+        let mut machine = self.base.clone();
+        for p in self.patch.iter() {
+            p.apply(&mut machine);
+        }
+        machine
+    }
+
+    /// Whether this is a key checkpoint (its own threads, no patch).
+    pub fn is_key(&self) -> bool {
+        self.patch.is_empty()
+    }
+
+    /// The machine with its threads as the key's: what a rebase works on (the patches touch
+    /// only threads it keeps, see `Recorder::join`).
+    pub(super) fn into_parts(self) -> (Machine, Arc<[ThreadPatch]>) {
+        (self.base, self.patch)
+    }
+
+    pub(super) fn from_parts(
+        time: u64,
+        base: Machine,
+        patch: Arc<[ThreadPatch]>,
+        sched: SchedPos,
+    ) -> Checkpoint {
+        Checkpoint { time, base, patch, sched }
+    }
+}
+
+/// One thread at a delta checkpoint: its control state, predicates and address registers,
+/// and the register units that differ from its key's; or, where the key has no such thread
+/// built (or one of another size), the whole thread, shared.
+#[derive(Clone, Debug)]
+pub(super) enum ThreadPatch {
+    Units {
+        thread: u32,
+        control: Box<Control>,
+        preds: Box<[u32]>,
+        addrs: Box<[u32]>,
+        /// Runs of differing units: their GRF offset and length, their bytes in `bytes`.
+        runs: Box<[(u32, u32)]>,
+        bytes: Box<[u8]>,
+    },
+    Whole(u32, Shared<ThreadState>),
+}
+
+impl ThreadPatch {
+    /// The patch that brings thread `thread` from `key` to `live`; None if they agree.
+    fn new(
+        thread: usize,
+        live: &Shared<ThreadState>,
+        key: Option<&Shared<ThreadState>>,
+    ) -> Option<ThreadPatch> {
+        let same_size = |k: &&Shared<ThreadState>| {
+            (k.grf.len(), k.preds.len(), k.addrs.len())
+                == (live.grf.len(), live.preds.len(), live.addrs.len())
+        };
+        let Some(key) = key.filter(same_size) else {
+            return Some(ThreadPatch::Whole(thread as u32, live.clone()));
+        };
+        let (mut runs, mut bytes) = (Vec::<(u32, u32)>::new(), Vec::new());
+        for (u, (new, old)) in live.grf.chunks(UNIT).zip(key.grf.chunks(UNIT)).enumerate() {
+            if new == old {
+                continue;
+            }
+            let at = (u * UNIT) as u32;
+            match runs.last_mut() {
+                Some((start, len)) if *start + *len == at => *len += new.len() as u32,
+                _ => runs.push((at, new.len() as u32)),
+            }
+            bytes.extend_from_slice(new);
+        }
+        if runs.is_empty()
+            && live.control == key.control
+            && live.preds == key.preds
+            && live.addrs == key.addrs
+        {
+            return None;
+        }
+        Some(ThreadPatch::Units {
+            thread: thread as u32,
+            control: Box::new(live.control.clone()),
+            preds: live.preds.as_slice().into(),
+            addrs: live.addrs.as_slice().into(),
+            runs: runs.into(),
+            bytes: bytes.into(),
+        })
+    }
+
+    /// The thread it patches.
+    pub(super) fn thread(&self) -> u32 {
+        match self {
+            ThreadPatch::Units { thread, .. } | ThreadPatch::Whole(thread, _) => *thread,
+        }
+    }
+
+    /// Brings the thread of `machine` (the key's) to the patch's state.
+    fn apply(&self, machine: &mut Machine) {
+        match self {
+            ThreadPatch::Whole(i, thread) => {
+                if let Some(slot) = machine.threads.get_mut(*i as usize) {
+                    *slot = thread.clone();
+                }
+            }
+            ThreadPatch::Units { thread, control, preds, addrs, runs, bytes } => {
+                let Some(slot) = machine.threads.get_mut(*thread as usize) else { return };
+                let t = Shared::make_mut(slot);
+                t.control.clone_from(&**control);
+                t.preds.copy_from_slice(preds);
+                t.addrs.copy_from_slice(addrs);
+                let mut from = 0;
+                for &(at, len) in runs.iter() {
+                    let (at, len) = (at as usize, len as usize);
+                    t.grf[at..at + len].copy_from_slice(&bytes[from..from + len]);
+                    from += len;
+                }
+            }
+        }
+    }
+
+    /// Bytes it holds.
+    fn bytes(&self) -> u64 {
+        match self {
+            // Shared with the live machine until that writes the thread: then a copy.
+            ThreadPatch::Whole(_, t) => (t.grf.len() + 4 * (t.preds.len() + t.addrs.len())) as u64,
+            ThreadPatch::Units { control, preds, addrs, runs, bytes, .. } => {
+                (std::mem::size_of::<ThreadPatch>()
+                    + bytes.len()
+                    + 8 * runs.len()
+                    + 4 * (preds.len() + addrs.len())) as u64
+                    + control.heap_bytes()
+            }
+        }
+    }
+}
