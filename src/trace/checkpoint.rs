@@ -9,6 +9,8 @@
 //! and SLMs as a clone shares them, the key's threads, and a [`ThreadPatch`] for every thread
 //! the live machine copied since the key, holding only the 64-byte units of its registers that
 //! differ from the key's. The live threads then stay the live machine's own until the next key.
+//! A delta that would cost more than a key is not taken (`Checkpoint::delta`): then the
+//! checkpoint is a key, and the next deltas start from it.
 
 use std::sync::Arc;
 
@@ -44,20 +46,23 @@ impl Checkpoint {
     }
 
     /// A checkpoint of `machine` at `time` as a delta from `key` (an earlier key checkpoint
-    /// of the same run), and the bytes its patches hold; None when a key costs less: the
-    /// threads changed since `key` hold more than [`DELTA_LIMIT`] bytes of registers (each
-    /// delta compares them all, and holds what changed in each), or the table grew.
+    /// of the same run), the bytes its patches hold and the register bytes of the threads
+    /// changed since `key`; None when a key costs less: those threads hold more than
+    /// [`DELTA_LIMIT`] bytes of registers (each delta compares them all), the patches would
+    /// hold more than `limit` (default: three quarters of those bytes), or the table grew.
     pub(super) fn delta(
         time: u64,
         machine: &Machine,
         sched: SchedPos,
         key: &Checkpoint,
-    ) -> Option<(Checkpoint, u64)> {
+        limit: Option<u64>,
+    ) -> Option<(Checkpoint, u64, u64)> {
         if machine.threads.len() != key.base.threads.len() {
             return None;
         }
         let (changed, _) = machine.threads.unshared_with(&key.base.threads);
-        if changed.iter().map(|(_, t)| t.grf.len()).sum::<usize>() > DELTA_LIMIT {
+        let full = changed.iter().map(|(_, t)| t.grf.len()).sum::<usize>();
+        if full > DELTA_LIMIT {
             return None;
         }
         // A thread of a chunk the key had not built is in its start state there: `get`
@@ -67,9 +72,14 @@ impl Checkpoint {
             .filter_map(|(i, live)| ThreadPatch::new(i, live, key.base.threads.get(i)))
             .collect();
         let bytes = patch.iter().map(ThreadPatch::bytes).sum();
+        // Threads whose registers change all over (tiles loaded anew) make deltas as large
+        // as the copies a key costs.
+        if bytes > limit.unwrap_or(full as u64 * 3 / 4) {
+            return None;
+        }
         let mut base = machine.clone();
         base.threads = key.base.threads.clone();
-        Some((Checkpoint { time, base, patch: patch.into(), sched }, bytes))
+        Some((Checkpoint { time, base, patch: patch.into(), sched }, bytes, full as u64))
     }
 
     /// The machine at the checkpoint's time (sharing every thread and page it can with the
@@ -206,6 +216,89 @@ impl ThreadPatch {
                     + 4 * (preds.len() + addrs.len())) as u64
                     + control.heap_bytes()
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{ThreadId, ThreadStatus, WaitList};
+    use crate::trace::Checkpoints;
+
+    /// `n` threads of 4 KiB of registers.
+    fn machine(n: usize) -> Machine {
+        let thread = ThreadState {
+            grf: vec![0; 4096],
+            preds: vec![0; 2],
+            addrs: vec![0; 1],
+            control: Control {
+                pc: crate::isa::InstIdx(0),
+                em: 0xffff,
+                call_mask: 0xffff,
+                waiting: WaitList::default(),
+                stack: Vec::new(),
+                status: ThreadStatus::Running,
+            },
+            dispatch_mask: 0xffff,
+            simd: 16,
+            group: 0,
+            index_in_group: 0,
+        };
+        Machine { threads: (0..n).map(|_| Shared::new(thread.clone())).collect(), ..Machine::default() }
+    }
+
+    /// Writes `units` 64-byte units of each of `threads`, and moves their pc.
+    fn run(m: &mut Machine, threads: std::ops::Range<u32>, units: usize, round: u8) {
+        for t in threads {
+            let thread = m.thread_mut(ThreadId(t));
+            for u in 0..units {
+                thread.grf[u * UNIT + 3] = round;
+            }
+            thread.control.pc.0 += 1;
+        }
+    }
+
+    /// Checkpoints of a machine whose 16 threads run in turns of four, each turn writing
+    /// `units` units of its threads: deltas while they hold no more than a turn's copies
+    /// cost a key, then a key; every checkpoint gives back the machine it was taken of.
+    fn record(units: usize) -> (Checkpoints, Vec<u64>) {
+        let mut m = machine(16);
+        let mut cks = Checkpoints::default();
+        (cks.interval, cks.deltas) = (1, true);
+        let mut hashes = Vec::new();
+        for time in 0..24u64 {
+            if time > 0 {
+                let turn = ((time - 1) % 4) as u32;
+                run(&mut m, 4 * turn..4 * turn + 4, units, time as u8);
+            }
+            cks.take(&m, crate::exec::SchedPos::default(), time);
+            hashes.push(m.state_hash());
+        }
+        (cks, hashes)
+    }
+
+    #[test]
+    fn deltas_hold_what_changed_until_a_key_costs_less() {
+        for units in [2, 40, 64] {
+            let (cks, hashes) = record(units);
+            let got: Vec<u64> = cks.list.iter().map(|c| c.machine().state_hash()).collect();
+            assert_eq!(got, hashes, "{units} units a turn");
+            let keys: Vec<u64> = cks.list.iter().filter(|c| c.is_key()).map(|c| c.time).collect();
+            let expected: Vec<u64> = match units {
+                // 128 bytes of 4 KiB: every checkpoint but each 16th is a delta, the 15th
+                // holding all 16 threads.
+                2 => {
+                    assert_eq!(cks.list[15].patch.len(), 16);
+                    vec![0, 16]
+                }
+                // Most of the file: the first delta holds one turn's four threads, the second
+                // would hold eight (more than the four copies a key costs): a key.
+                40 => (0..24).step_by(2).collect(),
+                // The whole file: a delta holds more than a key costs.
+                _ => (0..24).collect(),
+            };
+            assert_eq!(keys, expected, "{units} units a turn");
         }
     }
 }

@@ -280,9 +280,28 @@ pub struct Checkpoints {
     bytes: u64,
     /// Of those, the first checkpoint's.
     first: u64,
-    /// The last key checkpoint, which the next ones are deltas from, and how many were taken
-    /// since it (None: the next is a key).
-    key: Option<(Arc<Checkpoint>, u32)>,
+    /// The last key checkpoint, which the next ones are deltas from (None: the next is a key).
+    key: Option<Key>,
+    /// Whether checkpoints between keys are deltas (else every one is a key: what
+    /// recordings did before deltas, kept to compare with).
+    pub deltas: bool,
+}
+
+/// The key checkpoint the next checkpoints are deltas from.
+#[derive(Clone, Debug)]
+struct Key {
+    checkpoint: Arc<Checkpoint>,
+    /// Checkpoints taken since.
+    since: u32,
+    /// The register bytes of the threads that ran in the interval after it (the copies it
+    /// cost), once the first delta found them.
+    interval_copies: Option<u64>,
+}
+
+impl Key {
+    fn new(checkpoint: &Arc<Checkpoint>) -> Key {
+        Key { checkpoint: checkpoint.clone(), since: 0, interval_copies: None }
+    }
 }
 
 #[derive(Debug)]
@@ -294,7 +313,7 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder whose time 0 is `machine`, with `sched` where it stands.
     pub fn new(machine: &Machine, sched: &Scheduler) -> Recorder {
-        let mut checkpoints = Checkpoints { interval: 4096, ..Checkpoints::default() };
+        let mut checkpoints = Checkpoints { interval: 4096, deltas: true, ..Checkpoints::default() };
         checkpoints.take(machine, sched.position(), 0);
         Recorder::with(machine, checkpoints)
     }
@@ -712,12 +731,12 @@ impl Checkpoints {
     }
 
     /// Takes a checkpoint: a key when none is due from the last key, else a delta from it.
-    fn take(&mut self, machine: &Machine, sched: SchedPos, time: u64) {
+    pub(super) fn take(&mut self, machine: &Machine, sched: SchedPos, time: u64) {
         let Some(prev) = self.list.last() else {
             self.first = first_checkpoint_bytes(machine);
             self.bytes += self.first;
             let key = Arc::new(Checkpoint::key(time, machine, sched));
-            self.key = Some((key.clone(), 0));
+            self.key = Some(Key::new(&key));
             self.list.push(key);
             return;
         };
@@ -727,14 +746,27 @@ impl Checkpoints {
         let table = |chunks: usize| {
             8 * (machine.threads.len().div_ceil(THREADS_PER_CHUNK) + THREADS_PER_CHUNK * chunks) as u64
         };
-        let delta = self
-            .key
-            .as_mut()
-            .filter(|(_, since)| *since + 1 < KEY_EVERY)
-            .and_then(|(key, since)| Some((Checkpoint::delta(time, machine, sched, key)?, since)));
+        let deltas = self.deltas;
+        let due = self.key.as_mut().filter(|k| deltas && k.since + 1 < KEY_EVERY);
+        let delta = match due {
+            // Past the first delta, one holds at most what the first cost a key: the copies
+            // of the threads that ran in one interval (deltas repeat what changed since the
+            // key in every thread that ran since, which grows).
+            Some(key) => {
+                match Checkpoint::delta(time, machine, sched, &key.checkpoint, key.interval_copies) {
+                    Some((ck, patches, full)) => {
+                        key.interval_copies.get_or_insert(full);
+                        key.since += 1;
+                        Some((ck, patches))
+                    }
+                    // A delta costs more than a key here: the next deltas start from this key.
+                    None => None,
+                }
+            }
+            None => None,
+        };
         let ck = match delta {
-            Some(((ck, patches), since)) => {
-                *since += 1;
+            Some((ck, patches)) => {
                 // Its table is the key's.
                 self.bytes += patches + pages + slms + table(0);
                 Arc::new(ck)
@@ -742,7 +774,7 @@ impl Checkpoints {
             None => {
                 // The threads copied since the last key (the one the previous checkpoint was,
                 // or was a delta from), and the chunks of pointers copied with them.
-                let last_key = self.key.as_ref().map_or(&prev.base.threads, |(k, _)| &k.base.threads);
+                let last_key = self.key.as_ref().map_or(&prev.base.threads, |k| &k.checkpoint.base.threads);
                 let (copied, chunks) = machine.threads.unshared_with(last_key);
                 let threads: u64 = copied
                     .iter()
@@ -753,7 +785,7 @@ impl Checkpoints {
                     .sum();
                 self.bytes += threads + pages + slms + table(chunks);
                 let key = Arc::new(Checkpoint::key(time, machine, sched));
-                self.key = Some((key.clone(), 0));
+                self.key = Some(Key::new(&key));
                 key
             }
         };

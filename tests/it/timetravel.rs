@@ -6,7 +6,7 @@ use vdb::launch::raw;
 use vdb::session::{parse, Session, StopReason};
 
 use crate::golden::hand_launches;
-use crate::harness::{cmd as run, session};
+use crate::harness::{cmd as run, kernel_text, session};
 
 /// The hand kernels and OpenCL launches with several threads meeting at barriers (a released
 /// thread's next step follows its release in the same step's log), SLM, atomics and calls.
@@ -1017,6 +1017,50 @@ fn delta_checkpoints_hold_the_machine_at_their_time() {
                 ck.time,
                 if ck.is_key() { "key" } else { "delta" }
             );
+        }
+    }
+}
+
+/// Checkpoints between keys cost at most what keys cost, and much less where a thread's
+/// registers change in a few places: one thread looping over a 4 KiB variable, adding to one
+/// 64-byte row of it per pass (the next row every 64 passes) or to all of them, and two
+/// OpenCL launches, each recorded with deltas and with keys only. Both recordings have their
+/// checkpoints at the same times, holding the same machines.
+#[test]
+fn delta_checkpoints_cost_at_most_what_keys_cost() {
+    let decls = ".decl V v_type=G type=ud num_elts=1024 align=hword\n.decl I v_type=G type=ud num_elts=1 align=hword\n.decl J v_type=G type=uw num_elts=1 align=hword\n.decl A0 v_type=A num_elts=1\n.decl P1 v_type=P num_elts=1";
+    let one_row = "    mov (M1_NM, 1) I(0,0)<1> 0x0:ud\nLOOP:\n    shr (M1_NM, 1) J(0,0)<1> I(0,0)<0;1,0> 0x6:ud\n    and (M1_NM, 1) J(0,0)<1> J(0,0)<0;1,0> 0x3f:uw\n    shl (M1_NM, 1) J(0,0)<1> J(0,0)<0;1,0> 0x6:uw\n    addr_add (M1_NM, 1) A0(0)<1> &V J(0,0)<0;1,0>\n    add (M1, 16) r[A0(0),0]<1>:ud r[A0(0),0]<1;1,0>:ud 0x1:ud\n    add (M1_NM, 1) I(0,0)<1> I(0,0)<0;1,0> 0x1:ud\n    cmp.lt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x800:ud\n    (P1) jmp (M1_NM, 1) LOOP".to_string();
+    let rows: String =
+        (0..64).map(|r| format!("    add (M1, 16) V({r},0)<1> V({r},0)<1;1,0> 0x1:ud\n")).collect();
+    let all_rows = format!(
+        "    mov (M1_NM, 1) I(0,0)<1> 0x0:ud\nLOOP:\n{rows}    add (M1_NM, 1) I(0,0)<1> I(0,0)<0;1,0> 0x1:ud\n    cmp.lt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x200:ud\n    (P1) jmp (M1_NM, 1) LOOP"
+    );
+    let on_text =
+        |name: &str, body: &str| crate::harness::session_on_text(name, &kernel_text(decls, body, 16));
+    for name in ["one row a pass", "every row a pass", "histogram", "collatz"] {
+        let mut held = Vec::new();
+        let mut machines = Vec::new();
+        for deltas in [true, false] {
+            let mut s = match name {
+                "one row a pass" => on_text("delta_one_row", &one_row),
+                "every row a pass" => on_text("delta_all_rows", &all_rows),
+                "histogram" => session(&crate::opencl::small_histogram()),
+                _ => session(&crate::harness::launch("opencl/collatz/skl.launch.json")),
+            };
+            s.cores = 1;
+            s.recorder.checkpoints.interval = 256;
+            s.recorder.checkpoints.deltas = deltas;
+            assert!(matches!(s.run_to_end(), StopReason::End), "{name}");
+            held.push(s.recorder.checkpoints.bytes());
+            let list = &s.recorder.checkpoints.list;
+            assert!(list.len() > 20, "{name}: {} checkpoints", list.len());
+            machines.push(list.iter().map(|c| (c.time, c.machine().state_hash())).collect::<Vec<_>>());
+        }
+        assert_eq!(machines[0], machines[1], "{name}");
+        let (with, keys) = (held[0], held[1]);
+        assert!(with <= keys + keys / 20, "{name}: {with} bytes with deltas, {keys} with keys only");
+        if name == "one row a pass" {
+            assert!(with * 3 < keys, "{name}: {with} bytes with deltas, {keys} with keys only");
         }
     }
 }
