@@ -248,10 +248,6 @@ impl Setup<'_> {
         let steps_before = sched.steps;
         let mut recorder = Recorder::new(&machine, &sched);
         recorder.checkpoints.interval = self.interval;
-        // Keys only: a chunk's delta checkpoints cost as much as the keys where it happens
-        // to end, which moved the bytes a run needs with how the cores split it (a budget
-        // 10% above one run's was not enough for another's).
-        recorder.checkpoints.deltas = false;
         let mut window_steps = 0;
         let (mut hits, mut probed) = (Vec::new(), Vec::new());
         while !self.stop.load(Ordering::Relaxed) {

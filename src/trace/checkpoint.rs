@@ -277,11 +277,11 @@ mod tests {
     /// Checkpoints of a machine whose 16 threads run in turns of four, each turn writing
     /// `units` units of its threads: deltas while they hold no more than a turn's copies
     /// cost a key, then a key; every checkpoint gives back the machine it was taken of.
-    fn record(units: usize) -> (Checkpoints, Vec<u64>) {
+    fn record(units: usize) -> (Checkpoints, Vec<u64>, Vec<u64>) {
         let mut m = machine(16);
         let mut cks = Checkpoints::default();
         (cks.interval, cks.deltas) = (1, true);
-        let mut hashes = Vec::new();
+        let (mut hashes, mut held) = (Vec::new(), Vec::new());
         for time in 0..24u64 {
             if time > 0 {
                 let turn = ((time - 1) % 4) as u32;
@@ -289,14 +289,15 @@ mod tests {
             }
             cks.take(&m, crate::exec::SchedPos::default(), time);
             hashes.push(m.state_hash());
+            held.push(cks.bytes());
         }
-        (cks, hashes)
+        (cks, hashes, held)
     }
 
     #[test]
     fn deltas_hold_what_changed_until_a_key_costs_less() {
         for units in [2, 40, 64] {
-            let (cks, hashes) = record(units);
+            let (cks, hashes, held) = record(units);
             let got: Vec<u64> = cks.list.iter().map(|c| c.machine().state_hash()).collect();
             assert_eq!(got, hashes, "{units} units a turn");
             let keys: Vec<u64> = cks.list.iter().filter(|c| c.is_key()).map(|c| c.time).collect();
@@ -305,6 +306,9 @@ mod tests {
                 // holding all 16 threads.
                 2 => {
                     assert_eq!(cks.list[15].patch.len(), 16);
+                    // The live machine's copies were counted as the turns made them: the
+                    // key that shares them adds less than one turn's four.
+                    assert!(held[16] - held[15] < 4 * 4096, "{held:?}");
                     vec![0, 16]
                 }
                 // Most of the file: the first delta holds one turn's four threads, the second

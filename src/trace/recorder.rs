@@ -296,11 +296,13 @@ struct Key {
     /// The register bytes of the threads that ran in the interval after it (the copies it
     /// cost), once the first delta found them.
     interval_copies: Option<u64>,
+    /// Register bytes of the live machine's copies of threads since it, counted so far.
+    copies_counted: u64,
 }
 
 impl Key {
     fn new(checkpoint: &Arc<Checkpoint>) -> Key {
-        Key { checkpoint: checkpoint.clone(), since: 0, interval_copies: None }
+        Key { checkpoint: checkpoint.clone(), since: 0, interval_copies: None, copies_counted: 0 }
     }
 }
 
@@ -757,7 +759,12 @@ impl Checkpoints {
                     Some((ck, patches, full)) => {
                         key.interval_copies.get_or_insert(full);
                         key.since += 1;
-                        Some((ck, patches))
+                        // The live machine's copies of the threads changed since the key are
+                        // counted as they are made (the key that later shares them counts the
+                        // rest), so a budget sees them grow step by step, not all at once.
+                        let copies = full.saturating_sub(key.copies_counted);
+                        key.copies_counted = key.copies_counted.max(full);
+                        Some((ck, patches + copies))
                     }
                     // A delta costs more than a key here: the next deltas start from this key.
                     None => None,
@@ -775,6 +782,7 @@ impl Checkpoints {
                 // The threads copied since the last key (the one the previous checkpoint was,
                 // or was a delta from), and the chunks of pointers copied with them.
                 let last_key = self.key.as_ref().map_or(&prev.base.threads, |k| &k.checkpoint.base.threads);
+                let counted = self.key.as_ref().map_or(0, |k| k.copies_counted);
                 let (copied, chunks) = machine.threads.unshared_with(last_key);
                 let threads: u64 = copied
                     .iter()
@@ -783,7 +791,7 @@ impl Checkpoints {
                             + t.control.heap_bytes()
                     })
                     .sum();
-                self.bytes += threads + pages + slms + table(chunks);
+                self.bytes += threads.saturating_sub(counted) + pages + slms + table(chunks);
                 let key = Arc::new(Checkpoint::key(time, machine, sched));
                 self.key = Some(Key::new(&key));
                 key

@@ -380,8 +380,10 @@ fn record_limit_takes_sizes_with_units_everywhere() {
     assert_eq!(code, 0, "{out}");
     let first: serde_json::Value = serde_json::from_str(out.lines().next().expect("a line")).expect("json");
     assert_eq!(first["stop"]["reason"], "record-limit", "{out}");
+    // Past the budget by what the last window and checkpoint added at most (a checkpoint
+    // counts the live machine's copies of the threads that changed since the one before).
     let bytes = first["stop"]["bytes"].as_u64().expect("bytes");
-    assert!((512 << 10..600 << 10).contains(&bytes), "{bytes}");
+    assert!((512 << 10..660 << 10).contains(&bytes), "{bytes}");
 
     let t = dir.join("t.jsonl").to_string_lossy().to_string();
     let (code, out, err) = vdb(&["trace", launch, "-o", &t, "--record-limit", "256k"]);
