@@ -2,10 +2,9 @@
 //! again or a seek starts.
 //!
 //! A key checkpoint is a clone of the live machine: it shares every thread and page with it,
-//! and the live machine copies a thread on its first write after that. Copying each thread
-//! that runs, at every checkpoint, cost recordings of few threads with long lives (a
-//! work-group's sixteen threads in a loop) a third of their time, most of it the kernel
-//! handing out fresh pages. Between keys, a checkpoint is a delta: the live machine's memory
+//! and the live machine copies a thread on its first write after that: with a key at every
+//! checkpoint, every thread that runs is copied whole at every checkpoint, into fresh pages
+//! (`docs/design-history.md`, session 41). Between keys, a checkpoint is a delta: the live machine's memory
 //! and SLMs as a clone shares them, the key's threads, and a [`ThreadPatch`] for every thread
 //! the live machine copied since the key, holding only the 64-byte units of its registers that
 //! differ from the key's. The live threads then stay the live machine's own until the next key.
@@ -49,7 +48,8 @@ impl Checkpoint {
     /// of the same run), the bytes its patches hold and the register bytes of the threads
     /// changed since `key`; None when a key costs less: those threads hold more than
     /// [`DELTA_LIMIT`] bytes of registers (each delta compares them all), the patches would
-    /// hold more than `limit` (default: three quarters of those bytes), or the table grew.
+    /// hold more than `limit` (default: three quarters of those bytes), or the table or a
+    /// thread's files are not the key's size.
     pub(super) fn delta(
         time: u64,
         machine: &Machine,
@@ -67,10 +67,14 @@ impl Checkpoint {
         }
         // A thread of a chunk the key had not built is in its start state there: `get`
         // builds it to compare with.
-        let patch: Vec<ThreadPatch> = changed
-            .into_iter()
-            .filter_map(|(i, live)| ThreadPatch::new(i, live, key.base.threads.get(i)))
-            .collect();
+        let mut patch = Vec::with_capacity(changed.len());
+        for (i, live) in changed {
+            let old = key.base.threads.get(i).filter(|k| {
+                (k.grf.len(), k.preds.len(), k.addrs.len())
+                    == (live.grf.len(), live.preds.len(), live.addrs.len())
+            })?;
+            patch.extend(ThreadPatch::new(i, live, old));
+        }
         let bytes = patch.iter().map(ThreadPatch::bytes).sum();
         // Threads whose registers change all over (tiles loaded anew) make deltas as large
         // as the copies a key costs.
@@ -97,24 +101,17 @@ impl Checkpoint {
         self.patch.is_empty()
     }
 
-    /// The machine with its threads as the key's: what a rebase works on (the patches touch
-    /// only threads it keeps, see `Recorder::join`).
-    pub(super) fn into_parts(self) -> (Machine, Arc<[ThreadPatch]>) {
-        (self.base, self.patch)
-    }
-
-    pub(super) fn from_parts(
-        time: u64,
-        base: Machine,
-        patch: Arc<[ThreadPatch]>,
-        sched: SchedPos,
-    ) -> Checkpoint {
-        Checkpoint { time, base, patch, sched }
+    /// This checkpoint `offset` steps later, its machine (the key's threads, for a delta)
+    /// made by `rebase`; its patches stay, which is right when `rebase` keeps the threads
+    /// they patch (a second core's own, `Recorder::join`: it patches no other, as those
+    /// never differ from its key).
+    pub(super) fn rebased(self, offset: u64, rebase: impl FnOnce(Machine) -> Machine) -> Checkpoint {
+        Checkpoint { time: self.time + offset, base: rebase(self.base), ..self }
     }
 }
 
-/// Whether two units are equal: whole units as eight words each, compared inline (a
-/// `memcmp` call per unit took most of a delta's time), a short last one as slices.
+/// Whether two units are equal: whole units as eight words each, compared inline (not a
+/// `memcmp` call per unit), a short last one as slices.
 #[inline]
 fn same(a: &[u8], b: &[u8]) -> bool {
     match (<&[u8; UNIT]>::try_from(a), <&[u8; UNIT]>::try_from(b)) {
@@ -129,36 +126,22 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// One thread at a delta checkpoint: its control state, predicates and address registers,
-/// and the register units that differ from its key's; or, where the key has no such thread
-/// built (or one of another size), the whole thread, shared.
+/// and the register units that differ from its key's.
 #[derive(Clone, Debug)]
-pub(super) enum ThreadPatch {
-    Units {
-        thread: u32,
-        control: Box<Control>,
-        preds: Box<[u32]>,
-        addrs: Box<[u32]>,
-        /// Runs of differing units: their GRF offset and length, their bytes in `bytes`.
-        runs: Box<[(u32, u32)]>,
-        bytes: Box<[u8]>,
-    },
-    Whole(u32, Shared<ThreadState>),
+pub(super) struct ThreadPatch {
+    thread: u32,
+    control: Box<Control>,
+    preds: Box<[u32]>,
+    addrs: Box<[u32]>,
+    /// Runs of differing units: their GRF offset and length, their bytes in `bytes`.
+    runs: Box<[(u32, u32)]>,
+    bytes: Box<[u8]>,
 }
 
 impl ThreadPatch {
-    /// The patch that brings thread `thread` from `key` to `live`; None if they agree.
-    fn new(
-        thread: usize,
-        live: &Shared<ThreadState>,
-        key: Option<&Shared<ThreadState>>,
-    ) -> Option<ThreadPatch> {
-        let same_size = |k: &&Shared<ThreadState>| {
-            (k.grf.len(), k.preds.len(), k.addrs.len())
-                == (live.grf.len(), live.preds.len(), live.addrs.len())
-        };
-        let Some(key) = key.filter(same_size) else {
-            return Some(ThreadPatch::Whole(thread as u32, live.clone()));
-        };
+    /// The patch that brings thread `thread` from `key` (its files of `live`'s sizes) to
+    /// `live`; None if they agree.
+    fn new(thread: usize, live: &ThreadState, key: &ThreadState) -> Option<ThreadPatch> {
         let (mut runs, mut bytes) = (Vec::<(u32, u32)>::new(), Vec::new());
         for (u, (new, old)) in live.grf.chunks(UNIT).zip(key.grf.chunks(UNIT)).enumerate() {
             if same(new, old) {
@@ -178,7 +161,7 @@ impl ThreadPatch {
         {
             return None;
         }
-        Some(ThreadPatch::Units {
+        Some(ThreadPatch {
             thread: thread as u32,
             control: Box::new(live.control.clone()),
             preds: live.preds.as_slice().into(),
@@ -188,50 +171,29 @@ impl ThreadPatch {
         })
     }
 
-    /// The thread it patches.
-    pub(super) fn thread(&self) -> u32 {
-        match self {
-            ThreadPatch::Units { thread, .. } | ThreadPatch::Whole(thread, _) => *thread,
-        }
-    }
-
     /// Brings the thread of `machine` (the key's) to the patch's state.
     fn apply(&self, machine: &mut Machine) {
-        match self {
-            ThreadPatch::Whole(i, thread) => {
-                if let Some(slot) = machine.threads.get_mut(*i as usize) {
-                    *slot = thread.clone();
-                }
-            }
-            ThreadPatch::Units { thread, control, preds, addrs, runs, bytes } => {
-                let Some(slot) = machine.threads.get_mut(*thread as usize) else { return };
-                let t = Shared::make_mut(slot);
-                t.control.clone_from(&**control);
-                t.preds.copy_from_slice(preds);
-                t.addrs.copy_from_slice(addrs);
-                let mut from = 0;
-                for &(at, len) in runs.iter() {
-                    let (at, len) = (at as usize, len as usize);
-                    t.grf[at..at + len].copy_from_slice(&bytes[from..from + len]);
-                    from += len;
-                }
-            }
+        let Some(slot) = machine.threads.get_mut(self.thread as usize) else { return };
+        let t = Shared::make_mut(slot);
+        t.control.clone_from(&self.control);
+        t.preds.copy_from_slice(&self.preds);
+        t.addrs.copy_from_slice(&self.addrs);
+        let mut from = 0;
+        for &(at, len) in self.runs.iter() {
+            let (at, len) = (at as usize, len as usize);
+            t.grf[at..at + len].copy_from_slice(&self.bytes[from..from + len]);
+            from += len;
         }
     }
 
     /// Bytes it holds.
     fn bytes(&self) -> u64 {
-        match self {
-            // Shared with the live machine until that writes the thread: then a copy.
-            ThreadPatch::Whole(_, t) => (t.grf.len() + 4 * (t.preds.len() + t.addrs.len())) as u64,
-            ThreadPatch::Units { control, preds, addrs, runs, bytes, .. } => {
-                (std::mem::size_of::<ThreadPatch>()
-                    + bytes.len()
-                    + 8 * runs.len()
-                    + 4 * (preds.len() + addrs.len())) as u64
-                    + control.heap_bytes()
-            }
-        }
+        (std::mem::size_of::<ThreadPatch>()
+            + std::mem::size_of::<Control>()
+            + self.bytes.len()
+            + 8 * self.runs.len()
+            + 4 * (self.preds.len() + self.addrs.len())) as u64
+            + self.control.heap_bytes()
     }
 }
 

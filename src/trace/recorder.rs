@@ -1,7 +1,7 @@
 //! The recorder: the trace (step records, delta log, indexes) that staged steps are appended
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
-use super::checkpoint::{Checkpoint, ThreadPatch, KEY_EVERY};
+use super::checkpoint::{Checkpoint, KEY_EVERY};
 use super::controls::ControlTable;
 use super::index::{WriteIndex, SEGMENT};
 use super::layout::{Layout, Owner, WindowLayout};
@@ -369,13 +369,7 @@ impl Recorder {
         let first_bytes = first.map_or(0, |c| first_checkpoint_bytes(&c.machine()));
         self.checkpoints.bytes += later.checkpoints.bytes.saturating_sub(first_bytes);
         for ck in list {
-            let ck = Arc::unwrap_or_clone(ck);
-            let (time, sched) = (offset + ck.time, ck.sched);
-            // A delta's patches are of threads the second core ran, which the rebase keeps
-            // from its machine: they apply to the rebased threads of the key as they did.
-            let (base, patch) = ck.into_parts();
-            let patch = rebase.own_threads(patch);
-            let ck = Checkpoint::from_parts(time, rebase.machine(base), patch, sched);
+            let ck = Arc::unwrap_or_clone(ck).rebased(offset, |m| rebase.machine(m));
             self.checkpoints.list.push(Arc::new(ck));
         }
         // The machine the recording goes on from is the last checkpoint's, whose threads the
@@ -648,15 +642,6 @@ impl<'a> Rebase<'a> {
     pub fn folding(mut self, folds: Vec<(Fold, Ranges)>) -> Rebase<'a> {
         self.folds = folds;
         self
-    }
-
-    /// The patches of a delta checkpoint of the second core's that are of its own threads
-    /// (it changes no other: those come from `end`).
-    fn own_threads(&self, patch: Arc<[ThreadPatch]>) -> Arc<[ThreadPatch]> {
-        if patch.iter().all(|p| p.thread() as usize >= self.first_thread) {
-            return patch;
-        }
-        patch.iter().filter(|p| p.thread() as usize >= self.first_thread).cloned().collect()
     }
 
     /// The whole run's machine at the time `later`, a machine of the second core's, stands
