@@ -2,7 +2,9 @@
 //! LOAD_BLOCK2D / STORE_BLOCK2D): a `width x height` tile of elements (times `blocks` side by
 //! side for loads) between a 2D surface in memory and registers, optionally transposed or
 //! VNNI-transformed on the way in. Elements outside the surface read as zeros and are not
-//! written, as the hardware's bounds check does.
+//! written, as the hardware's bounds check does. Memory is touched a row at a time: each
+//! row's part inside the surface is one read or write (one page lookup, one access noted),
+//! element by element only where that fails, so that a fault names the element.
 
 use super::ctx::Ctx;
 use super::fault::FaultKind;
@@ -113,6 +115,52 @@ fn elem_addr(s: &Surface, x: i64, y: i64, t: u64) -> Option<u64> {
     inside.then(|| s.base.wrapping_add(y * s.pitch).wrapping_add(x * t))
 }
 
+/// The part of a row of `w` elements from (`x0`, `y`) that lies inside the surface: the
+/// index of its first element in the row and how many there are (none above, below or
+/// beside the surface).
+fn row_span(s: &Surface, x0: i64, y: i64, w: u32, t: u64) -> Option<(u32, u32)> {
+    if !(0..s.height as i64).contains(&y) {
+        return None;
+    }
+    let columns = (s.width / t) as i64;
+    let first = (-x0).clamp(0, i64::from(w));
+    let end = (columns - x0).clamp(0, i64::from(w));
+    (first < end).then_some((first as u32, (end - first) as u32))
+}
+
+/// The `w x h` elements from (`x0`, `s.y`), row after row (zeros outside the surface). Each
+/// row's part inside the surface is one read; a row that cannot be read in one (a page
+/// missing) is read element by element, so that the fault names the first element it
+/// could not read.
+fn read_tile<O: Observer>(
+    ctx: &mut Ctx<'_, O>,
+    s: &Surface,
+    x0: i64,
+    w: u32,
+    h: u32,
+    t: u64,
+) -> Result<Vec<u64>, FaultKind> {
+    let mut tile = vec![0u64; (w * h) as usize];
+    let mut row = vec![0u8; w as usize * t as usize];
+    for dy in 0..h {
+        let y = s.y + i64::from(dy);
+        let Some((first, len)) = row_span(s, x0, y, w, t) else { continue };
+        let at = s.base.wrapping_add(y as u64 * s.pitch).wrapping_add((x0 + i64::from(first)) as u64 * t);
+        let out = &mut tile[(dy * w + first) as usize..(dy * w + first + len) as usize];
+        let bytes = &mut row[..len as usize * t as usize];
+        if ctx.mem_read(MemSpace::Svm, at, bytes).is_ok() {
+            for (v, b) in out.iter_mut().zip(bytes.chunks_exact(t as usize)) {
+                *v = super::operand::load_le(b, t as u32);
+            }
+        } else {
+            for (k, v) in out.iter_mut().enumerate() {
+                *v = read_elem(ctx, s, x0 + i64::from(first) + k as i64, y, t)?;
+            }
+        }
+    }
+    Ok(tile)
+}
+
 /// LOAD_BLOCK2D: the four layouts (plain, VNNI, transposed, both) of LSC_UNTYPED.md, each
 /// block padded to whole registers, rows padded to a power of two with zeros.
 fn load<O: Observer>(ctx: &mut Ctx<'_, O>, d: &LscBlock2dData, s: &Surface) -> Result<(), FaultKind> {
@@ -127,7 +175,7 @@ fn load<O: Observer>(ctx: &mut Ctx<'_, O>, d: &LscBlock2dData, s: &Surface) -> R
     let block_pitch = block_size.div_ceil(elems_per_reg) * elems_per_reg;
     let mut out = vec![0u64; (b_n * block_pitch) as usize];
     for b in 0..b_n {
-        let x0 = s.x + i64::from(b * w);
+        let tile = read_tile(ctx, s, s.x + i64::from(b * w), w, h, t)?;
         let base = (b * block_pitch) as usize;
         // VNNI packs `per_dword` consecutive rows (columns, transposed) into each dword;
         // the plain layouts are the same walk with one element a dword.
@@ -138,7 +186,7 @@ fn load<O: Observer>(ctx: &mut Ctx<'_, O>, d: &LscBlock2dData, s: &Surface) -> R
                 for i in 0..k {
                     let (x, y) = if d.transpose { (o + i, n) } else { (n, o + i) };
                     let at = base + (o * row_pitch + n * k + i) as usize;
-                    out[at] = read_elem(ctx, s, x0 + i64::from(x), s.y + i64::from(y), t)?;
+                    out[at] = tile[(y * w + x) as usize];
                 }
             }
         }
@@ -162,12 +210,21 @@ fn store<O: Observer>(ctx: &mut Ctx<'_, O>, d: &LscBlock2dData, s: &Surface) -> 
     let t = d.data_size.mem_bytes();
     let row_pitch = d.width.next_power_of_two();
     let regs = ctx.grf(d.raw.base, row_pitch * d.height * t)?.to_vec();
-    for y in 0..d.height {
-        for x in 0..d.width {
-            let Some(at) = elem_addr(s, s.x + i64::from(x), s.y + i64::from(y), u64::from(t)) else {
-                continue;
-            };
-            let from = ((y * row_pitch + x) * t) as usize;
+    let t64 = u64::from(t);
+    // Each row's part inside the surface in one write, element by element where that
+    // cannot be done in one (so that the fault names the first element not written).
+    for dy in 0..d.height {
+        let y = s.y + i64::from(dy);
+        let Some((first, len)) = row_span(s, s.x, y, d.width, t64) else { continue };
+        let x = s.x + i64::from(first);
+        let at = s.base.wrapping_add(y as u64 * s.pitch).wrapping_add(x as u64 * t64);
+        let from = ((dy * row_pitch + first) * t) as usize;
+        if ctx.mem_write(MemSpace::Svm, at, &regs[from..from + (len * t) as usize]).is_ok() {
+            continue;
+        }
+        for k in 0..len {
+            let at = elem_addr(s, x + i64::from(k), y, t64).unwrap_or(at);
+            let from = from + (k * t) as usize;
             ctx.mem_write(MemSpace::Svm, at, &regs[from..from + t as usize])?;
         }
     }

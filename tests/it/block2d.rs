@@ -3,7 +3,7 @@
 //! blocks, both address forms, and tiles hanging over the surface's edges (zeros read,
 //! writes dropped).
 
-use vdb::machine::Machine;
+use vdb::machine::{Machine, MemSpace, ThreadId};
 use vdb::program::Program;
 
 use crate::harness::{run_text, set_var, Run};
@@ -184,6 +184,79 @@ fn a_store_writes_the_tile_inside_the_surface_and_drops_the_rest() {
                 };
                 assert_eq!(got, want, "store at ({x},{y}): element ({xx},{yy})");
             }
+        }
+    }
+}
+
+/// Rows hanging past the mapped memory: a surface of 40 rows 100 bytes apart on 32 rows'
+/// worth of mapped pages (4,096 bytes), so row 40's part inside the surface (25 d32
+/// elements from byte 4,000) crosses into the unmapped page at element 24. A load faults
+/// naming that element, its registers untouched; a store has written every row before it
+/// and the row's first 24 elements when it faults there.
+#[test]
+fn a_tile_running_into_unmapped_memory_faults_at_its_first_unmapped_element() {
+    let fields = format!("flat[B,{:#x},{:#x},{:#x},XY.0,XY.4]", 100 - 1, 48 - 1, 100 - 1);
+    let load = format!("    lsc_load_block2d.ugm (M1, 1) D:d32.32x4nn {fields}");
+    let store = format!("    lsc_store_block2d.ugm (M1, 1) {fields} D:d32.32x4nn");
+    for (body, y) in [(&load, 38), (&store, 38), (&load, 40)] {
+        let body = format!("    mov (M1_NM, 16) DU(0,0)<1> 0x55555555:ud\n{body}");
+        let r = run_text(&kernel(&body), 16, 0xffff, |p, m| setup(p, m, 4, 0, y));
+        let fault = match &r.result {
+            Err(f) => f.render(&r.program),
+            Ok(_) => panic!("{body} at y {y}: no fault"),
+        };
+        assert!(fault.contains(&format!("{:#x} (4 bytes)", BASE + 4096)), "{body} at y {y}: {fault}");
+        if body.contains("lsc_store") {
+            // Rows 38 and 39 written in full (25 elements each: the register row's first
+            // 16 are 0x55555555, the rest 0), row 40 up to its element 23.
+            for (yy, n) in [(38u64, 25u64), (39, 25), (40, 24)] {
+                for xx in 0..n {
+                    let mut b = [0u8; 4];
+                    r.machine.svm.read(BASE + yy * 100 + xx * 4, &mut b).expect("mapped");
+                    let want = if yy == 38 && xx < 16 { 0x5555_5555 } else { 0 };
+                    assert_eq!(u32::from_le_bytes(b), want, "store: element ({xx},{yy})");
+                }
+            }
+        } else {
+            assert!(r.bytes("D")[64..].iter().all(|&b| b == 0), "a faulting load wrote its registers");
+        }
+    }
+}
+
+/// Hears the memory reads of a run.
+#[derive(Default)]
+struct Reads(Vec<(u64, u64)>);
+
+impl vdb::exec::Observer for Reads {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
+    fn pred(&mut self, _: ThreadId, _: vdb::isa::PredId, _: u32, _: u32) {}
+    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
+    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
+    fn control(&mut self, _: ThreadId, _: &vdb::machine::Control, _: &vdb::machine::Control) {}
+    fn mem_read(&mut self, _: ThreadId, _: MemSpace, addr: u64, len: u64) {
+        self.0.push((addr, len));
+    }
+}
+
+/// Each row's part inside the surface is read in one access: two 16 x 8 blocks of d16
+/// inside the surface are 16 reads of 32 bytes; hanging 4 elements over the right edge, the
+/// second block's rows are 12 elements (24 bytes); over the bottom edge, the rows outside
+/// are not read at all.
+#[test]
+fn a_load_reads_each_row_inside_the_surface_in_one_access() {
+    let body = "    lsc_load_block2d.ugm (M1, 1) D:d16.2x16x8nn flat[PAY + (0,0)]";
+    for ((x, y), rows) in [((0, 0), 16usize), ((12, 0), 16), ((0, 20), 8)] {
+        let mut reads = Reads::default();
+        let r =
+            crate::harness::run_observed(&kernel(body), 16, 0xffff, |p, m| setup(p, m, 2, x, y), &mut reads);
+        assert!(r.result.is_ok(), "({x},{y})");
+        assert_eq!(reads.0.len(), rows, "({x},{y}): {:?}", reads.0);
+        for (i, &(addr, len)) in reads.0.iter().enumerate() {
+            let (b, dy) = (i as u64 / (rows as u64 / 2), i as u64 % (rows as u64 / 2));
+            let x0 = x as u64 + 16 * b;
+            assert_eq!(addr, BASE + (y as u64 + dy) * PITCH + 2 * x0, "({x},{y}): read {i}");
+            assert_eq!(len, 2 * (w_elems(2) - x0).min(16), "({x},{y}): read {i}");
         }
     }
 }
