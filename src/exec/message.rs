@@ -221,16 +221,7 @@ fn svm_gather_scatter<O: Observer>(
 fn svm_block<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), FaultKind> {
     let addr = ctx.scalar(inst.operands.first(), 0)?;
     let len = inst.exec.size * 16;
-    // SVM_BLOCK_LD.md: the read's descriptor bit 3 allows dword-aligned addresses, and IGC
-    // 1.0.12504 sets it on every block read it emits while printing no suffix (reading
-    // c[1..3] of a `__constant float*` is one 16-byte read at c+4). Only a read written
-    // `.aligned` and every write (SVM_BLOCK_ST.md) must be oword-aligned.
-    let align = match (&inst.op, &inst.sub) {
-        (Opcode::SvmBlockLd, SubOp::Word(w)) if w == "aligned" => 16,
-        (Opcode::SvmBlockLd, _) => 4,
-        _ => 16,
-    };
-    check_align(addr, align, 0)?;
+    check_align(addr, svm_block_align(inst), 0)?;
     let data = need(raw(inst.operands.get(1))?, "data")?;
     if inst.op == Opcode::SvmBlockLd {
         let mut buf = vec![0u8; len as usize];
@@ -242,12 +233,35 @@ fn svm_block<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), Fault
     }
 }
 
+/// The alignment an `svm_block_ld`/`svm_block_st` address must have. SVM_BLOCK_LD.md: the
+/// read's descriptor bit 3 allows dword-aligned addresses, and IGC 1.0.12504 sets it on
+/// every block read it emits while printing no suffix (reading c[1..3] of a
+/// `__constant float*` is one 16-byte read at c+4). Only a read written `.aligned` and every
+/// write (SVM_BLOCK_ST.md) must be oword-aligned.
+pub(super) fn svm_block_align(inst: &Inst) -> u64 {
+    match (&inst.op, &inst.sub) {
+        (Opcode::SvmBlockLd, SubOp::Word(w)) if w == "aligned" => 16,
+        (Opcode::SvmBlockLd, _) => 4,
+        _ => 16,
+    }
+}
+
+/// The byte offset in its surface of an `oword_ld`/`oword_st` block at `offset` (in
+/// OWords; in bytes for `oword_ld_unaligned`).
+pub(super) fn oword_offset(op: Opcode, offset: u64) -> u64 {
+    if op == Opcode::OwordLdUnaligned {
+        offset
+    } else {
+        offset.wrapping_mul(16)
+    }
+}
+
 /// `oword_ld/oword_st (n) SURF offset data`: n OWords at `offset` (in OWords; in bytes for
 /// `oword_ld_unaligned`), whatever the channel enables.
 fn oword<O: Observer>(ctx: &mut Ctx<'_, O>, inst: &Inst) -> Result<(), FaultKind> {
     let (space, base) = ctx.surface(inst.operands.first())?;
     let offset = ctx.scalar(inst.operands.get(1), 1)?;
-    let addr = base + if inst.op == Opcode::OwordLdUnaligned { offset } else { offset * 16 };
+    let addr = base.wrapping_add(oword_offset(inst.op, offset));
     let len = inst.exec.size * 16;
     let data = need(raw(inst.operands.get(2))?, "data")?;
     if inst.op == Opcode::OwordSt {

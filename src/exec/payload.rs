@@ -3,10 +3,12 @@
 //! in the GRF: the register bytes of its lanes' addresses, of its store data or atomic
 //! sources and of its results (offsets and strides), and the memory offset of each piece of
 //! a lane's access. Running one reads those bytes straight from the register file and hands
-//! the accesses, in the order `message.rs` makes them, to the same memory pass. A message
-//! whose payload reaches past the register file, or of a form this does not cover (block
-//! reads, 2D blocks, LSC address models other than flat), runs in `message.rs`, which stays
-//! the oracle: generated tests compare the two.
+//! the accesses, in the order `message.rs` makes them, to the same memory pass. Block
+//! messages (`svm_block_*`, `oword_*`: bytes at one address) compile to their address
+//! operand, alignment and data register, and move their bytes with the same two calls as
+//! `message.rs`. A message whose payload reaches past the register file, or of a form this
+//! does not cover (2D blocks, LSC address models other than flat), runs in `message.rs`,
+//! which stays the oracle: generated tests compare the two.
 
 use super::control::size_mask;
 use super::ctx::Ctx;
@@ -322,6 +324,51 @@ impl MessageOp {
     }
 }
 
+/// The most bytes a compiled block message moves (an SVM or OWord block is at most 8
+/// OWords).
+const MAX_BLOCK: usize = 256;
+
+/// One compiled block message (`svm_block_ld`/`st`, `oword_ld`, `oword_ld_unaligned`,
+/// `oword_st`): `len` bytes at one address, whatever the channel enables.
+#[derive(Clone, Debug)]
+pub struct BlockOp {
+    space: Space,
+    /// The address (SVM) or the offset in the surface, in OWords for `oword_ld`/`oword_st`.
+    at: Scalar,
+    align: u64,
+    len: u32,
+    /// GRF byte of the data, and whether it is stored (else loaded there).
+    data: u32,
+    store: bool,
+    oword: Option<Opcode>,
+    /// GRF bytes the operands span, as for [`MessageOp`].
+    extent: u32,
+}
+
+impl BlockOp {
+    /// The compiled form of block message `inst`, if it is one.
+    pub fn compile(inst: &Inst, program: &Program) -> Option<BlockOp> {
+        let ops = &inst.operands;
+        let len = inst.exec.size.checked_mul(16).filter(|&l| l as usize <= MAX_BLOCK)?;
+        let (space, at, align, data, oword) = match inst.op {
+            Opcode::SvmBlockLd | Opcode::SvmBlockSt => {
+                let align = super::message::svm_block_align(inst);
+                (Space::Svm, scalar(ops.first())?, align, raw(ops.get(1))??, None)
+            }
+            Opcode::OwordLd | Opcode::OwordLdUnaligned | Opcode::OwordSt => {
+                (surface(ops.first(), program)?, scalar(ops.get(1))?, 1, raw(ops.get(2))??, Some(inst.op))
+            }
+            _ => return None,
+        };
+        let mut extent = data.checked_add(len)?;
+        if let Scalar::Reg(r, size) = at {
+            extent = extent.max(r.checked_add(size)?);
+        }
+        let store = matches!(inst.op, Opcode::SvmBlockSt | Opcode::OwordSt);
+        Some(BlockOp { space, at, align, len, data, store, oword, extent })
+    }
+}
+
 /// The `size`-byte element at GRF byte `at` (inside the span checked before).
 #[inline]
 fn elem(grf: &[u8], at: u32, size: u32) -> u64 {
@@ -369,6 +416,34 @@ impl<O: Observer> Ctx<'_, O> {
             }
         }
         batch.flush(self)?;
+        Ok(true)
+    }
+
+    /// Runs compiled block message `b`: false, with nothing done, when the register file is
+    /// shorter than its operands.
+    pub(super) fn run_block(&mut self, b: &BlockOp) -> Result<bool, FaultKind> {
+        if self.thread.grf.len() < b.extent as usize {
+            return Ok(false);
+        }
+        let (space, base) = match b.space {
+            Space::Svm => (MemSpace::Svm, 0),
+            Space::Slm => (MemSpace::Slm(self.thread.group), 0),
+            Space::State(id) => self.state_memory(id)?,
+        };
+        let at = match b.at {
+            Scalar::Imm(v) => v,
+            Scalar::Reg(at, size) => elem(&self.thread.grf, at, size),
+        };
+        let addr = base.wrapping_add(b.oword.map_or(at, |op| super::message::oword_offset(op, at)));
+        super::message::check_align(addr, b.align, 0)?;
+        let (mut buf, len, data) = ([0u8; MAX_BLOCK], b.len as usize, b.data as usize);
+        if b.store {
+            buf[..len].copy_from_slice(&self.thread.grf[data..data + len]);
+            self.mem_write(space, addr, &buf[..len])?;
+        } else {
+            self.mem_read(space, addr, &mut buf[..len])?;
+            self.write_grf(b.data, &buf[..len])?;
+        }
         Ok(true)
     }
 

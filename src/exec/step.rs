@@ -470,7 +470,8 @@ impl Interpreter {
                 return control::execute(ctx, inst, pc, chen << off, pred_true).map(|()| chen);
             }
             Plan::Message(m) if self.use_fast_paths && ctx.run_message(m, chen)? => {}
-            Plan::Memory | Plan::Message(_) => super::message::execute(ctx, inst, chen)?,
+            Plan::Block(b) if self.use_fast_paths && ctx.run_block(b)? => {}
+            Plan::Memory | Plan::Message(_) | Plan::Block(_) => super::message::execute(ctx, inst, chen)?,
             Plan::Barrier => {
                 // Lanes parked at a later reconvergence point are work-items that have not
                 // reached this barrier, and will reach it (if at all) after it was released.
@@ -660,6 +661,8 @@ enum Plan {
     Control,
     /// A gather, scatter or atomic with its payload compiled (`payload.rs`).
     Message(Box<super::payload::MessageOp>),
+    /// An SVM or OWord block message with its operands compiled (`payload.rs`).
+    Block(Box<super::payload::BlockOp>),
     /// Any other memory instruction (`message.rs`).
     Memory,
     Barrier,
@@ -733,8 +736,11 @@ impl Plan {
             Family::Address => super::qword::compile_addr_add(inst, program)
                 .map_or(Plan::Address, |a| Plan::AddrAdd(Box::new(a))),
             Family::Control => Plan::Control,
-            Family::Memory => super::payload::MessageOp::compile(inst, program)
-                .map_or(Plan::Memory, |m| Plan::Message(Box::new(m))),
+            Family::Memory => match super::payload::MessageOp::compile(inst, program) {
+                Some(m) => Plan::Message(Box::new(m)),
+                None => super::payload::BlockOp::compile(inst, program)
+                    .map_or(Plan::Memory, |b| Plan::Block(Box::new(b))),
+            },
             Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,
             Family::Sync if inst.op == Opcode::Nbarrier => Plan::Nbarrier,
             Family::Sync | Family::Nop => Plan::Nop,
@@ -769,7 +775,7 @@ impl Plan {
     /// control state (a fence orders nothing in an interpreter that runs one instruction at
     /// a time; a fault stops the burst run, which then reruns under the exact scheduler).
     fn visible_to_others(&self) -> bool {
-        matches!(self, Plan::Memory | Plan::Message(_) | Plan::Barrier | Plan::Nbarrier)
+        matches!(self, Plan::Memory | Plan::Message(_) | Plan::Block(_) | Plan::Barrier | Plan::Nbarrier)
     }
 
     /// The path the instruction takes when fast paths are on.
@@ -779,7 +785,7 @@ impl Plan {
             Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_) => Tier::Qword,
             Plan::SetPred(..) | Plan::PredLogic(..) | Plan::MovPred(_) => Tier::Pred,
             Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
-            Plan::Message(_) => Tier::Message,
+            Plan::Message(_) | Plan::Block(_) => Tier::Message,
             _ => Tier::General,
         }
     }

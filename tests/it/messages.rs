@@ -478,7 +478,7 @@ fn draw_compiled(rng: &mut Rng) -> (String, Vec<u8>, bool) {
             _ => 4 * rng.below(1000),
         }
     };
-    let (line, asize, svm) = match rng.below(7) {
+    let (line, asize, svm) = match rng.below(8) {
         0 => {
             let store = rng.below(2) == 0;
             let (block, blocks) = (rng.pick(&[1, 4, 8]), rng.pick(&[1, 2, 4]));
@@ -539,6 +539,32 @@ fn draw_compiled(rng: &mut Rng) -> (String, Vec<u8>, bool) {
                 false,
             )
         }
+        5 => {
+            // Blocks of 1 to 8 OWords at one address, whatever the lanes: SVM ones at a
+            // register's address, OWord ones at an immediate or register offset in T6 or SLM.
+            let blocks = rng.pick(&[1, 2, 4, 8]);
+            if rng.below(2) == 0 {
+                let op = rng.pick(&[
+                    "svm_block_ld",
+                    "svm_block_ld.aligned",
+                    "svm_block_ld.unaligned",
+                    "svm_block_st",
+                ]);
+                (format!("{op} ({blocks}) ADDR(0,0)<0;1,0> {d}"), 8, true)
+            } else {
+                let op = rng.pick(&["oword_ld", "oword_ld_unaligned", "oword_st"]);
+                let surf = if rng.below(2) == 0 { "%slm" } else { "T6" };
+                let off = if rng.below(2) == 0 {
+                    format!(
+                        "{:#x}:ud",
+                        if op == "oword_ld_unaligned" { 4 * rng.below(300) } else { rng.below(300) }
+                    )
+                } else {
+                    "ADDR(0,0)<0;1,0>".to_string()
+                };
+                (format!("{op} ({blocks}) {surf} {off} {d}"), 8, false)
+            }
+        }
         _ => {
             // LSC: ugm (a64, a32) or slm (a32, a16); scaled and offset addresses; every data
             // size; vectors; transposed forms; atomics.
@@ -592,7 +618,9 @@ fn draw_compiled(rng: &mut Rng) -> (String, Vec<u8>, bool) {
     for _ in 0..32 {
         let v = if svm { svm_addr(rng) } else { offset(rng) };
         // Scaled LSC addresses: small values that land in the same places.
-        let v = if line.contains("*ADDR") && !svm {
+        let v = if line.contains("oword_ld ") || line.contains("oword_st") {
+            v / 16
+        } else if line.contains("*ADDR") && !svm {
             v / 8
         } else if line.contains("*ADDR") {
             BASE / 8 + rng.below(600)
@@ -601,6 +629,8 @@ fn draw_compiled(rng: &mut Rng) -> (String, Vec<u8>, bool) {
         };
         addr.extend_from_slice(&v.to_le_bytes()[..asize as usize]);
     }
+    // Block messages take no predicate.
+    let pred = if line.contains("_block_") || line.starts_with("oword") { "" } else { pred };
     (format!("    {pred}{line}"), addr, rng.below(5) != 0)
 }
 
@@ -672,7 +702,8 @@ fn run_compiled_or_not(
 /// Every gather, scatter and atomic form with a compiled payload (`svm_gather`/`scatter`,
 /// the `4scaled` forms, `gather`/`scatter_scaled`, `svm_atomic`, `dword_atomic`, LSC loads,
 /// stores and atomics on ugm and SLM with a16/a32/a64, scaled and offset addresses, every
-/// data size, vectors and transposed forms), generated on bound and unbound surfaces, with
+/// data size, vectors and transposed forms) and every compiled block (`svm_block_ld` and
+/// `_st`, `oword_ld`, `oword_ld_unaligned`, `oword_st`), generated on bound and unbound surfaces, with
 /// data operands anywhere in their variable (their payload sometimes past the register
 /// file), under channel offsets, predicates and random dispatch masks: the compiled form and
 /// `message.rs` end in the same registers, memory and fault, and report the same changes and
@@ -728,7 +759,7 @@ fn generated_messages_agree_on_compiled_and_general_paths() {
     }
     // Nearly every form compiles, and the draws reach faults of each kind.
     assert!(compiled > 1400, "{compiled} compiled");
-    assert_eq!(forms.len(), 18, "{forms:?}");
+    assert_eq!(forms.len(), 23, "{forms:?}");
     assert!(faults > 200 && faults < 1200, "{faults} faulting cases");
     assert!(past_grf > 20, "{past_grf} cases with a payload past the register file");
 }
