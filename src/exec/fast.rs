@@ -232,8 +232,8 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
         // The bit ops read 32 bits at most and take no modifier (the general path says so).
         || bit_op && (wide(src_ty(&a)) || has_modifier(&a))
         // `.sat` clamps a lane's exact result: the qword tier knows it for sources of 32 bits
-        // at most (a compare's and mulh's saturation is left to the general path).
-        || inst.sat && (matches!(kind, FastKind::Cmp(_) | FastKind::Mulh) || [&a, &b, &c].iter().any(|s| wide(src_ty(s))))
+        // at most (the parser refuses a compare's).
+        || inst.sat && (matches!(kind, FastKind::Cmp(_)) || [&a, &b, &c].iter().any(|s| wide(src_ty(s))))
     {
         return None;
     }

@@ -556,7 +556,8 @@ fn sat_kernel_for(n: u32) -> QwordKernel {
 /// The lane work of a `.sat` op (a [`QwordKernel`]): each lane's exact result clamped to the
 /// destination type's range, then stored. The sources are of 32 bits at most, extended and
 /// modified into 64 bits, so the op's own kernel gives the exact result of every kind but
-/// the products and the left shift, which can pass 64 bits and are worked out in i128 here.
+/// the products (`mulh`'s high half included: its kernel's i64 product of two `ud` values
+/// wraps) and the left shift, which can pass 64 bits and are worked out in i128 here.
 fn sat_kernel<const L: usize>(
     grf: &mut [u8],
     op: &QwordOp,
@@ -568,12 +569,13 @@ fn sat_kernel<const L: usize>(
 ) -> Option<u32> {
     let wide = |i: usize| source::<L>(grf, op, i, offsets).map(|v| v as i64 as i128);
     let exact: [i128; L] = match op.kind {
-        FastKind::Mul | FastKind::Mad | FastKind::Shl => {
+        FastKind::Mul | FastKind::Mad | FastKind::Shl | FastKind::Mulh => {
             let (a, b) = (wide(0), wide(1));
             let c = if op.kind == FastKind::Mad { wide(2) } else { [0; L] };
             let m = op.count_mask as i128;
             std::array::from_fn(|i| match op.kind {
                 FastKind::Shl => a[i] << (b[i] & m),
+                FastKind::Mulh => (a[i] * b[i]) >> 32,
                 _ => a[i] * b[i] + c[i],
             })
         }
