@@ -1,7 +1,6 @@
 //! The integer fast forms: which integer instructions have one (`compile`, decided once per
 //! instruction when the interpreter is built: add, add3, mul, mad, mulh, logic, bfn, shifts,
-//! mov, cmp, sel, min/max and the bit counts on b/w/d/q types; with `.sat` on sources of 32 bits
-//! at most), and the in-place
+//! mov, cmp, sel, min/max and the bit counts on b/w/d/q types, with `.sat`), and the in-place
 //! dword tier that runs the packed-dword ones. `qword.rs` runs the others on 64-bit lanes.
 //! Each gives exactly what `alu::eval` gives (generated tests compare them bit for bit).
 
@@ -92,6 +91,9 @@ pub struct FastOp {
     /// Whether compares and min/max order the lanes as unsigned 64-bit values: both sources
     /// of unsigned types, one of them uq (above 2^63, as i64 it would be negative).
     pub(super) unsigned: bool,
+    /// Whether the lanes need their exact values (i128, as the general ALU holds them): for
+    /// `.sat`, for an order between a uq source and a signed one, for `asr` of a uq one.
+    pub(super) exact: bool,
 }
 
 pub(super) fn int_ty(ty: DataType) -> bool {
@@ -136,7 +138,7 @@ pub(super) fn fast_src(op: &Operand) -> Option<FastSrc> {
     }
 }
 
-fn src_ty(s: &FastSrc) -> DataType {
+pub(super) fn src_ty(s: &FastSrc) -> DataType {
     match s {
         FastSrc::Imm(_, ty) | FastSrc::Reg { ty, .. } | FastSrc::Vector(_, ty) => *ty,
         FastSrc::Indirect(ind) => ind.ty,
@@ -204,6 +206,7 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
                 srcs: [a, b.clone(), b],
                 dst_ty: DataType::Ud,
                 unsigned: false,
+                exact: false,
             });
         }
     }
@@ -226,21 +229,45 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     // where no source is uq; otherwise they need the exact (i128) path.
     let unsigned = unsigned_wide && [&a, &b].iter().all(|s| !src_ty(s).is_signed_int() && !has_modifier(s));
     let orders = matches!(kind, FastKind::Cmp(_) | FastKind::Min | FastKind::Max);
-    if orders && unsigned_wide && !unsigned
-        || kind == FastKind::Asr && unsigned_wide
-        || matches!(kind, FastKind::Mulh | FastKind::Div | FastKind::Mod) && (wide_src || dst_ty.size() > 4)
+    // Orders between a uq source and a signed one, `asr` of a uq one and `.sat` (which clamps
+    // a lane's exact result) take the qword tier's exact (i128) kernel, which knows the
+    // arithmetic, logic, shifts, moves and orders.
+    let exact = orders && unsigned_wide && !unsigned || kind == FastKind::Asr && unsigned_wide || inst.sat;
+    let exact_known = matches!(
+        kind,
+        FastKind::Mov
+            | FastKind::Add
+            | FastKind::Add3
+            | FastKind::Mul
+            | FastKind::Mad
+            | FastKind::Mulh
+            | FastKind::And
+            | FastKind::Or
+            | FastKind::Xor
+            | FastKind::Not
+            | FastKind::Shl
+            | FastKind::Shr
+            | FastKind::Asr
+            | FastKind::Sel
+            | FastKind::Min
+            | FastKind::Max
+            | FastKind::Cmp(_)
+    );
+    let any_wide = [&a, &b, &c].iter().any(|s| wide(src_ty(s)));
+    if matches!(kind, FastKind::Mulh | FastKind::Div | FastKind::Mod) && (wide_src || dst_ty.size() > 4)
         // The bit ops read 32 bits at most and take no modifier (the general path says so).
         || bit_op && (wide(src_ty(&a)) || has_modifier(&a))
-        // `.sat` clamps a lane's exact result: the qword tier knows it for sources of 32 bits
-        // at most (the parser refuses a compare's).
-        || inst.sat && (matches!(kind, FastKind::Cmp(_)) || [&a, &b, &c].iter().any(|s| wide(src_ty(s))))
+        // The parser refuses a compare's `.sat`; the other kinds' exact values with 64-bit
+        // sources are left to the general path (the bit counts, bfn, rotations).
+        || inst.sat && matches!(kind, FastKind::Cmp(_))
+        || exact && !exact_known && (any_wide || !inst.sat)
     {
         return None;
     }
-    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b, c], dst_ty, unsigned })
+    Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b, c], dst_ty, unsigned, exact })
 }
 
-fn has_modifier(s: &FastSrc) -> bool {
+pub(super) fn has_modifier(s: &FastSrc) -> bool {
     match s {
         FastSrc::Imm(..) | FastSrc::Vector(..) => false,
         FastSrc::Reg { modifier, .. } => *modifier != SrcMod::None,
@@ -335,7 +362,7 @@ pub(super) fn d32(src: &FastSrc) -> Option<D32> {
 
 /// The in-place dword form of a fast op, if it qualifies.
 pub fn compile_dword(inst: &Inst, f: &FastOp) -> Option<DwordOp> {
-    if inst.sat || matches!(f.kind, FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_)) {
+    if f.exact || matches!(f.kind, FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_)) {
         return None;
     }
     let a = d32(&f.srcs[0])?;

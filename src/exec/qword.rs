@@ -1,9 +1,11 @@
 //! The in-place tier on 64-bit lanes: every integer fast form (`fast.rs` decides which
 //! instructions have one) that the dword tier does not take: q/uq operands (64-bit
 //! emulation, pointer arithmetic), byte and word types, source modifiers, `mad`, `mulh`,
-//! `add3`, `bfn`, the bit counts, any register region, indirect operands, `.sat`;
-//! `addc`/`subb` with their two destinations, and `addr_add`. Each source is read as 64-bit lanes extended by its type,
-//! its modifier applied; the result is stored at the destination's width. Like the dword
+//! `add3`, `bfn`, the bit counts, any register region, indirect operands;
+//! `addc`/`subb` with their two destinations, `addr_add`, and `setp` from a register. Each source is read as 64-bit lanes extended by its type,
+//! its modifier applied; the result is stored at the destination's width. What needs a
+//! lane's exact value (`.sat`, an order between a uq source and a signed one, `asr` of a uq
+//! one) runs an exact kernel on i128 lanes, as the general ALU holds them. Like the dword
 //! tier, every lane is read before any is written, the lane work is specialised on the kind
 //! and exec size, and writes reach the observer as the general path reports them.
 
@@ -88,9 +90,11 @@ pub struct QwordOp {
     /// GRF bytes the operands reach (every operand lies below this offset).
     need: u32,
     pred_dst: Option<PredId>,
-    /// `.sat`: the destination type's range, which every lane's exact result is clamped to
-    /// (`fast::compile` allows it on sources of 32 bits at most).
+    /// `.sat`: the destination type's range, which every lane's exact result is clamped to.
     sat: Option<(i128, i128)>,
+    /// Which sources are uq: their exact values (for the exact kernel) are zero-extended
+    /// and modified in i128.
+    uq: [bool; 3],
     pub en: Enables,
     kernel: QwordKernel,
 }
@@ -185,8 +189,9 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
         need,
         pred_dst,
         sat: inst.sat.then(|| super::convert::int_range(f.dst_ty)),
+        uq: [0, 1, 2].map(|i| fast::src_ty(&f.srcs[i]) == DataType::Uq),
         en: Enables::new(inst.exec, inst.pred),
-        kernel: if inst.sat { sat_kernel_for(n) } else { kernel_for(kind, n) },
+        kernel: if f.exact { exact_kernel_for(n) } else { kernel_for(kind, n) },
     })
 }
 
@@ -542,23 +547,46 @@ fn store<const L: usize>(
     None
 }
 
-fn sat_kernel_for(n: u32) -> QwordKernel {
+fn exact_kernel_for(n: u32) -> QwordKernel {
     match n {
-        1 => sat_kernel::<1>,
-        2 => sat_kernel::<2>,
-        4 => sat_kernel::<4>,
-        8 => sat_kernel::<8>,
-        16 => sat_kernel::<16>,
-        _ => sat_kernel::<32>,
+        1 => exact_kernel::<1>,
+        2 => exact_kernel::<2>,
+        4 => exact_kernel::<4>,
+        8 => exact_kernel::<8>,
+        16 => exact_kernel::<16>,
+        _ => exact_kernel::<32>,
     }
 }
 
-/// The lane work of a `.sat` op (a [`QwordKernel`]): each lane's exact result clamped to the
-/// destination type's range, then stored. The sources are of 32 bits at most, extended and
-/// modified into 64 bits, so the op's own kernel gives the exact result of every kind but
-/// the products (`mulh`'s high half included: its kernel's i64 product of two `ud` values
-/// wraps) and the left shift, which can pass 64 bits and are worked out in i128 here.
-fn sat_kernel<const L: usize>(
+/// Lanes `L` of source `i` as the general ALU holds them (`alu::load_ints`): extended by
+/// type and modified, exactly. Values of 32 bits at most and q ones (whose modifier wraps in
+/// 64 bits there too) are exact in i64; a uq value is zero-extended and modified in i128.
+#[inline(always)]
+fn exact_source<const L: usize>(grf: &[u8], op: &QwordOp, i: usize, offsets: Option<&Offsets>) -> [i128; L] {
+    if !op.uq[i] {
+        return source::<L>(grf, op, i, offsets).map(|v| v as i64 as i128);
+    }
+    let raw = match (&op.srcs[i], offsets) {
+        (S64::Indirect(ind), Some(offsets)) => gathered::<L>(grf, &offsets[i], ind.ty),
+        (s, _) => lanes::<L>(grf, s),
+    };
+    raw.map(|v| {
+        let v = i128::from(v);
+        match op.mods[i].0 {
+            SrcMod::None | SrcMod::Abs => v,
+            SrcMod::Neg | SrcMod::NegAbs => -v,
+            SrcMod::Not => !v,
+        }
+    })
+}
+
+/// The lane work of an op that needs its lanes' exact values (a [`QwordKernel`]): `.sat`
+/// (the result clamped to the destination type's range), an order between a uq source and a
+/// signed one, `asr` of a uq one. The arithmetic, logic, shifts, moves and orders are worked
+/// out in i128 from the exact sources, as the general ALU does; the other kinds (`.sat` on
+/// sources of 32 bits at most, which `fast::compile` ensures) take the op's own kernel,
+/// whose 64-bit lanes are exact there, then the clamp.
+fn exact_kernel<const L: usize>(
     grf: &mut [u8],
     op: &QwordOp,
     offsets: Option<&Offsets>,
@@ -567,17 +595,54 @@ fn sat_kernel<const L: usize>(
     pmask: u32,
     out: Option<&mut [u64; 32]>,
 ) -> Option<u32> {
-    let wide = |i: usize| source::<L>(grf, op, i, offsets).map(|v| v as i64 as i128);
-    let exact: [i128; L] = match op.kind {
-        FastKind::Mul | FastKind::Mad | FastKind::Shl | FastKind::Mulh => {
-            let (a, b) = (wide(0), wide(1));
-            let c = if op.kind == FastKind::Mad { wide(2) } else { [0; L] };
-            let m = op.count_mask as i128;
-            std::array::from_fn(|i| match op.kind {
-                FastKind::Shl => a[i] << (b[i] & m),
-                FastKind::Mulh => (a[i] * b[i]) >> 32,
-                _ => a[i] * b[i] + c[i],
+    use FastKind as K;
+    let exact = |i: usize| exact_source::<L>(grf, op, i, offsets);
+    let each2 = |f: &dyn Fn(i128, i128) -> i128| {
+        let (a, b) = (exact(0), exact(1));
+        std::array::from_fn::<i128, L, _>(|i| f(a[i], b[i]))
+    };
+    let flags = |rel: CondMod| fast::compare_lanes(&exact(0), &exact(1), rel);
+    let sat = op.sat.is_some();
+    let mul = if sat { i128::saturating_mul } else { i128::wrapping_mul };
+    let (m, wm) = (op.count_mask as i128, op.width_mask as i128);
+    let values: [i128; L] = match op.kind {
+        K::Cmp(rel) => {
+            let flags = flags(rel);
+            if op.pred_dst.is_some() {
+                return Some(flags);
+            }
+            std::array::from_fn(|i| -i128::from(flags >> i & 1))
+        }
+        K::Mov => exact(0),
+        K::Not => exact(0).map(|v| !v),
+        K::Add => each2(&|x, y| x + y),
+        K::Mul => each2(&|x, y| mul(x, y)),
+        K::Mulh => each2(&|x, y| x.wrapping_mul(y) >> 32),
+        K::And => each2(&|x, y| x & y),
+        K::Or => each2(&|x, y| x | y),
+        K::Xor => each2(&|x, y| x ^ y),
+        K::Shl => each2(&|x, y| x << (y & m)),
+        K::Shr => each2(&|x, y| (x & wm) >> (y & m)),
+        K::Asr => each2(&|x, y| x >> (y & m)),
+        K::Mad | K::Add3 => {
+            let (a, b, c) = (exact(0), exact(1), exact(2));
+            let add = if sat { i128::saturating_add } else { i128::wrapping_add };
+            std::array::from_fn(|i| {
+                if op.kind == K::Mad {
+                    add(mul(a[i], b[i]), c[i])
+                } else {
+                    a[i] + b[i] + c[i]
+                }
             })
+        }
+        K::Sel | K::Min | K::Max => {
+            let first = match op.kind {
+                K::Sel => pmask,
+                K::Max => flags(CondMod::Gt),
+                _ => flags(CondMod::Lt),
+            };
+            let (a, b) = (exact(0), exact(1));
+            std::array::from_fn(|i| if first >> i & 1 != 0 { a[i] } else { b[i] })
         }
         kind => {
             let mut values = [0u64; 32];
@@ -586,8 +651,8 @@ fn sat_kernel<const L: usize>(
         }
     };
     let (lo, hi) = op.sat.unwrap_or((i128::MIN, i128::MAX));
-    let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
-    store(grf, op, &exact.map(|v| v.clamp(lo, hi) as u64), enabled, out)
+    let enabled = if op.kind == K::Sel { em_part } else { chen };
+    store(grf, op, &values.map(|v| v.clamp(lo, hi) as u64), enabled, out)
 }
 
 /// The three-input boolean function of truth table `table`: result bit = table bit
@@ -863,6 +928,47 @@ enum AddrBase {
 }
 
 /// The in-place form of `addr_add`, where the offset is a direct or immediate integer.
+/// `setp` from a register or a vector immediate (SETP.md): each lane's bit 0, or from a
+/// scalar, bit i of its value for lane i (every lane of the execution size, whatever the
+/// channel enables).
+#[derive(Clone, Debug)]
+pub struct SetpOp {
+    pub pred: PredId,
+    src: S64,
+    /// The source's bits within its type's width, and whether it is a scalar.
+    width_mask: u64,
+    scalar: bool,
+    /// GRF bytes the source reaches.
+    need: u32,
+    pub en: Enables,
+}
+
+/// The in-place form of `setp` from a register or a vector immediate (an integer one,
+/// direct, without a modifier, which `setp` would ignore).
+pub fn compile_setp(inst: &Inst) -> Option<SetpOp> {
+    let [Operand::Pred(pred), src] = inst.operands.as_slice() else { return None };
+    let n = inst.exec.size;
+    let f = fast::fast_src(src)?;
+    if !fast::kernel_size(n) || matches!(f, FastSrc::Indirect(_)) || fast::has_modifier(&f) {
+        return None;
+    }
+    // As the general path reads it, an immediate (a vector one too: its lane 0) is a scalar.
+    let scalar = match src {
+        Operand::Direct(d) => d.region == Region::scalar(),
+        _ => true,
+    };
+    let bits = fast::src_ty(&f).bits();
+    let src = s64(&f, n)?;
+    Some(SetpOp {
+        pred: *pred,
+        need: span(&src, n),
+        src,
+        width_mask: if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 },
+        scalar,
+        en: Enables::new(inst.exec, inst.pred),
+    })
+}
+
 pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Option<AddrAddOp> {
     let n = inst.exec.size;
     if inst.op != crate::isa::Opcode::AddrAdd || !fast::kernel_size(n) {
@@ -892,6 +998,25 @@ pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Optio
 }
 
 impl<O: Observer> Ctx<'_, O> {
+    /// Runs an in-place `setp` under the channel enables `chen`: false, with nothing done,
+    /// when its source reaches past the register file (the general path faults there).
+    pub fn run_setp(&mut self, op: &SetpOp, chen: u32) -> Result<bool, FaultKind> {
+        if op.need as usize > self.thread.grf.len() {
+            return Ok(false);
+        }
+        let n = op.en.size();
+        let lanes = lanes_n(&self.thread.grf, &op.src, n);
+        let size = super::control::size_mask(n);
+        let (mask, bits) = if op.scalar {
+            (size, (lanes[0] & op.width_mask) as u32 & size)
+        } else {
+            (chen & size, (0..n as usize).fold(0u32, |b, lane| b | ((lanes[lane] & 1) as u32) << lane))
+        };
+        let off = op.en.offset();
+        self.write_pred(op.pred, mask << off, bits << off);
+        Ok(true)
+    }
+
     /// Runs an in-place `addr_add` under the channel enables `chen`.
     pub fn run_addr_add(&mut self, op: &AddrAddOp, chen: u32) -> Result<(), FaultKind> {
         let n = op.en.size();

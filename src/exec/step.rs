@@ -461,6 +461,7 @@ impl Interpreter {
             | Plan::Float(_)
             | Plan::FloatLanes(_)
             | Plan::SetPred(..)
+            | Plan::Setp(_)
             | Plan::PredLogic(..)
             | Plan::MovPred(_)
             | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
@@ -651,6 +652,8 @@ enum Plan {
     FloatLanes(Box<super::float_lanes::LanesOp>),
     /// `setp` from an immediate.
     SetPred(SetPredOp),
+    /// `setp` from a register or a vector immediate (`qword.rs`).
+    Setp(Box<super::qword::SetpOp>),
     /// `and`/`or`/`xor`/`not` of predicates: the opcode, the destination, the sources (`not`
     /// reads the first only).
     PredLogic(Opcode, PredId, PredId, PredId),
@@ -706,7 +709,7 @@ impl Plan {
                         en: Enables::new(inst.exec, inst.pred),
                     })
                 }
-                _ => Plan::Alu,
+                _ => super::qword::compile_setp(inst).map_or(Plan::Alu, |s| Plan::Setp(Box::new(s))),
             },
             Family::Alu
                 if inst.op == Opcode::Mov && matches!(inst.operands.get(1), Some(Operand::Pred(_))) =>
@@ -783,7 +786,7 @@ impl Plan {
         match self {
             Plan::Dword(_) => Tier::Dword,
             Plan::Qword(_) | Plan::Carry(_) | Plan::AddrAdd(_) => Tier::Qword,
-            Plan::SetPred(..) | Plan::PredLogic(..) | Plan::MovPred(_) => Tier::Pred,
+            Plan::SetPred(..) | Plan::Setp(_) | Plan::PredLogic(..) | Plan::MovPred(_) => Tier::Pred,
             Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
             Plan::Message(_) | Plan::Block(_) => Tier::Message,
             _ => Tier::General,
@@ -826,6 +829,7 @@ fn run_fast<O: Observer>(
         Plan::Float(f) => return ctx.run_float(inst, f, chen, em_part, pmask),
         Plan::FloatLanes(f) => return ctx.run_lanes(inst, f, chen, em_part, pmask),
         Plan::SetPred(op) => ctx.write_pred(op.pred, op.mask, op.bits),
+        Plan::Setp(op) => return ctx.run_setp(op, chen),
         Plan::PredLogic(op, d, a, b) => {
             let (a, b) = (ctx.pred(*a), ctx.pred(*b));
             pred_apply(ctx, *op, *d, a, b, chen << inst.exec.offset.min(31));

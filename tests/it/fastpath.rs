@@ -358,8 +358,9 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
     let (mut divmod_fast, mut madw_fast) = ([0usize; 2], 0usize);
     // not, rol and ror cases in the dword and qword tiers.
     let mut not_rotate_fast = [0usize; 2];
-    // Moves from a predicate in its plan; `.sat` cases in the qword tier.
-    let (mut pred_moves, mut sat_fast) = (0usize, 0usize);
+    // Moves from a predicate in its plan; `.sat` cases in the qword tier; `setp` from a
+    // register in place.
+    let (mut pred_moves, mut sat_fast, mut setp_regs) = (0usize, 0usize, 0usize);
     for case in 0..6000u32 {
         let op = OPS[case as usize % OPS.len()];
         // A third of the cases in dwords, the dword tier's domain, a third in 64-bit and
@@ -476,6 +477,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
         madw_fast += usize::from(op == "madw" && tier == vdb::exec::Tier::Qword);
         pred_moves += usize::from(op == "p.mov" && tier == vdb::exec::Tier::Pred);
         sat_fast += usize::from(sat && tier == vdb::exec::Tier::Qword);
+        setp_regs += usize::from(op == "setp" && body.contains("A(") && tier == vdb::exec::Tier::Pred);
         if matches!(op, "not" | "rol" | "ror") && (tier as usize) < 2 {
             not_rotate_fast[tier as usize] += 1;
         }
@@ -489,6 +491,7 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
     assert!(madw_fast > 60, "{madw_fast} madw cases in the qword tier");
     assert!(pred_moves > 100, "{pred_moves} moves from a predicate in place");
     assert!(sat_fast > 200, "{sat_fast} .sat cases in the qword tier");
+    assert!(setp_regs > 40, "{setp_regs} setp cases from a register in place");
     assert!(
         not_rotate_fast[0] > 60 && not_rotate_fast[1] > 150,
         "not, rol and ror cases (dword, qword tier): {not_rotate_fast:?}"
