@@ -43,12 +43,19 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         gotos.push(t.elapsed().as_secs_f64() * 1e6);
         goto_rebuilds = goto_rebuilds.max(rebuilds(&s) - before);
     }
+    // Back from the end over at least two checkpoint intervals: the parts before the last
+    // were dropped, and the first step back into each records it again (timed apart).
     s.goto(total);
-    let mut backs = Vec::new();
-    for _ in 0..queries.min(total as usize) * 10 {
-        let t = Instant::now();
+    let (mut backs, mut backs_into_dropped) = (Vec::new(), Vec::new());
+    for _ in 0..queries.min(total as usize) * 50 {
+        let (t, before) = (Instant::now(), rebuilds(&s));
         s.backward();
-        backs.push(t.elapsed().as_secs_f64() * 1e6);
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        if rebuilds(&s) > before {
+            backs_into_dropped.push(us)
+        } else {
+            backs.push(us)
+        }
     }
     // The first reverse step after landing at a random point: the seek has copied out of its
     // checkpoint what that step changes, so it should cost what any reverse step costs.
@@ -91,7 +98,7 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         "steps": total, "threads": threads, "stop": format!("{stop:?}"),
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
         "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
-        "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
+        "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_into_dropped_part": stats(backs_into_dropped), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
         "most_parts_recorded_again": {"goto": goto_rebuilds, "last_write": write_rebuilds},
         "reexecution": rr,
     });
