@@ -927,7 +927,6 @@ enum AddrBase {
     Reg { slot: u32, elem: u32, width: u32, num_elts: u32 },
 }
 
-/// The in-place form of `addr_add`, where the offset is a direct or immediate integer.
 /// `setp` from a register or a vector immediate (SETP.md): each lane's bit 0, or from a
 /// scalar, bit i of its value for lane i (every lane of the execution size, whatever the
 /// channel enables).
@@ -969,6 +968,7 @@ pub fn compile_setp(inst: &Inst) -> Option<SetpOp> {
     })
 }
 
+/// The in-place form of `addr_add`, where the offset is a direct or immediate integer.
 pub fn compile_addr_add(inst: &Inst, program: &crate::program::Program) -> Option<AddrAddOp> {
     let n = inst.exec.size;
     if inst.op != crate::isa::Opcode::AddrAdd || !fast::kernel_size(n) {
