@@ -116,16 +116,14 @@ fn elem_addr(s: &Surface, x: i64, y: i64, t: u64) -> Option<u64> {
 }
 
 /// The part of a row of `w` elements from (`x0`, `y`) that lies inside the surface: the
-/// index of its first element in the row and how many there are (none above, below or
-/// beside the surface).
-fn row_span(s: &Surface, x0: i64, y: i64, w: u32, t: u64) -> Option<(u32, u32)> {
-    if !(0..s.height as i64).contains(&y) {
-        return None;
-    }
+/// index of its first element in the row, how many there are, and the first one's address
+/// (none above, below or beside the surface).
+fn row_span(s: &Surface, x0: i64, y: i64, w: u32, t: u64) -> Option<(u32, u32, u64)> {
     let columns = (s.width / t) as i64;
     let first = (-x0).clamp(0, i64::from(w));
     let end = (columns - x0).clamp(0, i64::from(w));
-    (first < end).then_some((first as u32, (end - first) as u32))
+    let at = elem_addr(s, x0 + first, y, t).filter(|_| first < end)?;
+    Some((first as u32, (end - first) as u32, at))
 }
 
 /// The `w x h` elements from (`x0`, `s.y`), row after row (zeros outside the surface). Each
@@ -144,8 +142,7 @@ fn read_tile<O: Observer>(
     let mut row = vec![0u8; w as usize * t as usize];
     for dy in 0..h {
         let y = s.y + i64::from(dy);
-        let Some((first, len)) = row_span(s, x0, y, w, t) else { continue };
-        let at = s.base.wrapping_add(y as u64 * s.pitch).wrapping_add((x0 + i64::from(first)) as u64 * t);
+        let Some((first, len, at)) = row_span(s, x0, y, w, t) else { continue };
         let out = &mut tile[(dy * w + first) as usize..(dy * w + first + len) as usize];
         let bytes = &mut row[..len as usize * t as usize];
         if ctx.mem_read(MemSpace::Svm, at, bytes).is_ok() {
@@ -215,17 +212,14 @@ fn store<O: Observer>(ctx: &mut Ctx<'_, O>, d: &LscBlock2dData, s: &Surface) -> 
     // cannot be done in one (so that the fault names the first element not written).
     for dy in 0..d.height {
         let y = s.y + i64::from(dy);
-        let Some((first, len)) = row_span(s, s.x, y, d.width, t64) else { continue };
-        let x = s.x + i64::from(first);
-        let at = s.base.wrapping_add(y as u64 * s.pitch).wrapping_add(x as u64 * t64);
+        let Some((first, len, at)) = row_span(s, s.x, y, d.width, t64) else { continue };
         let from = ((dy * row_pitch + first) * t) as usize;
         if ctx.mem_write(MemSpace::Svm, at, &regs[from..from + (len * t) as usize]).is_ok() {
             continue;
         }
         for k in 0..len {
-            let at = elem_addr(s, x + i64::from(k), y, t64).unwrap_or(at);
             let from = from + (k * t) as usize;
-            ctx.mem_write(MemSpace::Svm, at, &regs[from..from + t as usize])?;
+            ctx.mem_write(MemSpace::Svm, at.wrapping_add(u64::from(k * t)), &regs[from..from + t as usize])?;
         }
     }
     Ok(())
