@@ -735,28 +735,22 @@ impl Checkpoints {
         };
         let deltas = self.deltas;
         let due = self.key.as_mut().filter(|k| deltas && k.since + 1 < KEY_EVERY);
-        let delta = match due {
-            // Past the first delta, one holds at most what the first cost a key: the copies
-            // of the threads that ran in one interval (deltas repeat what changed since the
-            // key in every thread that ran since, which grows).
-            Some(key) => {
-                match Checkpoint::delta(time, machine, sched, &key.checkpoint, key.interval_copies) {
-                    Some((ck, patches, full)) => {
-                        key.interval_copies.get_or_insert(full);
-                        key.since += 1;
-                        // The live machine's copies of the threads changed since the key are
-                        // counted as they are made (the key that later shares them counts the
-                        // rest), so a budget sees them grow step by step, not all at once.
-                        let copies = full.saturating_sub(key.copies_counted);
-                        key.copies_counted = key.copies_counted.max(full);
-                        Some((ck, patches + copies))
-                    }
-                    // A delta costs more than a key here: the next deltas start from this key.
-                    None => None,
-                }
-            }
-            None => None,
-        };
+        // Past the first delta, one holds at most what the first cost a key: the copies of the
+        // threads that ran in one interval (deltas repeat what changed since the key in every
+        // thread that ran since, which grows). None where a delta costs more than a key: the
+        // next deltas start from this key.
+        let delta = due.and_then(|key| {
+            let (ck, patches, full) =
+                Checkpoint::delta(time, machine, sched, &key.checkpoint, key.interval_copies)?;
+            key.interval_copies.get_or_insert(full);
+            key.since += 1;
+            // The live machine's copies of the threads changed since the key are counted as
+            // they are made (the key that later shares them counts the rest), so a budget sees
+            // them grow step by step, not all at once.
+            let copies = full.saturating_sub(key.copies_counted);
+            key.copies_counted = key.copies_counted.max(full);
+            Some((ck, patches + copies))
+        });
         let ck = match delta {
             Some((ck, patches)) => {
                 // Its table is the key's.
