@@ -3,7 +3,7 @@
 //! blocks, both address forms, and tiles hanging over the surface's edges (zeros read,
 //! writes dropped).
 
-use vdb::machine::{Machine, MemSpace, ThreadId};
+use vdb::machine::Machine;
 use vdb::program::Program;
 
 use crate::harness::{run_text, set_var, Run};
@@ -223,22 +223,6 @@ fn a_tile_running_into_unmapped_memory_faults_at_its_first_unmapped_element() {
     }
 }
 
-/// Hears the memory reads of a run.
-#[derive(Default)]
-struct Reads(Vec<(u64, u64)>);
-
-impl vdb::exec::Observer for Reads {
-    const ACTIVE: bool = true;
-    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
-    fn pred(&mut self, _: ThreadId, _: vdb::isa::PredId, _: u32, _: u32) {}
-    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
-    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
-    fn control(&mut self, _: ThreadId, _: &vdb::machine::Control, _: &vdb::machine::Control) {}
-    fn mem_read(&mut self, _: ThreadId, _: MemSpace, addr: u64, len: u64) {
-        self.0.push((addr, len));
-    }
-}
-
 /// Each row's part inside the surface is read in one access: two 16 x 8 blocks of d16
 /// inside the surface are 16 reads of 32 bytes; hanging 4 elements over the right edge, the
 /// second block's rows are 12 elements (24 bytes); over the bottom edge, the rows outside
@@ -247,12 +231,12 @@ impl vdb::exec::Observer for Reads {
 fn a_load_reads_each_row_inside_the_surface_in_one_access() {
     let body = "    lsc_load_block2d.ugm (M1, 1) D:d16.2x16x8nn flat[PAY + (0,0)]";
     for ((x, y), rows) in [((0, 0), 16usize), ((12, 0), 16), ((0, 20), 8)] {
-        let mut reads = Reads::default();
+        let mut reads = crate::harness::MemReads::default();
         let r =
             crate::harness::run_observed(&kernel(body), 16, 0xffff, |p, m| setup(p, m, 2, x, y), &mut reads);
         assert!(r.result.is_ok(), "({x},{y})");
         assert_eq!(reads.0.len(), rows, "({x},{y}): {:?}", reads.0);
-        for (i, &(addr, len)) in reads.0.iter().enumerate() {
+        for (i, &(_, addr, len)) in reads.0.iter().enumerate() {
             let (b, dy) = (i as u64 / (rows as u64 / 2), i as u64 % (rows as u64 / 2));
             let x0 = x as u64 + 16 * b;
             assert_eq!(addr, BASE + (y as u64 + dy) * PITCH + 2 * x0, "({x},{y}): read {i}");

@@ -15,6 +15,22 @@ pub fn lcg(state: &mut u64) -> u64 {
     *state ^ (*state >> 29)
 }
 
+/// Hears the memory reads of a run: space, address and length, in order.
+#[derive(Default)]
+pub struct MemReads(pub Vec<(vdb::machine::MemSpace, u64, u64)>);
+
+impl Observer for MemReads {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: vdb::machine::ThreadId, _: u32, _: &[u8], _: &[u8]) {}
+    fn pred(&mut self, _: vdb::machine::ThreadId, _: vdb::isa::PredId, _: u32, _: u32) {}
+    fn addr(&mut self, _: vdb::machine::ThreadId, _: u32, _: u32, _: u32) {}
+    fn mem(&mut self, _: vdb::machine::ThreadId, _: vdb::machine::MemSpace, _: u64, _: &[u8], _: &[u8]) {}
+    fn control(&mut self, _: vdb::machine::ThreadId, _: &vdb::machine::Control, _: &vdb::machine::Control) {}
+    fn mem_read(&mut self, _: vdb::machine::ThreadId, space: vdb::machine::MemSpace, addr: u64, len: u64) {
+        self.0.push((space, addr, len));
+    }
+}
+
 /// A finished (or faulted) single-thread run.
 pub struct Run {
     pub program: Arc<Program>,

@@ -732,13 +732,17 @@ fn slm_is_examined_watched_and_queried_like_svm() {
     let reads = {
         let (start, sched) = s.start_state();
         let (mut machine, mut sched) = (start.clone(), sched.clone());
-        let mut seen = SlmReads { group, off, hit: false };
+        // Steps that read the dword of the group's SLM at `off`.
+        let mut seen = crate::harness::MemReads::default();
         let mut count = 0;
         while let Ok(vdb::exec::Pick::Step(tid)) = sched.pick(&mut machine, &mut seen) {
-            seen.hit = false;
+            seen.0.clear();
             let _ = s.interp.step(&mut machine, tid, &mut seen);
             sched.steps += 1;
-            count += usize::from(seen.hit);
+            let hit = |&(space, addr, len): &(MemSpace, u64, u64)| {
+                space == MemSpace::Slm(group) && addr < off + 4 && off < addr + len
+            };
+            count += usize::from(seen.0.iter().any(hit));
         }
         count
     };
@@ -804,27 +808,6 @@ fn recording_keeps_its_windows_up_to_the_budget() {
             "cores {cores}, lean: {lean}: {} of {total} steps in windows",
             s.window_steps
         );
-    }
-}
-
-/// Hears whether a step reads a dword of one work-group's SLM.
-use vdb::machine::{MemSpace, ThreadId};
-
-struct SlmReads {
-    group: u32,
-    off: u64,
-    hit: bool,
-}
-
-impl vdb::exec::Observer for SlmReads {
-    const ACTIVE: bool = true;
-    fn grf(&mut self, _: ThreadId, _: u32, _: &[u8], _: &[u8]) {}
-    fn pred(&mut self, _: ThreadId, _: vdb::isa::PredId, _: u32, _: u32) {}
-    fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
-    fn mem(&mut self, _: ThreadId, _: MemSpace, _: u64, _: &[u8], _: &[u8]) {}
-    fn control(&mut self, _: ThreadId, _: &vdb::machine::Control, _: &vdb::machine::Control) {}
-    fn mem_read(&mut self, _: ThreadId, space: MemSpace, addr: u64, len: u64) {
-        self.hit |= space == MemSpace::Slm(self.group) && addr < self.off + 4 && self.off < addr + len;
     }
 }
 
