@@ -83,7 +83,7 @@ fn resume_if_idle(control: &mut Control, from: InstIdx) -> Result<(), FaultKind>
     }
 }
 
-fn label_target(inst: &Inst, index: usize) -> Result<InstIdx, FaultKind> {
+pub(super) fn label_target(inst: &Inst, index: usize) -> Result<InstIdx, FaultKind> {
     match inst.operands.get(index) {
         Some(Operand::Label(t)) | Some(Operand::Subroutine(t)) => Ok(*t),
         other => Err(FaultKind::NotImplemented(format!("branch target {other:?}"))),
@@ -93,7 +93,12 @@ fn label_target(inst: &Inst, index: usize) -> Result<InstIdx, FaultKind> {
 /// `goto`: `taken` = active lanes whose predicate holds (for exec size 1: every active lane
 /// or none, decided by the predicate's first bit).
 pub fn goto(control: &mut Control, inst: &Inst, pc: InstIdx, taken: u32) -> Result<(), FaultKind> {
-    let target = label_target(inst, 0)?;
+    goto_to(control, label_target(inst, 0)?, pc, taken)
+}
+
+/// [`goto`] to `target`, the label already resolved.
+#[inline]
+pub fn goto_to(control: &mut Control, target: InstIdx, pc: InstIdx, taken: u32) -> Result<(), FaultKind> {
     let taken = taken & control.em;
     if target > pc {
         control.em &= !taken;

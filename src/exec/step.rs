@@ -229,31 +229,45 @@ impl Interpreter {
     /// The step of [`Interpreter::step`] on a context already made: the instruction at `pc`
     /// and the report of its control change. Returns the channel enables.
     fn step_in<O: Observer>(&self, ctx: &mut Ctx<'_, O>, pc: InstIdx) -> Result<u32, Fault> {
-        let tid = ctx.tid;
         // A recorder needs the old control state only when more than the pc can change:
         // control flow, barriers and reconvergence at the next instruction. Otherwise the
         // step moves the pc to the next instruction, or faults (pc kept, status `Faulted`).
         let may_change_control = |control: &Control| {
-            matches!(self.plans.get(pc.0 as usize), Some(Plan::Control | Plan::Barrier | Plan::Nbarrier))
-                || reconverges_at(control, pc.0 + 1)
+            matches!(
+                self.plans.get(pc.0 as usize),
+                Some(Plan::Control | Plan::Branch(_) | Plan::Barrier | Plan::Nbarrier)
+            ) || reconverges_at(control, pc.0 + 1)
         };
-        let old_control =
-            (O::ACTIVE && may_change_control(&ctx.thread.control)).then(|| ctx.thread.control.clone());
-        let result = self.execute_at(ctx, pc);
-        if O::ACTIVE {
-            let new = &ctx.thread.control;
-            match old_control {
-                Some(old) if old != *new || new.pc == pc => ctx.obs.control(tid, &old, new),
-                Some(_) => {}
-                // A fault: only the status changed, and the pc stayed.
-                None if new.pc.0 != pc.0 + 1 => {
-                    let old = Control { pc, status: ThreadStatus::Running, ..new.clone() };
-                    ctx.obs.control(tid, &old, new)
+        reporting_control(ctx, pc, may_change_control, |ctx| self.execute_at(ctx, pc))
+    }
+
+    /// The step of a compiled `goto` or `jmp` at `pc`, as [`Interpreter::step_in`] runs
+    /// it (its control change reported the same way), without the general step.
+    #[inline(always)]
+    fn branch_in<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        branch: &BranchOp,
+        pc: InstIdx,
+    ) -> Result<u32, Fault> {
+        reporting_control(
+            ctx,
+            pc,
+            |_| true,
+            |ctx| {
+                let thread = &mut *ctx.thread;
+                match branch.run(&mut thread.control, &thread.preds, pc) {
+                    Ok(chen) => {
+                        control::arrive(&mut thread.control);
+                        Ok(chen)
+                    }
+                    Err(kind) => {
+                        let kind = kind.in_thread_channels(branch.en.off);
+                        Err(faulted(&mut thread.control, ctx.tid, pc, kind))
+                    }
                 }
-                None => {}
-            }
-        }
-        result
+            },
+        )
     }
 
     /// Runs the instruction at `pc`: channel enables, the instruction, then reconvergence at
@@ -384,7 +398,10 @@ impl Interpreter {
             // Any other instruction, and an in-place one after which lanes reconverge or
             // with the fast forms off.
             ctx.obs.begin_step();
-            let chen = self.step_in(&mut ctx, pc)?;
+            let chen = match self.plans.get(pc.0 as usize) {
+                Some(Plan::Branch(b)) if self.use_fast_paths => self.branch_in(&mut ctx, b, pc)?,
+                _ => self.step_in(&mut ctx, pc)?,
+            };
             ctx.obs.end_step(pc.0, chen);
             steps += 1;
             lane_ops += chen.count_ones() as u64;
@@ -466,7 +483,10 @@ impl Interpreter {
             | Plan::MovPred(_)
             | Plan::Alu => self.alu(ctx, inst, chen, em_part, pmask)?,
             Plan::Address | Plan::AddrAdd(_) => self.addr_add(ctx, inst, chen)?,
-            Plan::Control => {
+            Plan::Branch(b) if self.use_fast_paths => {
+                return b.run(&mut ctx.thread.control, &ctx.thread.preds, pc)
+            }
+            Plan::Control | Plan::Branch(_) => {
                 let pred_true = pmask & 1 != 0;
                 return control::execute(ctx, inst, pc, chen << off, pred_true).map(|()| chen);
             }
@@ -632,6 +652,8 @@ pub enum Tier {
     General,
     /// A message with its payload compiled (`payload.rs`): not in place, as it touches memory.
     Message,
+    /// `goto` and `jmp` with their labels resolved: not in place, as they change control.
+    Branch,
 }
 
 /// How an instruction runs, decided once when the interpreter is built (one match per step
@@ -661,6 +683,8 @@ enum Plan {
     MovPred(PredId),
     Alu,
     Address,
+    /// `goto` and `jmp` with their labels resolved.
+    Branch(BranchOp),
     Control,
     /// A gather, scatter or atomic with its payload compiled (`payload.rs`).
     Message(Box<super::payload::MessageOp>),
@@ -678,6 +702,48 @@ enum Plan {
     Unsupported,
     /// The parser's static checks found undefined behaviour: it faults when reached.
     StaticFault,
+}
+
+/// `goto` or `jmp` with its label resolved and its channel enables' form made: the branches
+/// of every loop and `if`, kept off the general step.
+#[derive(Clone, Copy, Debug)]
+struct BranchOp {
+    target: InstIdx,
+    en: Enables,
+    /// `jmp`: the thread goes where its predicate's first bit says, every lane with it.
+    jmp: bool,
+    /// A `goto` of exec size 1: every active lane goes, or none, by the predicate's first bit.
+    scalar: bool,
+}
+
+impl BranchOp {
+    fn compile(inst: &Inst) -> Option<BranchOp> {
+        let jmp = match inst.op {
+            Opcode::Goto => false,
+            Opcode::Jmp => true,
+            _ => return None,
+        };
+        let target = control::label_target(inst, 0).ok()?;
+        Some(BranchOp { target, en: Enables::new(inst.exec, inst.pred), jmp, scalar: inst.exec.size == 1 })
+    }
+
+    /// Runs the branch at `pc` on `control` as `control::execute` does: its channel enables.
+    #[inline(always)]
+    fn run(&self, control: &mut Control, preds: &[u32], pc: InstIdx) -> Result<u32, FaultKind> {
+        let (chen, _, pmask) = self.en.of(control.em, preds);
+        let pred_true = pmask & 1 != 0;
+        if self.jmp {
+            control.pc = if pred_true { self.target } else { InstIdx(pc.0 + 1) };
+            return Ok(chen);
+        }
+        let taken = match (self.scalar, pred_true) {
+            (true, true) => u32::MAX,
+            (true, false) => 0,
+            (false, _) => chen << self.en.off,
+        };
+        control::goto_to(control, self.target, pc, taken)?;
+        Ok(chen)
+    }
 }
 
 /// `setp` from an immediate: the predicate bits it sets under their mask (at the channel
@@ -738,7 +804,7 @@ impl Plan {
             Family::Alu => Self::alu_plan(inst),
             Family::Address => super::qword::compile_addr_add(inst, program)
                 .map_or(Plan::Address, |a| Plan::AddrAdd(Box::new(a))),
-            Family::Control => Plan::Control,
+            Family::Control => BranchOp::compile(inst).map_or(Plan::Control, Plan::Branch),
             Family::Memory => match super::payload::MessageOp::compile(inst, program) {
                 Some(m) => Plan::Message(Box::new(m)),
                 None => super::payload::BlockOp::compile(inst, program)
@@ -789,6 +855,7 @@ impl Plan {
             Plan::SetPred(..) | Plan::Setp(_) | Plan::PredLogic(..) | Plan::MovPred(_) => Tier::Pred,
             Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
             Plan::Message(_) | Plan::Block(_) => Tier::Message,
+            Plan::Branch(_) => Tier::Branch,
             _ => Tier::General,
         }
     }
@@ -797,7 +864,7 @@ impl Plan {
     /// changes registers only, never control state, and runs without the general step (an
     /// f32 form may still hand its instruction to it).
     fn in_place(&self) -> bool {
-        !matches!(self.tier(), Tier::General | Tier::Message)
+        !matches!(self.tier(), Tier::General | Tier::Message | Tier::Branch)
     }
 }
 
@@ -860,6 +927,35 @@ fn in_place<O: Observer>(
         return Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind));
     }
     Ok(chen)
+}
+
+/// Runs a step by `run`, reporting its control change to the observer: the control state
+/// before it is kept only where `may_change` says more than the pc can change (a fault
+/// changes the status, and is reported in any case).
+#[inline(always)]
+fn reporting_control<'a, O: Observer>(
+    ctx: &mut Ctx<'a, O>,
+    pc: InstIdx,
+    may_change: impl FnOnce(&Control) -> bool,
+    run: impl FnOnce(&mut Ctx<'a, O>) -> Result<u32, Fault>,
+) -> Result<u32, Fault> {
+    let old_control = (O::ACTIVE && may_change(&ctx.thread.control)).then(|| ctx.thread.control.clone());
+    let result = run(ctx);
+    if O::ACTIVE {
+        let tid = ctx.tid;
+        let new = &ctx.thread.control;
+        match old_control {
+            Some(old) if old != *new || new.pc == pc => ctx.obs.control(tid, &old, new),
+            Some(_) => {}
+            // A fault: only the status changed, and the pc stayed.
+            None if new.pc.0 != pc.0 + 1 => {
+                let old = Control { pc, status: ThreadStatus::Running, ..new.clone() };
+                ctx.obs.control(tid, &old, new)
+            }
+            None => {}
+        }
+    }
+    result
 }
 
 /// Whether lanes waiting in `control` reconverge at instruction `at`.

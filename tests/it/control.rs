@@ -142,3 +142,156 @@ B:
     let r = with_x(body, &x).ok();
     assert_eq!(r.i32s("R"), vec![2; 16]);
 }
+
+/// What a run tells its observer, in order: register and predicate writes and control changes.
+#[derive(Default)]
+struct Events(Vec<String>);
+
+impl vdb::exec::Observer for Events {
+    const ACTIVE: bool = true;
+    fn grf(&mut self, _: vdb::machine::ThreadId, offset: u32, old: &[u8], new: &[u8]) {
+        self.0.push(format!("grf {offset} {old:?} {new:?}"));
+    }
+    fn pred(&mut self, _: vdb::machine::ThreadId, p: vdb::isa::PredId, old: u32, new: u32) {
+        self.0.push(format!("pred {p:?} {old} {new}"));
+    }
+    fn addr(&mut self, _: vdb::machine::ThreadId, _: u32, _: u32, _: u32) {}
+    fn mem(&mut self, _: vdb::machine::ThreadId, _: vdb::machine::MemSpace, _: u64, _: &[u8], _: &[u8]) {}
+    fn control(
+        &mut self,
+        _: vdb::machine::ThreadId,
+        old: &vdb::machine::Control,
+        new: &vdb::machine::Control,
+    ) {
+        self.0.push(format!("control {old:?} {new:?}"));
+    }
+}
+
+impl vdb::exec::StepHooks for Events {
+    fn begin_step(&mut self) {}
+    fn end_step(&mut self, pc: u32, chen: u32) {
+        self.0.push(format!("step {pc} {chen:#x}"));
+    }
+}
+
+/// A random program of labelled blocks, each counting its visits per lane, setting a
+/// predicate from the lane's data or its visit count, and branching forward or back: `goto`
+/// of 16, 8 (either half) or 1 lanes and `jmp`, predicated or not, negated, `.any`/`.all`.
+fn branchy_program(rng: &mut u64) -> String {
+    use crate::harness::lcg;
+    let mut pick = |n: u64| (lcg(rng) >> 16) % n;
+    let blocks = 3 + pick(5);
+    let mut body = String::new();
+    for b in 0..blocks {
+        body += &format!("L{b}:\n    add (M1, 16) R(0,0)<1> R(0,0)<1;1,0> 0x{:x}:d\n", b + 1);
+        body += "    add (M1, 16) C(0,0)<1> C(0,0)<1;1,0> 0x1:d\n";
+        let p = 1 + pick(2);
+        let rel = ["lt", "gt", "eq", "ne", "le"][pick(5) as usize];
+        if pick(2) == 0 {
+            body += &format!("    cmp.{rel} (M1, 16) P{p} X(0,0)<1;1,0> 0x{:x}:d\n", pick(12));
+        } else {
+            body += &format!("    cmp.lt (M1, 16) P{p} C(0,0)<1;1,0> 0x{:x}:d\n", 1 + pick(4));
+        }
+        let target = pick(blocks + 1);
+        let pred = match pick(6) {
+            0 => String::new(),
+            1 => format!("(!P{p}) "),
+            2 => format!("(P{p}.any) "),
+            3 => format!("(P{p}.all) "),
+            _ => format!("(P{p}) "),
+        };
+        let exec = ["(M1, 16)", "(M1, 1)", "(M1, 8)", "(M3, 8)", "(M1_NM, 16)"][pick(5) as usize];
+        body += &match pick(5) {
+            0 => format!("    {pred}jmp (M1, 1) L{target}\n"),
+            _ => format!("    {pred}goto {exec} L{target}\n"),
+        };
+    }
+    body + &format!("L{blocks}:\n    add (M1, 16) R(0,0)<1> R(0,0)<1;1,0> 0x100:d")
+}
+
+/// Compiled `goto` and `jmp` (labels resolved when the program is loaded) against the general
+/// step, on random branchy programs: the same registers, predicates, control state, steps and
+/// fault, and the same writes and control changes told to an observer, stepped one at a time
+/// and in a burst (where the compiled branch runs without the general step).
+#[test]
+fn compiled_branches_agree_with_the_general_step() {
+    use std::sync::Arc;
+    use vdb::exec::{Interpreter, Scheduler, Tier};
+    use vdb::machine::{Machine, Shared, ThreadState};
+    let decls = ".decl X v_type=G type=d num_elts=16 align=hword
+.decl R v_type=G type=d num_elts=16 align=hword
+.decl C v_type=G type=d num_elts=16 align=hword
+.decl P1 v_type=P num_elts=16
+.decl P2 v_type=P num_elts=16";
+    let mut rng = 0x5eed_b4a2_u64;
+    let (mut branches, mut faults, mut long) = (0, 0, 0);
+    for _ in 0..250 {
+        let text = crate::harness::kernel_text(decls, &branchy_program(&mut rng), 16);
+        let program = Arc::new(crate::harness::parse(&text));
+        let mask = match crate::harness::lcg(&mut rng) % 3 {
+            0 => 0xffff,
+            _ => crate::harness::lcg(&mut rng) as u32 & 0xffff | 1,
+        };
+        let mut thread = ThreadState::new(&program, 16, mask);
+        let x = program.var(program.var_id(vdb::isa::UnitId(0), "X").expect("X"));
+        for w in thread.grf[x.offset as usize..x.offset as usize + 64].chunks_exact_mut(4) {
+            w.copy_from_slice(&((crate::harness::lcg(&mut rng) % 12) as i32).to_le_bytes());
+        }
+        let start = Machine { threads: vec![Shared::new(thread)].into(), ..Machine::default() };
+        let mut outcomes = Vec::new();
+        for fast in [true, false] {
+            let mut interp = Interpreter::new(program.clone());
+            interp.use_fast_paths = fast;
+            if fast {
+                branches += (0..program.insts.len()).filter(|&i| interp.tier(i) == Tier::Branch).count();
+            }
+            const LIMIT: u64 = 3_000;
+            let (mut stepped, mut burst) = (start.clone(), start.clone());
+            let mut sched = Scheduler::single_group(1);
+            sched.step_limit = LIMIT;
+            let mut e1 = Events::default();
+            let r1 = vdb::exec::run_to_end(&interp, &mut stepped, &mut sched, &mut e1);
+            // The burst: the thread's instructions run in place, the branches compiled.
+            let mut e2 = Events::default();
+            let (mut steps, mut r2) = (0, None);
+            let tid = vdb::machine::ThreadId(0);
+            while steps < LIMIT && burst.threads[0].is_runnable() {
+                let stops = vdb::exec::Stops { pcs: &vdb::exec::NO_STOPS, holds: None };
+                match interp.run_local(&mut burst, tid, LIMIT - steps, stops, &mut e2, false) {
+                    Ok((n, _)) => steps += n,
+                    Err(f) => {
+                        r2 = Some(f.render(&program));
+                        break;
+                    }
+                }
+            }
+            let t = |m: &Machine| {
+                let t = &m.threads[0];
+                (t.grf.clone(), t.preds.clone(), format!("{:?}", t.control))
+            };
+            let fault = r1.as_ref().err().map(|f| f.render(&program));
+            // The step limit is the stepped run's fault only (a burst stops at its budget).
+            let limited = fault.as_ref().is_some_and(|f| f.contains("step limit"));
+            assert_eq!(if limited { None } else { fault.clone() }, r2, "fast {fast}:\n{text}");
+            assert_eq!(t(&stepped), t(&burst), "fast {fast}:\n{text}");
+            let writes =
+                |e: &Events| e.0.iter().filter(|l| !l.starts_with("step")).cloned().collect::<Vec<_>>();
+            assert_eq!(writes(&e1), writes(&e2), "fast {fast}:\n{text}");
+            if r2.is_none() {
+                assert_eq!(steps, sched.steps, "fast {fast}:\n{text}");
+            }
+            outcomes.push((t(&stepped), e1.0, fault, sched.steps));
+        }
+        if outcomes[0].2.is_some() {
+            faults += 1;
+        }
+        if outcomes[0].3 > 100 {
+            long += 1;
+        }
+        assert_eq!(outcomes[0], outcomes[1], "compiled vs general:\n{text}");
+    }
+    // The programs branch, loop and fault (the step limit, lanes all parked) often enough.
+    assert!(branches > 900, "{branches} compiled branches");
+    assert!(faults > 20 && faults < 200, "{faults} faulted");
+    assert!(long > 60, "{long} long runs");
+}
