@@ -12,6 +12,13 @@
 //! with a count and its first pair of accesses, whose steps are the recording's (the same
 //! schedule): the debugger can go to either.
 //!
+//! Named barriers order what their producers did before `nbarrier.signal` before what the
+//! consumers do after passing `nbarrier.wait`: each thread keeps a clock that its signals
+//! advance, each barrier the producers' clocks it released, and a consumer that passes it
+//! learns them (a vector clock, kept only for the pairs of threads a named barrier joined).
+//! The barrier's own counts, which live in SLM, are synchronisation, not data: their accesses
+//! are not checked.
+//!
 //! Reads of bytes nothing wrote before in the run are reported too: of SLM, and of private
 //! memory (the threads' slots of the `%scratch` surface, where IGC puts private arrays it
 //! cannot keep in registers, and of stateless private memory, the stack of stack calls).
@@ -36,13 +43,17 @@ pub struct Access {
     pub pc: u32,
     pub write: bool,
     pub atomic: bool,
-    /// The byte written (writes only).
+    /// The byte written, or the byte read (as the run's last write to it left it, or as
+    /// the launch started).
     pub value: Option<u8>,
     /// The work-group's barriers passed before the access.
     #[serde(skip)]
     epoch: u32,
     #[serde(skip)]
     group: u32,
+    /// The thread's named-barrier signals before the access.
+    #[serde(skip)]
+    signals: u32,
 }
 
 impl Access {
@@ -51,8 +62,9 @@ impl Access {
         (self.thread, self.channel) == (later.thread, later.channel)
     }
 
-    /// Whether `self` (earlier) and `later` race on a byte of `space`.
-    fn races_with(&self, later: &Access, space: MemSpace) -> bool {
+    /// Whether `self` (earlier) and `later` race on a byte of `space`, `learned` what named
+    /// barriers ordered.
+    fn races_with(&self, later: &Access, space: MemSpace, learned: &Learned) -> bool {
         if self.same_work_item(later) || (self.atomic && later.atomic) || !(self.write || later.write) {
             return false;
         }
@@ -62,12 +74,27 @@ impl Access {
         if self.thread == later.thread {
             return self.step == later.step;
         }
-        // A barrier of the group orders its accesses (SLM is the group's own); other groups
-        // are never ordered with it.
-        match space {
+        // A barrier of the group orders its accesses (SLM is the group's own), as does a named
+        // barrier its producer's signal and its consumer's wait; other groups are never
+        // ordered with it.
+        let unordered = match space {
             MemSpace::Slm(_) => self.epoch == later.epoch,
             MemSpace::Svm => self.group != later.group || self.epoch == later.epoch,
-        }
+        };
+        unordered && !(self.group == later.group && learned.orders(self, later))
+    }
+}
+
+/// What named barriers ordered: for a (consumer, producer) pair of threads, the producer's
+/// signals the consumer learned by passing a wait (its accesses made before that many
+/// signals come before the consumer's from then on).
+#[derive(Debug, Default)]
+struct Learned(FastMap<(u32, u32), u32>);
+
+impl Learned {
+    fn orders(&self, earlier: &Access, later: &Access) -> bool {
+        !self.0.is_empty()
+            && self.0.get(&(later.thread, earlier.thread)).is_some_and(|&signals| earlier.signals < signals)
     }
 }
 
@@ -206,6 +233,20 @@ struct Checker<'p> {
     simd: u32,
     /// Barriers each thread has passed.
     epochs: Vec<u32>,
+    /// Named-barrier signals each thread made.
+    signals: Vec<u32>,
+    /// Each named barrier's producers (by SLM place of its counts) and the signals it
+    /// released of each.
+    released: FastMap<(MemSpace, u64), FastMap<u32, u32>>,
+    learned: Learned,
+    /// The step runs `nbarrier`: a signal (true) or a wait.
+    named: Option<bool>,
+    /// The step runs a transposed LSC message of elements of this many bytes: its element
+    /// k is lane k's (modulo the SIMD width), counted from its first address (`block_at`).
+    transposed: Option<u32>,
+    block_at: Option<u64>,
+    /// The launch's memory as it started, for the values of reads nothing wrote before.
+    start: Machine,
     /// Per 64-byte line (one lookup per line an access spans), each byte's accesses.
     bytes: FastMap<(MemSpace, u64), Box<[Byte; LINE as usize]>>,
     races: Vec<Race>,
@@ -222,7 +263,7 @@ struct Checker<'p> {
 }
 
 impl<'p> Checker<'p> {
-    fn new(program: &'p Program, private: [Option<Scratch>; 2]) -> Checker<'p> {
+    fn new(program: &'p Program, start: &Machine) -> Checker<'p> {
         let blank = Access {
             step: 0,
             thread: 0,
@@ -233,6 +274,7 @@ impl<'p> Checker<'p> {
             value: None,
             epoch: 0,
             group: 0,
+            signals: 0,
         };
         Checker {
             program,
@@ -241,6 +283,13 @@ impl<'p> Checker<'p> {
             lane: None,
             simd: 1,
             epochs: Vec::new(),
+            signals: Vec::new(),
+            released: FastMap::default(),
+            learned: Learned::default(),
+            named: None,
+            transposed: None,
+            block_at: None,
+            start: start.clone(),
             bytes: FastMap::default(),
             races: Vec::new(),
             by_pair: HashMap::new(),
@@ -248,7 +297,7 @@ impl<'p> Checker<'p> {
             uninit: Vec::new(),
             uninit_by_pc: HashMap::new(),
             last_uninit: None,
-            private,
+            private: [start.scratch, start.stack],
         }
     }
 
@@ -262,7 +311,9 @@ impl<'p> Checker<'p> {
         let t_index = tid.0 as usize;
         if self.epochs.len() <= t_index {
             self.epochs.resize(t_index + 1, 0);
+            self.signals.resize(t_index + 1, 0);
         }
+        let signals = self.signals[t_index];
         let epoch = &mut self.epochs[t_index];
         self.now = Access {
             step,
@@ -274,17 +325,55 @@ impl<'p> Checker<'p> {
             value: None,
             epoch: *epoch,
             group,
+            signals,
         };
         // A barrier makes no access: the thread is past it for whatever it does next.
         if inst.is_some_and(|i| i.op == Opcode::Barrier) {
             *epoch += 1;
         }
+        self.named = inst
+            .filter(|i| i.op == Opcode::Nbarrier)
+            .map(|i| !matches!(&i.sub, crate::isa::SubOp::Word(w) if w == "wait"));
+        self.transposed = inst.and_then(transposed_elements);
+        self.block_at = None;
         self.lane = None;
         self.last_pair = None;
         self.last_uninit = None;
     }
 
-    fn report(&mut self, earlier: Access, later: Access, space: MemSpace, addr: u64) {
+    /// A named barrier's write of its counts at `at` in `space`, `old` and `new` (four u32:
+    /// producer signals, consumers through, producers, consumers): a producer's signal
+    /// releases its accesses so far; a wait that went through learns what was released.
+    fn named_barrier(&mut self, signal: bool, space: MemSpace, at: u64, old: &[u8], new: &[u8]) {
+        let t = self.now.thread;
+        let signals_in = |b: &[u8]| b.get(..4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        let released = self.released.entry((space, at)).or_default();
+        if signal {
+            // A consumer's signal (type 2) counts no signal: it releases nothing.
+            if signals_in(new) > signals_in(old) {
+                let mine = &mut self.signals[t as usize];
+                *mine += 1;
+                released.insert(t, *mine);
+            }
+            return;
+        }
+        for (&producer, &signals) in released.iter().filter(|&(&p, _)| p != t) {
+            let known = self.learned.0.entry((t, producer)).or_default();
+            *known = (*known).max(signals);
+        }
+    }
+
+    /// The byte at `at` of `space` as the launch started.
+    fn start_value(&self, space: MemSpace, at: u64) -> Option<u8> {
+        let mut b = [0u8];
+        match space {
+            MemSpace::Svm => self.start.svm.read(at, &mut b).ok()?,
+            MemSpace::Slm(g) => self.start.slms.get(g as usize)?.read(at, &mut b).ok()?,
+        }
+        Some(b[0])
+    }
+
+    fn report(&mut self, mut earlier: Access, mut later: Access, space: MemSpace, addr: u64) {
         let pair = (earlier.step, earlier.channel, later.step, later.channel);
         if self.last_pair == Some(pair) {
             return;
@@ -300,6 +389,12 @@ impl<'p> Checker<'p> {
         match self.by_pair.get(&key) {
             Some(&i) => self.races[i].count += 1,
             None => {
+                // A read of a byte the run had not written: its value as the launch started.
+                for a in [&mut earlier, &mut later] {
+                    if a.value.is_none() {
+                        a.value = self.start_value(space, addr);
+                    }
+                }
                 self.by_pair.insert(key, self.races.len());
                 self.races.push(Race {
                     kind,
@@ -334,6 +429,10 @@ impl<'p> Checker<'p> {
 
     fn access(&mut self, space: MemSpace, addr: u64, new: Option<&[u8]>, len: u64) {
         let lane = self.lane.take();
+        let block_at = match self.transposed {
+            Some(_) => *self.block_at.get_or_insert(addr),
+            None => 0,
+        };
         let write = new.is_some();
         // What the bytes' histories say, in byte order: races with earlier accesses, and
         // reads of private or SLM bytes nothing wrote (reported once the line is let go).
@@ -348,11 +447,20 @@ impl<'p> Checker<'p> {
             for i in i..line_end {
                 // A block message names no lane: as the sub-group block reads and writes
                 // define it, its dword k is lane k's (modulo the SIMD width).
-                let channel = lane.map_or((i / 4) as u32 % self.simd.max(1), |l| l + self.offset);
-                let access = Access { channel, write, value: new.map(|b| b[i as usize]), ..self.now };
                 let at = addr + i;
+                let channel = match (self.transposed, lane) {
+                    (Some(size), _) => {
+                        (at.wrapping_sub(block_at) / u64::from(size)) as u32 % self.simd.max(1)
+                    }
+                    (None, Some(l)) => l + self.offset,
+                    (None, None) => (i / 4) as u32 % self.simd.max(1),
+                };
                 let slot = &mut bytes[(at % LINE) as usize];
                 let byte = *slot;
+                // A read's value: as the last write left it (else, if it is reported, as the
+                // launch started).
+                let value = new.map(|b| b[i as usize]).or(byte.write.and_then(|w| w.value));
+                let access = Access { channel, write, value, ..self.now };
                 // Private memory: which kind, and the offset in the thread's slot.
                 let private = match space {
                     MemSpace::Svm => {
@@ -370,11 +478,14 @@ impl<'p> Checker<'p> {
                 }
                 // A private slot is one thread's while it runs; one thread after another may
                 // have it (the slots a platform can number run out), which is no race.
-                if let Some(w) = byte.write.filter(|w| private.is_none() && w.races_with(&access, space)) {
+                let learned = &self.learned;
+                if let Some(w) =
+                    byte.write.filter(|w| private.is_none() && w.races_with(&access, space, learned))
+                {
                     found.push((w, access, at));
                 }
                 if write && private.is_none() {
-                    let reads = byte.reads.iter().flatten().filter(|r| r.races_with(&access, space));
+                    let reads = byte.reads.iter().flatten().filter(|r| r.races_with(&access, space, learned));
                     found.extend(reads.map(|&r| (r, access, at)));
                 }
                 if write {
@@ -403,11 +514,16 @@ impl Observer for Checker<'_> {
     fn pred(&mut self, _: ThreadId, _: PredId, _: u32, _: u32) {}
     fn addr(&mut self, _: ThreadId, _: u32, _: u32, _: u32) {}
     fn control(&mut self, _: ThreadId, _: &Control, _: &Control) {}
-    fn mem(&mut self, _: ThreadId, space: MemSpace, addr: u64, _: &[u8], new: &[u8]) {
-        self.access(space, addr, Some(new), new.len() as u64);
+    fn mem(&mut self, _: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
+        match self.named {
+            Some(signal) => self.named_barrier(signal, space, addr, old, new),
+            None => self.access(space, addr, Some(new), new.len() as u64),
+        }
     }
     fn mem_read(&mut self, _: ThreadId, space: MemSpace, addr: u64, len: u64) {
-        self.access(space, addr, None, len);
+        if self.named.is_none() {
+            self.access(space, addr, None, len);
+        }
     }
     fn access_lane(&mut self, lane: Option<u32>) {
         self.lane = lane;
@@ -431,7 +547,7 @@ pub struct RaceRun {
 /// are checked in the order and with the step numbers of the round-robin run), else, or
 /// after a fault or the step limit (to report it exactly), step by step.
 pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let mut checker = Checker::new(&interp.program, [machine.scratch, machine.stack]);
+    let mut checker = Checker::new(&interp.program, machine);
     if sched.bursts_allowed() {
         let (start, start_sched) = (machine.clone(), sched.clone());
         let visible = |c: &mut Checker, m: &Machine, tid: ThreadId, step: u64| c.begin(m, tid, step);
@@ -445,7 +561,7 @@ pub fn check_races(interp: &Interpreter, machine: &mut Machine, sched: &mut Sche
 
 /// [`check_races`] one step at a time (the reference its bursts are tested against).
 pub fn check_races_stepwise(interp: &Interpreter, machine: &mut Machine, sched: &mut Scheduler) -> RaceRun {
-    let mut checker = Checker::new(&interp.program, [machine.scratch, machine.stack]);
+    let mut checker = Checker::new(&interp.program, machine);
     let fault = loop {
         let tid = match sched.pick(machine, &mut checker) {
             Ok(Pick::Finished) => break None,
@@ -477,7 +593,8 @@ fn describe(a: &Access, program: &Program, geometry: Option<&NdGeometry>) -> Str
     let what = match (a.write, a.value) {
         (true, Some(v)) => format!("writes {v:#04x}"),
         (true, None) => "writes".to_string(),
-        (false, _) => "reads".to_string(),
+        (false, Some(v)) => format!("reads {v:#04x}"),
+        (false, None) => "reads".to_string(),
     };
     let atomic = if a.atomic { " (atomic)" } else { "" };
     let source =
@@ -489,4 +606,13 @@ fn describe(a: &Access, program: &Program, geometry: Option<&NdGeometry>) -> Str
         inst.span.line,
         program.inst_text(InstIdx(a.pc)).trim()
     )
+}
+
+/// The element size of a transposed LSC message (`lsc_load.ugm (M1_NM, 1) D:d32x8t ...`),
+/// whose elements are the lanes' of a sub-group block read or write.
+fn transposed_elements(inst: &crate::program::Inst) -> Option<u32> {
+    inst.operands.iter().find_map(|o| match o {
+        crate::isa::Operand::LscData(d) if d.transpose => Some(d.data_size.mem_bytes()),
+        _ => None,
+    })
 }

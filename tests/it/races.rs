@@ -175,3 +175,84 @@ END:";
     let unordered = run(&body.replace("    barrier\n", ""));
     assert_eq!(unordered.races.len(), 1, "{:?}", unordered.races);
 }
+
+/// Named barriers order a producer's accesses before its signal before a consumer's after its
+/// wait, and their counts (kept in SLM) are no data. Each of two threads stores its word of
+/// SLM and reads the other's: with both signalling and waiting, nothing races and nothing
+/// reads unwritten SLM; without the barrier, the reads race with the stores (thread 0's read
+/// comes first and reads SLM's starting zero); with thread 0 a consumer only (its signal
+/// counts nothing) and thread 1 a producer, thread 0's read is ordered after thread 1's store
+/// but thread 1's read of thread 0's store is not, whether thread 1 waits or not.
+#[test]
+fn named_barriers_order_their_producers_before_their_consumers() {
+    use crate::threads::{nbar_machine, producer_consumer_body, NBAR_BODY};
+    let run = |body: &str, types: [u8; 2]| {
+        let (program, mut machine) = nbar_machine(body, 2, types);
+        let interp = Interpreter::new(program);
+        let mut sched = vdb::exec::Scheduler::single_group(2);
+        let run = check_races(&interp, &mut machine, &mut sched);
+        assert!(run.fault.is_none(), "{:?}", run.fault);
+        run
+    };
+    let both = run(NBAR_BODY, [0, 0]);
+    assert!(both.races.is_empty() && both.uninit.is_empty(), "{:?} {:?}", both.races, both.uninit);
+
+    let unsynced =
+        NBAR_BODY.replace("    nbarrier.signal 0x2:ub N(0,0)<0;1,0>\n    nbarrier.wait 0x2:ub\n", "");
+    let none = run(&unsynced, [0, 0]);
+    let mut kinds: Vec<_> = none.races.iter().map(|r| (r.kind, r.first.thread, r.second.thread)).collect();
+    kinds.sort_by_key(|k| format!("{k:?}"));
+    assert_eq!(kinds, [(RaceKind::ReadWrite, 0, 1), (RaceKind::WriteRead, 0, 1)], "{:?}", none.races);
+    assert_eq!(none.uninit.len(), 1, "{:?}", none.uninit);
+    // Values of the racing byte: thread 0 read SLM's zero before thread 1 stored 300's low
+    // byte, and thread 1 read the 1 thread 0 had stored.
+    let value = |kind| none.races.iter().find(|r| r.kind == kind).map(|r| (r.first.value, r.second.value));
+    assert_eq!(value(RaceKind::ReadWrite), Some((Some(0), Some(0x2c))));
+    assert_eq!(value(RaceKind::WriteRead), Some((Some(1), Some(1))));
+
+    let one_way = run(&producer_consumer_body(1), [2, 1]);
+    assert_eq!(one_way.races.len(), 1, "{:?}", one_way.races);
+    let race = &one_way.races[0];
+    assert_eq!((race.kind, race.first.thread, race.second.thread), (RaceKind::WriteRead, 0, 1));
+    assert!(one_way.uninit.is_empty(), "{:?}", one_way.uninit);
+    // Thread 1 both produces and consumes, and waits: it learns no signal of thread 0's, which
+    // only consumes, so its read of thread 0's store still races.
+    let consumer_signal = run(&producer_consumer_body(2), [2, 0]);
+    let races: Vec<_> =
+        consumer_signal.races.iter().map(|r| (r.kind, r.first.thread, r.second.thread)).collect();
+    assert_eq!(races, [(RaceKind::WriteRead, 0, 1)], "{:?}", consumer_signal.races);
+}
+
+/// A transposed LSC message's element k is lane k's (a sub-group block write): two threads
+/// storing four dwords, thread 1 one dword above thread 0, race element against element,
+/// each named with its own lane.
+#[test]
+fn transposed_lsc_stores_race_per_lane() {
+    use vdb::machine::{Machine, Shared, ThreadState};
+    let decls =
+        ".decl B v_type=G type=uq num_elts=1 align=qword\n.decl S v_type=G type=ud num_elts=16 align=GRF";
+    let program = std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(
+        decls,
+        "    lsc_store.ugm (M1_NM, 1) flat[B]:a64 S:d32x4t",
+        8,
+    )));
+    let mut machine = Machine::default();
+    machine.svm.map(0x1_0000_0000, 256, "buf");
+    for i in 0..2u64 {
+        let mut t = ThreadState::new(&program, 8, 0xff);
+        t.index_in_group = i as u32;
+        let b = program.var(program.var_id(vdb::isa::UnitId(0), "B").expect("B"));
+        t.grf[b.offset as usize..b.offset as usize + 8]
+            .copy_from_slice(&(0x1_0000_0000 + 4 * i).to_le_bytes());
+        machine.threads.push(Shared::new(t));
+    }
+    let interp = Interpreter::new(program.clone());
+    let mut sched = vdb::exec::Scheduler::single_group(2);
+    let run = check_races(&interp, &mut machine, &mut sched);
+    assert!(run.fault.is_none(), "{:?}", run.fault);
+    assert_eq!(run.races.len(), 1, "{:?}", run.races);
+    let race = &run.races[0];
+    // Three dwords overlap: thread 0's elements 1..3 with thread 1's 0..2.
+    assert_eq!((race.kind, race.count), (RaceKind::WriteWrite, 3));
+    assert_eq!((race.first.channel, race.second.channel), (1, 0));
+}

@@ -321,7 +321,7 @@ fn burst_runs_equal_round_robin_runs_including_the_order_of_atomics() {
 /// after a long private loop, and thread 0 reads it after `nbarrier.wait`, so the value it
 /// reads is thread 1's only if the wait held it until both signalled. Plain and burst runs
 /// agree, time travel returns to the same state, and a wait that nobody signals is a deadlock.
-const NBAR_BODY: &str = "    mov (M1_NM, 1) I(0,0)<1> X(0,0)<0;1,0>
+pub(crate) const NBAR_BODY: &str = "    mov (M1_NM, 1) I(0,0)<1> X(0,0)<0;1,0>
 LOOP:
     add (M1_NM, 1) I(0,0)<1> I(0,0)<0;1,0> 0xffffffff:d
     cmp.gt (M1_NM, 1) P1 I(0,0)<0;1,0> 0x0:d
@@ -335,24 +335,50 @@ LOOP:
     gather_scaled.4 (M1_NM, 1) %slm 0x0:ud OFF.0 R.0";
 
 fn nbar_threads(signals: u32) -> (std::sync::Arc<vdb::program::Program>, Machine) {
+    nbar_machine(NBAR_BODY, signals, [0, 0])
+}
+
+/// [`NBAR_BODY`] in its producer-consumer form: the threads signal as their `TY` says (type
+/// 0 produces and consumes, 1 produces, 2 consumes) for one producer and `consumers`
+/// consumers, and all but the producers of type 1 wait.
+pub(crate) fn producer_consumer_body(consumers: u8) -> String {
+    NBAR_BODY
+        .replace(
+            "    nbarrier.signal 0x2:ub N(0,0)<0;1,0>",
+            &format!("    nbarrier.signal 0x2:ub TY(0,0)<0;1,0> 0x1:ub 0x{consumers:x}:ub"),
+        )
+        .replace("    nbarrier.wait 0x2:ub", "    cmp.ne (M1_NM, 1) P2 TY(0,0)<0;1,0> 0x1:ub\n    (P2) goto (M1_NM, 1) WAIT\n    goto (M1_NM, 1) AFTER\nWAIT:\n    nbarrier.wait 0x2:ub\nAFTER:")
+}
+
+/// Two SIMD16 threads of one work-group running `body` (`NBAR_BODY` or a form of it), with 64
+/// bytes of SLM and the named barriers': thread 0 with X = 1 (stores at once) and type
+/// `types[0]`, thread 1 with X = 300 (stores after 300 loop trips) and `types[1]`, both
+/// expecting `signals` signals.
+pub(crate) fn nbar_machine(
+    body: &str,
+    signals: u32,
+    types: [u8; 2],
+) -> (std::sync::Arc<vdb::program::Program>, Machine) {
     let decls = ".decl X v_type=G type=d num_elts=16 align=hword
 .decl T v_type=G type=ud num_elts=8 align=hword
 .decl N v_type=G type=ub num_elts=32 align=hword
+.decl TY v_type=G type=ub num_elts=32 align=hword
 .decl I v_type=G type=d num_elts=8 align=hword
 .decl V v_type=G type=d num_elts=8 align=hword
 .decl OFF v_type=G type=ud num_elts=8 align=hword
 .decl R v_type=G type=d num_elts=8 align=hword
-.decl P1 v_type=P num_elts=16";
-    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, NBAR_BODY, 16)));
+.decl P1 v_type=P num_elts=16
+.decl P2 v_type=P num_elts=16";
+    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, body, 16)));
     let slm = Slm::new(64 + vdb::exec::NBAR_BYTES);
     let mut machine = Machine { slms: vec![Shared::new(slm)].into(), ..Machine::default() };
-    // Thread 0 stores 5 at once; thread 1 stores 7 after 300 loop trips.
     for (i, x) in [(0usize, 1i32), (1, 300)] {
         machine.threads.push(Shared::new(ThreadState::new(&program, 16, 0xffff)));
         machine.thread_mut(vdb::machine::ThreadId(i as u32)).index_in_group = i as u32;
         set_var_thread(&program, &mut machine, i, "X", &x.to_le_bytes());
         set_var_thread(&program, &mut machine, i, "T", &(i as u32).to_le_bytes());
         set_var_thread(&program, &mut machine, i, "N", &[signals as u8]);
+        set_var_thread(&program, &mut machine, i, "TY", &[types[i]]);
     }
     (program, machine)
 }
@@ -386,29 +412,7 @@ fn a_named_barrier_holds_its_waiters_until_every_signal() {
 /// consumes (type 2) and waits; one producer, one consumer. Thread 0 reads thread 1's store.
 #[test]
 fn a_named_barrier_consumer_waits_for_its_producer() {
-    let body = NBAR_BODY
-        .replace("    nbarrier.signal 0x2:ub N(0,0)<0;1,0>", "    nbarrier.signal 0x2:ub TY(0,0)<0;1,0> 0x1:ub 0x1:ub")
-        .replace("    nbarrier.wait 0x2:ub", "    cmp.eq (M1_NM, 1) P2 TY(0,0)<0;1,0> 0x2:ub\n    (P2) goto (M1_NM, 1) WAIT\n    goto (M1_NM, 1) AFTER\nWAIT:\n    nbarrier.wait 0x2:ub\nAFTER:");
-    let decls = ".decl X v_type=G type=d num_elts=16 align=hword
-.decl T v_type=G type=ud num_elts=8 align=hword
-.decl N v_type=G type=ub num_elts=32 align=hword
-.decl TY v_type=G type=ub num_elts=32 align=hword
-.decl I v_type=G type=d num_elts=8 align=hword
-.decl V v_type=G type=d num_elts=8 align=hword
-.decl OFF v_type=G type=ud num_elts=8 align=hword
-.decl R v_type=G type=d num_elts=8 align=hword
-.decl P1 v_type=P num_elts=16
-.decl P2 v_type=P num_elts=16";
-    let program = std::sync::Arc::new(parse_kernel(&kernel_text(decls, &body, 16)));
-    let slm = Slm::new(64 + vdb::exec::NBAR_BYTES);
-    let mut machine = Machine { slms: vec![Shared::new(slm)].into(), ..Machine::default() };
-    for (i, x, ty) in [(0usize, 1i32, 2u8), (1, 300, 1)] {
-        machine.threads.push(Shared::new(ThreadState::new(&program, 16, 0xffff)));
-        machine.thread_mut(vdb::machine::ThreadId(i as u32)).index_in_group = i as u32;
-        set_var_thread(&program, &mut machine, i, "X", &x.to_le_bytes());
-        set_var_thread(&program, &mut machine, i, "T", &(i as u32).to_le_bytes());
-        set_var_thread(&program, &mut machine, i, "TY", &[ty]);
-    }
+    let (program, mut machine) = nbar_machine(&producer_consumer_body(1), 0, [2, 1]);
     let interp = Interpreter::new(program.clone());
     let mut sched = Scheduler::single_group(2);
     run_to_end(&interp, &mut machine, &mut sched, &mut NullObserver).expect("runs");
