@@ -175,8 +175,9 @@ impl vdb::exec::StepHooks for Events {
 }
 
 /// A random program of labelled blocks, each counting its visits per lane, setting a
-/// predicate from the lane's data or its visit count, and branching forward or back: `goto`
-/// of 16, 8 (either half) or 1 lanes and `jmp`, predicated or not, negated, `.any`/`.all`.
+/// predicate from the lane's data or its visit count, and branching forward or back (`goto`
+/// of 16, 8 (either half) or 1 lanes and `jmp`, predicated or not, negated, `.any`/`.all`)
+/// or falling through to the next.
 fn branchy_program(rng: &mut u64) -> String {
     use crate::harness::lcg;
     let mut pick = |n: u64| (lcg(rng) >> 16) % n;
@@ -201,8 +202,11 @@ fn branchy_program(rng: &mut u64) -> String {
             _ => format!("(P{p}) "),
         };
         let exec = ["(M1, 16)", "(M1, 1)", "(M1, 8)", "(M3, 8)", "(M1_NM, 16)"][pick(5) as usize];
-        body += &match pick(5) {
+        // Now and then no branch: the block's last add runs into the next label, where
+        // lanes parked by an earlier goto rejoin.
+        body += &match pick(6) {
             0 => format!("    {pred}jmp (M1, 1) L{target}\n"),
+            1 => String::new(),
             _ => format!("    {pred}goto {exec} L{target}\n"),
         };
     }
