@@ -810,3 +810,38 @@ fn schedules_expose_a_missing_barrier() {
     };
     assert_eq!(run(), run());
 }
+
+/// `races` in `batch --json` carries each report whole: its kind, memory, address and count,
+/// and both accesses with step, thread, lane, work-item, instruction, line, whether it read or
+/// wrote, and the racing byte's value (a read's too).
+#[test]
+fn batch_json_carries_races_whole() {
+    let dir = scratch("races_json");
+    let script = write(&dir, "s.vdb", "races\n");
+    let (code, out, err) =
+        vdb(&["batch", "sample-kernels/races/max_reduce/skl.launch.json", "--script", &script, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let reply: serde_json::Value = serde_json::from_str(out.lines().next().expect("a line")).expect("json");
+    let races = reply["races"].as_array().expect("races");
+    assert!(!races.is_empty(), "{reply}");
+    for race in races {
+        for key in ["kind", "memory", "addr", "count"] {
+            assert!(!race[key].is_null(), "{key} missing in {race}");
+        }
+        let accesses = race["accesses"].as_array().expect("accesses");
+        assert_eq!(accesses.len(), 2, "{race}");
+        for a in accesses {
+            for key in ["step", "thread", "lane", "workitem", "instruction", "line", "access", "value"] {
+                assert!(!a[key].is_null(), "{key} missing in {a}");
+            }
+        }
+        let kinds = (accesses[0]["access"].as_str(), accesses[1]["access"].as_str());
+        let expected = match race["kind"].as_str().expect("kind") {
+            "write-read" => (Some("write"), Some("read")),
+            "read-write" => (Some("read"), Some("write")),
+            _ => (Some("write"), Some("write")),
+        };
+        assert_eq!(kinds, expected, "{race}");
+        assert!(accesses[0]["step"].as_u64() < accesses[1]["step"].as_u64(), "{race}");
+    }
+}
