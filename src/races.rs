@@ -38,7 +38,7 @@ pub struct Access {
     pub step: u64,
     pub thread: u32,
     /// The thread's channel (an instruction's lane plus its mask offset; for a block
-    /// message, the lane its dword belongs to).
+    /// message, the lane its element belongs to).
     pub channel: u32,
     pub pc: u32,
     pub write: bool,
@@ -241,9 +241,10 @@ struct Checker<'p> {
     learned: Learned,
     /// The step runs `nbarrier`: a signal (true) or a wait.
     named: Option<bool>,
-    /// The step runs a transposed LSC message of elements of this many bytes: its element
-    /// k is lane k's (modulo the SIMD width), counted from its first address (`block_at`).
-    transposed: Option<u32>,
+    /// The step runs a block message (SVM, OWord, transposed LSC) of elements of this many
+    /// bytes: its element k is lane k's (modulo the SIMD width), counted from its first
+    /// address (`block_at`).
+    block: Option<u32>,
     block_at: Option<u64>,
     /// The launch's memory as it started, for the values of reads nothing wrote before.
     start: Machine,
@@ -287,7 +288,7 @@ impl<'p> Checker<'p> {
             released: FastMap::default(),
             learned: Learned::default(),
             named: None,
-            transposed: None,
+            block: None,
             block_at: None,
             start: start.clone(),
             bytes: FastMap::default(),
@@ -334,7 +335,7 @@ impl<'p> Checker<'p> {
         self.named = inst
             .filter(|i| i.op == Opcode::Nbarrier)
             .map(|i| !matches!(&i.sub, crate::isa::SubOp::Word(w) if w == "wait"));
-        self.transposed = inst.and_then(transposed_elements);
+        self.block = inst.and_then(|i| block_elements(i, self.program));
         self.block_at = None;
         self.lane = None;
         self.last_pair = None;
@@ -429,7 +430,7 @@ impl<'p> Checker<'p> {
 
     fn access(&mut self, space: MemSpace, addr: u64, new: Option<&[u8]>, len: u64) {
         let lane = self.lane.take();
-        let block_at = match self.transposed {
+        let block_at = match self.block {
             Some(_) => *self.block_at.get_or_insert(addr),
             None => 0,
         };
@@ -445,10 +446,11 @@ impl<'p> Checker<'p> {
             let bytes =
                 self.bytes.entry((space, line)).or_insert_with(|| Box::new([Byte::default(); LINE as usize]));
             for i in i..line_end {
-                // A block message names no lane: as the sub-group block reads and writes
-                // define it, its dword k is lane k's (modulo the SIMD width).
+                // A block message's element k is lane k's (modulo the SIMD width), as the
+                // sub-group block reads and writes define it; a message naming no lane
+                // otherwise (a 2D block), its dword k.
                 let at = addr + i;
-                let channel = match (self.transposed, lane) {
+                let channel = match (self.block, lane) {
                     (Some(size), _) => {
                         (at.wrapping_sub(block_at) / u64::from(size)) as u32 % self.simd.max(1)
                     }
@@ -608,11 +610,24 @@ fn describe(a: &Access, program: &Program, geometry: Option<&NdGeometry>) -> Str
     )
 }
 
-/// The element size of a transposed LSC message (`lsc_load.ugm (M1_NM, 1) D:d32x8t ...`),
-/// whose elements are the lanes' of a sub-group block read or write.
-fn transposed_elements(inst: &crate::program::Inst) -> Option<u32> {
-    inst.operands.iter().find_map(|o| match o {
-        crate::isa::Operand::LscData(d) if d.transpose => Some(d.data_size.mem_bytes()),
-        _ => None,
-    })
+/// The element size of a block message, whose elements are the lanes' of a sub-group block
+/// read or write: a transposed LSC message's data size (`lsc_load.ugm (M1_NM, 1) D:d32x8t
+/// ...`), or the type of an SVM or OWord block's data variable (IGC declares it with the
+/// element type: w for `intel_sub_group_block_read_us`, b for `_uc`, d for the plain one).
+fn block_elements(inst: &crate::program::Inst, program: &Program) -> Option<u32> {
+    use crate::isa::Operand;
+    let data = match inst.op {
+        Opcode::SvmBlockLd | Opcode::SvmBlockSt => inst.operands.get(1),
+        Opcode::OwordLd | Opcode::OwordLdUnaligned | Opcode::OwordSt => inst.operands.get(2),
+        _ => {
+            return inst.operands.iter().find_map(|o| match o {
+                Operand::LscData(d) if d.transpose => Some(d.data_size.mem_bytes()),
+                _ => None,
+            })
+        }
+    };
+    match data {
+        Some(Operand::Raw(r)) if !r.is_null => Some(program.var(r.var).ty.size()),
+        _ => Some(4),
+    }
 }

@@ -256,3 +256,36 @@ fn transposed_lsc_stores_race_per_lane() {
     assert_eq!((race.kind, race.count), (RaceKind::WriteWrite, 3));
     assert_eq!((race.first.channel, race.second.channel), (1, 0));
 }
+
+/// An SVM block's elements are the type of its data variable (IGC declares a word block
+/// read's as w, a byte one's as b): two threads storing one block of words, or of bytes, to
+/// the same address race element by element, lane against the same lane.
+#[test]
+fn word_and_byte_block_writes_race_per_element() {
+    use vdb::machine::{Machine, Shared, ThreadState};
+    for (ty, owords, elements) in [("uw", 2, 16u64), ("ub", 1, 16), ("ud", 2, 8)] {
+        let decls = format!(
+            ".decl B v_type=G type=uq num_elts=1 align=qword\n.decl S v_type=G type={ty} num_elts=16 align=GRF"
+        );
+        let body = format!("    svm_block_st ({owords}) B(0,0)<0;1,0> S.0");
+        let program =
+            std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(&decls, &body, 16)));
+        let mut machine = Machine::default();
+        machine.svm.map(0x1_0000_0000, 256, "buf");
+        for i in 0..2u32 {
+            let mut t = ThreadState::new(&program, 16, 0xffff);
+            t.index_in_group = i;
+            let b = program.var(program.var_id(vdb::isa::UnitId(0), "B").expect("B"));
+            t.grf[b.offset as usize..b.offset as usize + 8].copy_from_slice(&0x1_0000_0000u64.to_le_bytes());
+            machine.threads.push(Shared::new(t));
+        }
+        let interp = Interpreter::new(program.clone());
+        let mut sched = vdb::exec::Scheduler::single_group(2);
+        let run = check_races(&interp, &mut machine, &mut sched);
+        assert!(run.fault.is_none(), "{ty}: {:?}", run.fault);
+        assert_eq!(run.races.len(), 1, "{ty}: {:?}", run.races);
+        let race = &run.races[0];
+        assert_eq!((race.kind, race.count), (RaceKind::WriteWrite, elements), "{ty}");
+        assert_eq!((race.first.channel, race.second.channel), (0, 0), "{ty}");
+    }
+}
