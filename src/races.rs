@@ -457,11 +457,11 @@ impl<'p> Checker<'p> {
                     (None, Some(l)) => l + self.offset,
                     (None, None) => (i / 4) as u32 % self.simd.max(1),
                 };
+                // The byte's history, read in place (a copy of it is three accesses).
                 let slot = &mut bytes[(at % LINE) as usize];
-                let byte = *slot;
                 // A read's value: as the last write left it (else, if it is reported, as the
                 // launch started).
-                let value = new.map(|b| b[i as usize]).or(byte.write.and_then(|w| w.value));
+                let value = new.map(|b| b[i as usize]).or(slot.write.as_ref().and_then(|w| w.value));
                 let access = Access { channel, write, value, ..self.now };
                 // Private memory: which kind, and the offset in the thread's slot.
                 let private = match space {
@@ -471,7 +471,7 @@ impl<'p> Checker<'p> {
                     }
                     MemSpace::Slm(_) => None,
                 };
-                if let (false, None) = (write, byte.write) {
+                if !write && slot.write.is_none() {
                     match (space, private) {
                         (MemSpace::Slm(group), _) => unwritten.push((access, Place::Slm(group), at)),
                         (_, Some((place, offset))) => unwritten.push((access, place, offset)),
@@ -480,15 +480,16 @@ impl<'p> Checker<'p> {
                 }
                 // A private slot is one thread's while it runs; one thread after another may
                 // have it (the slots a platform can number run out), which is no race.
-                let learned = &self.learned;
-                if let Some(w) =
-                    byte.write.filter(|w| private.is_none() && w.races_with(&access, space, learned))
-                {
-                    found.push((w, access, at));
-                }
-                if write && private.is_none() {
-                    let reads = byte.reads.iter().flatten().filter(|r| r.races_with(&access, space, learned));
-                    found.extend(reads.map(|&r| (r, access, at)));
+                if private.is_none() {
+                    let learned = &self.learned;
+                    if let Some(w) = slot.write.as_ref().filter(|w| w.races_with(&access, space, learned)) {
+                        found.push((*w, access, at));
+                    }
+                    if write {
+                        let reads =
+                            slot.reads.iter().flatten().filter(|r| r.races_with(&access, space, learned));
+                        found.extend(reads.map(|&r| (r, access, at)));
+                    }
                 }
                 if write {
                     *slot = Byte { write: Some(access), reads: [None, None] };
