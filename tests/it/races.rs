@@ -124,36 +124,43 @@ fn the_debugger_lists_races_and_goes_to_either_access() {
     assert_eq!(crate::harness::cmd(&mut s, "races").fields["races"].as_array().expect("races"), &races);
 }
 
+/// Checks `body` (SIMD `simd`) for races on two threads of one work-group, thread i with `B`
+/// holding address `addr(i)` of a 256-byte buffer and, where the kernel declares it, `X`
+/// holding i (for code that differs by thread); both run to their end.
+fn check_two_threads(decls: &str, body: &str, simd: u32, addr: impl Fn(u32) -> u64) -> vdb::races::RaceRun {
+    use vdb::machine::{Machine, Shared, ThreadId, ThreadState};
+    let program = std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(decls, body, simd)));
+    let mut machine = Machine::default();
+    machine.svm.map(0x1_0000_0000, 256, "buf");
+    let var = |name: &str| program.var_id(vdb::isa::UnitId(0), name).map(|v| program.var(v).offset as usize);
+    for i in 0..2u32 {
+        let mut t = ThreadState::new(&program, simd, u32::MAX >> (32 - simd));
+        t.index_in_group = i;
+        let b = var("B").expect("B");
+        t.grf[b..b + 8].copy_from_slice(&addr(i).to_le_bytes());
+        if let Some(x) = var("X") {
+            t.grf[x..x + 4].copy_from_slice(&i.to_le_bytes());
+        }
+        machine.threads.push(Shared::new(t));
+    }
+    machine.slms = vec![Shared::new(vdb::machine::Slm::new(64))].into();
+    let interp = Interpreter::new(program.clone());
+    let mut sched = vdb::exec::Scheduler::single_group(2);
+    let run = check_races(&interp, &mut machine, &mut sched);
+    assert!(run.fault.is_none(), "{:?}", run.fault);
+    for t in 0..2 {
+        assert_eq!(machine.thread(ThreadId(t)).control.status, vdb::machine::ThreadStatus::Done);
+    }
+    run
+}
+
 /// A block message names no lane: its dword k is lane k's (sub-group block writes). Two
 /// threads of one work-group storing one block to the same address race dword by dword,
 /// each access named with its lane; the same stores a barrier apart do not race.
 #[test]
 fn block_writes_race_per_lane() {
-    use vdb::machine::{Machine, Shared, ThreadId, ThreadState};
     let decls = ".decl B v_type=G type=uq num_elts=1 align=qword\n.decl S v_type=G type=ud num_elts=16 align=GRF\n.decl X v_type=G type=ud num_elts=8 align=GRF\n.decl P1 v_type=P num_elts=8";
-    let run = |body: &str| {
-        let program =
-            std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(decls, body, 8)));
-        let mut machine = Machine::default();
-        machine.svm.map(0x1_0000_0000, 256, "buf");
-        for i in 0..2u32 {
-            let mut t = ThreadState::new(&program, 8, 0xff);
-            t.index_in_group = i;
-            let b = program.var(program.var_id(vdb::isa::UnitId(0), "B").expect("B"));
-            t.grf[b.offset as usize..b.offset as usize + 8].copy_from_slice(&0x1_0000_0000u64.to_le_bytes());
-            // X: the thread's index, for code that differs by thread.
-            let x = program.var(program.var_id(vdb::isa::UnitId(0), "X").expect("X"));
-            t.grf[x.offset as usize..x.offset as usize + 4].copy_from_slice(&i.to_le_bytes());
-            machine.threads.push(Shared::new(t));
-        }
-        machine.slms = vec![Shared::new(vdb::machine::Slm::new(64))].into();
-        let interp = Interpreter::new(program.clone());
-        let mut sched = vdb::exec::Scheduler::single_group(2);
-        let run = check_races(&interp, &mut machine, &mut sched);
-        assert!(run.fault.is_none(), "{:?}", run.fault);
-        assert_eq!(machine.thread(ThreadId(1)).control.status, vdb::machine::ThreadStatus::Done);
-        run
-    };
+    let run = |body: &str| check_two_threads(decls, body, 8, |_| 0x1_0000_0000);
     let racing = run("    svm_block_st (1) B(0,0)<0;1,0> S.0");
     assert_eq!(racing.races.len(), 1, "{:?}", racing.races);
     let race = &racing.races[0];
@@ -228,28 +235,10 @@ fn named_barriers_order_their_producers_before_their_consumers() {
 /// each named with its own lane.
 #[test]
 fn transposed_lsc_stores_race_per_lane() {
-    use vdb::machine::{Machine, Shared, ThreadState};
     let decls =
         ".decl B v_type=G type=uq num_elts=1 align=qword\n.decl S v_type=G type=ud num_elts=16 align=GRF";
-    let program = std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(
-        decls,
-        "    lsc_store.ugm (M1_NM, 1) flat[B]:a64 S:d32x4t",
-        8,
-    )));
-    let mut machine = Machine::default();
-    machine.svm.map(0x1_0000_0000, 256, "buf");
-    for i in 0..2u64 {
-        let mut t = ThreadState::new(&program, 8, 0xff);
-        t.index_in_group = i as u32;
-        let b = program.var(program.var_id(vdb::isa::UnitId(0), "B").expect("B"));
-        t.grf[b.offset as usize..b.offset as usize + 8]
-            .copy_from_slice(&(0x1_0000_0000 + 4 * i).to_le_bytes());
-        machine.threads.push(Shared::new(t));
-    }
-    let interp = Interpreter::new(program.clone());
-    let mut sched = vdb::exec::Scheduler::single_group(2);
-    let run = check_races(&interp, &mut machine, &mut sched);
-    assert!(run.fault.is_none(), "{:?}", run.fault);
+    let body = "    lsc_store.ugm (M1_NM, 1) flat[B]:a64 S:d32x4t";
+    let run = check_two_threads(decls, body, 8, |i| 0x1_0000_0000 + 4 * u64::from(i));
     assert_eq!(run.races.len(), 1, "{:?}", run.races);
     let race = &run.races[0];
     // Three dwords overlap: thread 0's elements 1..3 with thread 1's 0..2.
@@ -262,27 +251,12 @@ fn transposed_lsc_stores_race_per_lane() {
 /// the same address race element by element, lane against the same lane.
 #[test]
 fn word_and_byte_block_writes_race_per_element() {
-    use vdb::machine::{Machine, Shared, ThreadState};
     for (ty, owords, elements) in [("uw", 2, 16u64), ("ub", 1, 16), ("ud", 2, 8)] {
         let decls = format!(
             ".decl B v_type=G type=uq num_elts=1 align=qword\n.decl S v_type=G type={ty} num_elts=16 align=GRF"
         );
         let body = format!("    svm_block_st ({owords}) B(0,0)<0;1,0> S.0");
-        let program =
-            std::sync::Arc::new(crate::harness::parse(&crate::harness::kernel_text(&decls, &body, 16)));
-        let mut machine = Machine::default();
-        machine.svm.map(0x1_0000_0000, 256, "buf");
-        for i in 0..2u32 {
-            let mut t = ThreadState::new(&program, 16, 0xffff);
-            t.index_in_group = i;
-            let b = program.var(program.var_id(vdb::isa::UnitId(0), "B").expect("B"));
-            t.grf[b.offset as usize..b.offset as usize + 8].copy_from_slice(&0x1_0000_0000u64.to_le_bytes());
-            machine.threads.push(Shared::new(t));
-        }
-        let interp = Interpreter::new(program.clone());
-        let mut sched = vdb::exec::Scheduler::single_group(2);
-        let run = check_races(&interp, &mut machine, &mut sched);
-        assert!(run.fault.is_none(), "{ty}: {:?}", run.fault);
+        let run = check_two_threads(&decls, &body, 16, |_| 0x1_0000_0000);
         assert_eq!(run.races.len(), 1, "{ty}: {:?}", run.races);
         let race = &run.races[0];
         assert_eq!((race.kind, race.count), (RaceKind::WriteWrite, elements), "{ty}");
