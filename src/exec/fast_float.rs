@@ -100,6 +100,8 @@ pub struct FloatOp {
     /// The sources read through address registers, by position (their `srcs` entries are
     /// gathers whose lanes' offsets are found, and checked, when the op runs).
     indirect: Option<Box<[Option<IndirectOperand>; 3]>>,
+    /// Its lanes, channel offset and predicate, for a burst's in-place form.
+    pub(super) en: super::step::Enables,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -272,7 +274,18 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
         _ => None,
     };
     let indirect = indirect.iter().any(Option::is_some).then(|| Box::new(indirect));
-    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed, indirect })
+    let en = super::step::Enables::new(inst.exec, inst.pred);
+    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed, indirect, en })
+}
+
+/// Whether the rounding mode leaves `kind`'s results as they are: moves, choices, compares,
+/// the rnd ops, conversions to integers (which truncate).
+fn exact_in_any_mode(kind: FloatKind) -> bool {
+    use FloatKind as K;
+    matches!(
+        kind,
+        K::Mov | K::Sel | K::Min | K::Max | K::Cmp(_) | K::ToInt(_) | K::Rndd | K::Rndu | K::Rnde | K::Rndz
+    )
 }
 
 /// One element of `size` bytes at `at`, zero-extended (the caller checked the bounds).
@@ -423,6 +436,30 @@ impl<O: Observer> Ctx<'_, O> {
     /// Runs a float op under its channel enables (`em_part` and `pmask` are their halves:
     /// `sel` chooses by the predicate). Returns false, having changed nothing, where an
     /// operand lies outside the GRF (the general path raises the fault).
+    /// The packed form of `op` in place, under channel enables `chen` (EM part `em_part`,
+    /// predicate mask `pmask`): false, with nothing done, where `run_float` would take
+    /// another form (a packed op under another rounding mode, a file shorter than its
+    /// operands, no packed form).
+    #[inline(always)]
+    pub(super) fn run_float_in_place(&mut self, op: &FloatOp, chen: u32, em_part: u32, pmask: u32) -> bool {
+        let Some(dst) = op.packed else { return false };
+        let cr0 = self.cr0();
+        if RoundMode::from_cr0(cr0) != RoundMode::Rne && !exact_in_any_mode(op.kind)
+            || op.need as usize > self.thread.grf.len()
+        {
+            return false;
+        }
+        let keep = cr0 & (1 << 7) != 0;
+        let off = op.en.offset();
+        match op.en.size() {
+            8 => self.run_float_packed::<8>(op, dst, keep, chen, em_part, pmask, off),
+            16 => self.run_float_packed::<16>(op, dst, keep, chen, em_part, pmask, off),
+            32 => self.run_float_packed::<32>(op, dst, keep, chen, em_part, pmask, off),
+            _ => return false,
+        }
+        true
+    }
+
     pub fn run_float(
         &mut self,
         inst: &Inst,
@@ -437,34 +474,15 @@ impl<O: Observer> Ctx<'_, O> {
         // Under another rounding mode: the ops whose results it does not change (moves,
         // choices, compares, the rnd ops, conversions to integers, which truncate) as they
         // are, every other one lane by lane, rounded by the mode (`directed`).
-        let exact = matches!(
-            op.kind,
-            K::Mov
-                | K::Sel
-                | K::Min
-                | K::Max
-                | K::Cmp(_)
-                | K::ToInt(_)
-                | K::Rndd
-                | K::Rndu
-                | K::Rnde
-                | K::Rndz
-        );
-        let directed = mode != RoundMode::Rne && !exact;
+        let directed = mode != RoundMode::Rne && !exact_in_any_mode(op.kind);
         if op.need as usize > self.thread.grf.len() {
             return Ok(false);
         }
-        let keep = cr0 & (1 << 7) != 0;
-        let n = inst.exec.size.min(32) as usize;
-        if let Some(dst) = op.packed.filter(|_| !directed) {
-            let off = inst.exec.offset.min(31);
-            match n {
-                8 => self.run_float_packed::<8>(op, dst, keep, chen, em_part, pmask, off),
-                16 => self.run_float_packed::<16>(op, dst, keep, chen, em_part, pmask, off),
-                _ => self.run_float_packed::<32>(op, dst, keep, chen, em_part, pmask, off),
-            }
+        if self.run_float_in_place(op, chen, em_part, pmask) {
             return Ok(true);
         }
+        let keep = cr0 & (1 << 7) != 0;
+        let n = inst.exec.size.min(32) as usize;
         // Each indirect source's lanes: every lane's address checked, in operand order, as
         // the general path reads them.
         let mut offsets = [[0u32; 32]; 3];

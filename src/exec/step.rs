@@ -437,21 +437,38 @@ impl Interpreter {
                 ctx.write_pred(op.pred, op.mask, op.bits);
                 Ok(())
             }),
-            plan => {
-                let inst = &self.program.insts[pc.0 as usize];
-                let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
-                match run_fast(ctx, inst, plan, chen, em_part, pmask) {
-                    Ok(true) => Ok(chen),
-                    Ok(false) => {
-                        // The general step starts from the thread's pc.
-                        ctx.thread.control.pc = pc;
-                        self.step_in(ctx, pc)
-                    }
-                    Err(kind) => {
-                        let kind = kind.in_thread_channels(inst.exec.offset);
-                        Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind))
-                    }
+            // The packed f32 form with its enables made at load; any other f32 form below.
+            Plan::Float(op) => {
+                let (chen, em_part, pmask) = op.en.of(ctx.thread.control.em, &ctx.thread.preds);
+                if ctx.run_float_in_place(op, chen, em_part, pmask) {
+                    return Ok(chen);
                 }
+                self.run_other_in_place(ctx, plan, pc)
+            }
+            plan => self.run_other_in_place(ctx, plan, pc),
+        }
+    }
+
+    /// [`Interpreter::run_in_place`] of the in-place forms without enables of their own.
+    #[inline(always)]
+    fn run_other_in_place<O: Observer>(
+        &self,
+        ctx: &mut Ctx<'_, O>,
+        plan: &Plan,
+        pc: InstIdx,
+    ) -> Result<u32, Fault> {
+        let inst = &self.program.insts[pc.0 as usize];
+        let (chen, em_part, pmask) = channel_enables(inst, ctx.thread.control.em, &ctx.thread.preds);
+        match run_fast(ctx, inst, plan, chen, em_part, pmask) {
+            Ok(true) => Ok(chen),
+            Ok(false) => {
+                // The general step starts from the thread's pc.
+                ctx.thread.control.pc = pc;
+                self.step_in(ctx, pc)
+            }
+            Err(kind) => {
+                let kind = kind.in_thread_channels(inst.exec.offset);
+                Err(faulted(&mut ctx.thread.control, ctx.tid, pc, kind))
             }
         }
     }

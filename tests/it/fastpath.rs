@@ -1186,15 +1186,17 @@ fn every_message_of_the_real_dumps_but_2d_blocks_is_compiled() {
 /// An in-place op whose operands reach past the thread's register file (a file shorter than
 /// the program's layout) faults on its instruction, in a burst and stepped, with fast forms
 /// on and off, and writes nothing: the dword and qword kernels leave that check to their
-/// callers.
+/// callers, and the packed f32 form run in place makes it itself.
 #[test]
 fn ops_reaching_past_a_short_register_file_fault_and_write_nothing() {
-    let decls = ".decl A v_type=G type=d num_elts=16 align=hword\n.decl B v_type=G type=q num_elts=16 align=hword\n.decl RD v_type=G type=d num_elts=16 align=hword\n.decl R v_type=G type=q num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
+    let decls = ".decl A v_type=G type=d num_elts=16 align=hword\n.decl B v_type=G type=q num_elts=16 align=hword\n.decl RD v_type=G type=d num_elts=16 align=hword\n.decl R v_type=G type=q num_elts=16 align=hword\n.decl F v_type=G type=f num_elts=16 align=hword\n.decl RF v_type=G type=f num_elts=16 align=hword\n.decl P1 v_type=P num_elts=16";
     for (line, tier) in [
         ("add (M1, 16) RD(0,0)<1> A(0,0)<1;1,0> 0x5:d", vdb::exec::Tier::Dword),
         ("cmp.lt (M1, 16) P1 A(0,0)<1;1,0> 0x5:d", vdb::exec::Tier::Dword),
         ("add (M1, 16) R(0,0)<1> B(0,0)<1;1,0> 0x5:q", vdb::exec::Tier::Qword),
         ("cmp.lt (M1, 16) P1 B(0,0)<1;1,0> 0x5:q", vdb::exec::Tier::Qword),
+        ("add (M1, 16) RF(0,0)<1> F(0,0)<1;1,0> 0x40a00000:f", vdb::exec::Tier::Float),
+        ("cmp.lt (M1, 16) P1 F(0,0)<1;1,0> 0x40a00000:f", vdb::exec::Tier::Float),
     ] {
         let program = Arc::new(parse(&kernel_text(decls, line, 16)));
         let mut thread = ThreadState::new(&program, 16, 0xffff);
