@@ -433,9 +433,6 @@ fn relation(rel: CondMod, x: f32, y: f32) -> bool {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// Runs a float op under its channel enables (`em_part` and `pmask` are their halves:
-    /// `sel` chooses by the predicate). Returns false, having changed nothing, where an
-    /// operand lies outside the GRF (the general path raises the fault).
     /// The packed form of `op` in place, under channel enables `chen` (EM part `em_part`,
     /// predicate mask `pmask`): false, with nothing done, where `run_float` would take
     /// another form (a packed op under another rounding mode, a file shorter than its
@@ -460,6 +457,9 @@ impl<O: Observer> Ctx<'_, O> {
         true
     }
 
+    /// Runs a float op under its channel enables (`em_part` and `pmask` are their halves:
+    /// `sel` chooses by the predicate). Returns false, having changed nothing, where an
+    /// operand lies outside the GRF (the general path raises the fault).
     pub fn run_float(
         &mut self,
         inst: &Inst,
