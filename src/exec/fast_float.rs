@@ -469,6 +469,9 @@ impl<O: Observer> Ctx<'_, O> {
         pmask: u32,
     ) -> Result<bool, FaultKind> {
         use FloatKind as K;
+        if self.run_float_in_place(op, chen, em_part, pmask) {
+            return Ok(true);
+        }
         let cr0 = self.cr0();
         let mode = RoundMode::from_cr0(cr0);
         // Under another rounding mode: the ops whose results it does not change (moves,
@@ -477,9 +480,6 @@ impl<O: Observer> Ctx<'_, O> {
         let directed = mode != RoundMode::Rne && !exact_in_any_mode(op.kind);
         if op.need as usize > self.thread.grf.len() {
             return Ok(false);
-        }
-        if self.run_float_in_place(op, chen, em_part, pmask) {
-            return Ok(true);
         }
         let keep = cr0 & (1 << 7) != 0;
         let n = inst.exec.size.min(32) as usize;

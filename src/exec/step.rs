@@ -256,16 +256,8 @@ impl Interpreter {
             |_| true,
             |ctx| {
                 let thread = &mut *ctx.thread;
-                match branch.run(&mut thread.control, &thread.preds, pc) {
-                    Ok(chen) => {
-                        control::arrive(&mut thread.control);
-                        Ok(chen)
-                    }
-                    Err(kind) => {
-                        let kind = kind.in_thread_channels(branch.en.off);
-                        Err(faulted(&mut thread.control, ctx.tid, pc, kind))
-                    }
-                }
+                let result = branch.run(&mut thread.control, &thread.preds, pc);
+                settle(&mut thread.control, ctx.tid, pc, result, || branch.en.offset())
             },
         )
     }
@@ -280,17 +272,8 @@ impl Interpreter {
             (Some(inst), Some(plan)) => self.execute(ctx, inst, plan, pc),
             _ => Err(FaultKind::FellOffEnd),
         };
-        let control = &mut ctx.thread.control;
-        match result {
-            Ok(chen) => {
-                control::arrive(control);
-                Ok(chen)
-            }
-            Err(kind) => {
-                let offset = self.program.insts.get(at).map_or(0, |i| i.exec.offset);
-                Err(faulted(control, ctx.tid, pc, kind.in_thread_channels(offset)))
-            }
-        }
+        let offset = || self.program.insts.get(at).map_or(0, |i| i.exec.offset);
+        settle(&mut ctx.thread.control, ctx.tid, pc, result, offset)
     }
 
     /// A context for running thread `tid`, if it exists and is runnable (the thread is copied
@@ -979,6 +962,26 @@ fn reporting_control<'a, O: Observer>(
 #[inline]
 fn reconverges_at(control: &Control, at: u32) -> bool {
     control.waiting.iter().any(|w| w.at.0 == at)
+}
+
+/// Ends the step of thread `tid` at `pc` with `result`: lanes waiting at the new pc rejoin,
+/// or a fault (in the channels of the instruction's mask `offset`) leaves the thread faulted
+/// on the instruction.
+#[inline(always)]
+fn settle(
+    control: &mut Control,
+    tid: ThreadId,
+    pc: InstIdx,
+    result: Result<u32, FaultKind>,
+    offset: impl FnOnce() -> u32,
+) -> Result<u32, Fault> {
+    match result {
+        Ok(chen) => {
+            control::arrive(control);
+            Ok(chen)
+        }
+        Err(kind) => Err(faulted(control, tid, pc, kind.in_thread_channels(offset()))),
+    }
 }
 
 /// Leaves thread `tid` faulted on the instruction at `pc`.
