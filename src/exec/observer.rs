@@ -87,6 +87,16 @@ pub trait StepHooks: Observer {
     fn begin_step(&mut self);
     /// The step that began executed instruction `pc` under channel enables `chen`.
     fn end_step(&mut self, pc: u32, chen: u32);
+    /// [`StepHooks::end_step`] of a step of a straight stretch run in place, which
+    /// [`StepHooks::ran_stretch`] then names whole.
+    #[inline(always)]
+    fn end_step_in_stretch(&mut self, pc: u32, chen: u32) {
+        self.end_step(pc, chen)
+    }
+    /// The steps since the last call (each ended by [`StepHooks::end_step_in_stretch`]) ran
+    /// instructions `first..end`, one each, in order.
+    #[inline(always)]
+    fn ran_stretch(&mut self, _first: u32, _end: u32) {}
 }
 
 /// Ignores everything (plain `vdb run` without recording).

@@ -80,6 +80,24 @@ impl PcSet {
         self.0[w] |= 1 << (pc % 64);
     }
 
+    /// Inserts instructions `first..end`.
+    pub fn insert_range(&mut self, first: u32, end: u32) {
+        if first >= end {
+            return;
+        }
+        let last = end - 1;
+        let (w0, w1) = (first as usize / 64, last as usize / 64);
+        if self.0.len() <= w1 {
+            self.0.resize(w1 + 1, 0);
+        }
+        for w in w0..=w1 {
+            // The bits of word w from `first` (or 0) to `last` (or 63).
+            let lo = if w == w0 { first % 64 } else { 0 };
+            let hi = if w == w1 { last % 64 } else { 63 };
+            self.0[w] |= (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+        }
+    }
+
     /// Adds every instruction of `other`.
     pub fn union_with(&mut self, other: &PcSet) {
         if self.0.len() < other.0.len() {
@@ -360,11 +378,18 @@ impl Interpreter {
                     }
                     first = false;
                     ctx.obs.begin_step();
-                    let chen = self.run_in_place(&mut ctx, plan, InstIdx(at))?;
-                    ctx.obs.end_step(at, chen);
+                    let chen = match self.run_in_place(&mut ctx, plan, InstIdx(at)) {
+                        Ok(chen) => chen,
+                        Err(fault) => {
+                            ctx.obs.ran_stretch(pc.0, at);
+                            return Err(fault);
+                        }
+                    };
+                    ctx.obs.end_step_in_stretch(at, chen);
                     lane_ops += chen.count_ones() as u64;
                     at += 1;
                 }
+                ctx.obs.ran_stretch(pc.0, at);
                 ctx.thread.control.pc = InstIdx(at);
                 steps += (at - pc.0) as u64;
                 if at > pc.0 {

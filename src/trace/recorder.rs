@@ -1203,7 +1203,9 @@ impl Trace {
             mems.extend(noted.map(|&(c, space, addr, len)| (step(u64::from(c)), space, addr, len)));
             let writes = stage.foreign_writes.iter().take_while(|w| (w.0 as usize) < count);
             foreign.extend(writes.map(|(c, w)| (step(u64::from(*c)), w)));
-            lane_ops += stage.steps[..count].iter().map(|s| u64::from(s.chen.count_ones())).sum::<u64>();
+            // Every step a stage staged is counted (a window that faults stages nothing).
+            debug_assert_eq!(stage.count() as usize, count);
+            lane_ops += stage.lane_ops;
         }
         mems.sort_unstable_by_key(|m| m.0);
         let Trace { parts, index, first_step, last_step, .. } = self;

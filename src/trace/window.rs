@@ -91,6 +91,11 @@ pub struct Stage {
     /// The instructions its steps ran (a part keeps those of its stages, so that a search
     /// for steps at given instructions reads only the parts that ran one).
     pub(super) pcs: PcSet,
+    /// Steps staged: `steps.len()`, or when lean (which keeps no `steps`) their count, the
+    /// first one's instruction and the lane operations of them all.
+    count: u32,
+    first_pc: u32,
+    pub(super) lane_ops: u64,
 }
 
 impl Stage {
@@ -107,6 +112,7 @@ impl Stage {
         self.wide = false;
         self.foreign_writes.clear();
         self.pcs.clear();
+        (self.count, self.first_pc, self.lane_ops) = (0, 0, 0);
     }
 
     /// Notes GRF bytes `[offset, offset + len)` of `thread` written, for the index.
@@ -115,7 +121,7 @@ impl Stage {
         if thread.0 != self.thread {
             self.foreign = true;
             if self.lean {
-                let c = self.steps.len() as u32;
+                let c = self.count;
                 self.foreign_writes.push((c, Written::Grf { thread: thread.0, offset, len }));
             }
             return;
@@ -142,6 +148,11 @@ impl Stage {
         } else {
             self.note_grf(thread, offset, (32 - lanes.leading_zeros()) * size);
         }
+    }
+
+    /// Steps staged.
+    pub(super) fn count(&self) -> u32 {
+        self.count
     }
 
     /// The writer field of an entry: none for the executing step's own thread.
@@ -195,7 +206,7 @@ impl Observer for Stage {
         } else {
             self.foreign = true;
             if self.lean {
-                let c = self.steps.len() as u32;
+                let c = self.count;
                 self.foreign_writes.push((c, Written::Pred { thread: thread.0, pred: pred.0 }));
             }
         }
@@ -214,7 +225,7 @@ impl Observer for Stage {
     }
 
     fn mem(&mut self, thread: ThreadId, space: MemSpace, addr: u64, old: &[u8], new: &[u8]) {
-        self.mems.push((self.steps.len() as u32, space, addr, new.len() as u64));
+        self.mems.push((self.count, space, addr, new.len() as u64));
         if self.lean {
             return;
         }
@@ -247,12 +258,30 @@ impl StepHooks for Stage {
 
     #[inline(always)]
     fn end_step(&mut self, pc: u32, chen: u32) {
+        self.pcs.insert(pc);
+        self.end_step_in_stretch(pc, chen);
+    }
+
+    #[inline(always)]
+    fn end_step_in_stretch(&mut self, pc: u32, chen: u32) {
         self.executing = false;
+        if self.count == 0 {
+            self.first_pc = pc;
+        }
+        self.count += 1;
+        if self.lean {
+            self.lane_ops += u64::from(chen.count_ones());
+            return;
+        }
         let flag = if self.own_control { OWN_CONTROL } else { 0 };
         let end = self.log.len() as u32;
         self.wide |= (pc | chen) > 0xffff;
-        self.pcs.insert(pc);
         self.steps.push(StagedStep { pc, chen, log_end: end | flag });
+    }
+
+    #[inline(always)]
+    fn ran_stretch(&mut self, first: u32, end: u32) {
+        self.pcs.insert_range(first, end);
     }
 }
 
@@ -290,7 +319,7 @@ impl Batch {
         let k = self.counts.len();
         let mut stepped = self.stages[..k].iter().zip(&self.counts).filter(|(_, &c)| c > 0);
         match (stepped.next(), stepped.next()) {
-            (Some((stage, 1)), None) => stage.steps.first().map(|s| s.pc),
+            (Some((stage, 1)), None) => Some(stage.first_pc),
             _ => None,
         }
     }

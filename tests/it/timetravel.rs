@@ -921,10 +921,36 @@ fn stepping_a_thread_reads_only_its_span_of_a_lean_recording() {
     assert!(after <= before + 2, "{before} parts held before, {after} after, of {parts}");
 }
 
+/// A range inserted into an instruction set holds what inserting its instructions one by one
+/// holds: random ranges (empty, inside a word, across words, on word edges) into sets that
+/// already hold some instructions.
+#[test]
+fn an_inserted_range_of_instructions_is_its_instructions() {
+    use vdb::exec::PcSet;
+    let mut seed = 29;
+    for _ in 0..2000 {
+        let mut rnd = |n: u64| (crate::harness::lcg(&mut seed) % n) as u32;
+        let before: Vec<u32> = (0..rnd(4)).map(|_| rnd(300)).collect();
+        let first = if rnd(4) == 0 { 64 * rnd(4) } else { rnd(260) };
+        let end = match rnd(4) {
+            0 => first,
+            1 => (first / 64 + 1 + rnd(2)) * 64,
+            _ => first + rnd(140),
+        };
+        let mut ranged = PcSet::new(before.iter().copied());
+        ranged.insert_range(first, end);
+        let one_by_one = PcSet::new(before.iter().copied().chain(first..end));
+        for pc in 0..500 {
+            assert_eq!(ranged.contains(pc), one_by_one.contains(pc), "{before:?} + {first}..{end}: pc {pc}");
+        }
+    }
+}
+
 /// A search for the steps at given instructions (breakpoints behind, `rcontinue`) reads only
 /// the parts whose steps ran one: on every sample launch, recorded lean with every part
 /// dropped, the steps at each of a few instructions are those a recording that keeps its log
-/// finds, and no part is recorded again but those that hold one (and the last).
+/// holds (found there by their records, and by the same search), and no part is recorded
+/// again but those that hold one (and the last).
 #[test]
 fn searching_for_instructions_reads_only_the_parts_that_ran_them() {
     use vdb::exec::PcSet;
@@ -950,7 +976,10 @@ fn searching_for_instructions_reads_only_the_parts_that_ran_them() {
             trace.drop_bodies();
             let before = trace.parts_held();
             let found = trace.steps_at(&pcs, 0, n);
-            assert_eq!(found, kept.recorder.trace.steps_at(&pcs, 0, n), "{name}: pc {pc}");
+            // Every step at the instruction, from the kept log's records.
+            let every: Vec<u64> = (0..n).filter(|&s| kept.recorder.trace.at(s).pc == pc).collect();
+            assert_eq!(found, every, "{name}: pc {pc}");
+            assert_eq!(kept.recorder.trace.steps_at(&pcs, 0, n), every, "{name}: pc {pc}");
             let starts: Vec<u64> = trace.part_starts().collect();
             let mut holding: Vec<usize> =
                 found.iter().map(|&s| starts.partition_point(|&p| p <= s) - 1).collect();
