@@ -50,7 +50,8 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// Writes GRF bytes `[offset, offset+len)` through `apply`, reporting the change (inlined:
-    /// without an observer, in a plain run, it is a bounds check and the store).
+    /// without an observer, in a plain run, it is a bounds check and the store; to an
+    /// observer without [`Observer::values`], the span written).
     #[inline(always)]
     pub fn write_grf_with(
         &mut self,
@@ -62,13 +63,17 @@ impl<O: Observer> Ctx<'_, O> {
         if range.end > self.thread.grf.len() {
             return Err(FaultKind::RegionOutOfBounds { operand: 0, offset, len });
         }
-        if O::ACTIVE {
+        // An observer that takes no values hears the span alone, with no old bytes kept.
+        let values = O::ACTIVE && self.obs.values();
+        if values {
             self.scratch.clear();
             self.scratch.extend_from_slice(&self.thread.grf[range.clone()]);
         }
         apply(&mut self.thread.grf[range.clone()]);
-        if O::ACTIVE {
+        if values {
             self.obs.grf(self.tid, offset, &self.scratch, &self.thread.grf[range]);
+        } else if O::ACTIVE {
+            self.obs.grf_span(self.tid, offset, len);
         }
         Ok(())
     }
