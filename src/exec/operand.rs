@@ -134,6 +134,9 @@ impl<O: Observer> Ctx<'_, O> {
         out: &mut [u32; 32],
     ) -> Result<(), FaultKind> {
         let (n, size) = (n.min(32) as usize, ind.ty.size());
+        if self.offsets_in_one_root(ind, n, out) {
+            return Ok(());
+        }
         let mut root = Root::default();
         let mut furthest = 0;
         for (lane, at) in out[..n].iter_mut().enumerate() {
@@ -148,6 +151,40 @@ impl<O: Observer> Ctx<'_, O> {
             }
         }
         Ok(())
+    }
+
+    /// [`Ctx::indirect_offsets`] without a fault and without a lookup per lane, when it can
+    /// be had so: every lane's address element exists, every base (address element plus
+    /// immediate offset) is aligned to the type, and every base and element lies in the
+    /// variable the lowest base falls in (variables never share a register, so that is each
+    /// base's variable), inside the file. False, with `out` to be overwritten, otherwise:
+    /// the lane-by-lane form then finds the variables, or the first lane's fault.
+    #[inline(always)]
+    fn offsets_in_one_root(&self, ind: &IndirectOperand, n: usize, out: &mut [u32; 32]) -> bool {
+        let size = i64::from(ind.ty.size());
+        let var = self.program.addr(ind.addr);
+        let rows = if ind.multi { (n as u32).div_ceil(u32::from(ind.region.width.max(1))) } else { 1 };
+        if ind.addr_elem.saturating_add(rows) > var.num_elts {
+            return false;
+        }
+        let first = (var.slot + ind.addr_elem) as usize;
+        let Some(addrs) = self.thread.addrs.get(first..first + rows as usize) else { return false };
+        let (mut lo, mut hi, mut bits) = (i64::MAX, i64::MIN, 0i64);
+        for (lane, at) in out[..n].iter_mut().enumerate() {
+            let (row, element) = indirect_lane(ind, lane as u32);
+            let Some(&value) = addrs.get(row as usize) else { return false };
+            let base = i64::from(value) + i64::from(ind.imm_offset);
+            let address = base + i64::from(element) * size;
+            bits |= base;
+            lo = lo.min(base);
+            hi = hi.max(address);
+            *at = address as u32;
+        }
+        if n == 0 || bits & (size - 1) != 0 {
+            return false;
+        }
+        let Some((start, end)) = self.tables.root_at(lo) else { return false };
+        i64::from(start) <= lo && hi + size <= i64::from(end) && hi + size <= self.thread.grf.len() as i64
     }
 
     /// [`Ctx::indirect_address`] of one lane, with no lookup of the variable its address
@@ -212,8 +249,17 @@ impl<O: Observer> Ctx<'_, O> {
         values: &[u64; 32],
     ) -> Result<(), FaultKind> {
         let size = ind.ty.size();
-        let mut root = Root::default();
         let mut rest = enabled & super::control::size_mask(n);
+        let mut at = [0u32; 32];
+        if rest.count_ones() > 1 && self.offsets_in_one_root(ind, n.min(32) as usize, &mut at) {
+            while rest != 0 {
+                let lane = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                self.write_grf_elem(at[lane], size, values[lane])?;
+            }
+            return Ok(());
+        }
+        let mut root = Root::default();
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;

@@ -860,9 +860,10 @@ fn through_a0([ta, tb, td]: [&str; 3], size: u32, line: &str) -> (String, String
     (body, text)
 }
 
-/// Sources through address registers (one address per lane, `<1,0>`, or one address and a
-/// region, `<1;1,0>`) in every integer fast op, every integer type, with modifiers, and half
-/// the destinations through an address register too, under predicates: the qword tier and
+/// Sources through address registers (one address per lane, `<1,0>`, or per row of two or
+/// four lanes, `<2,1>` and `<4,0>`, or one address and a region, `<1;1,0>`) in every integer
+/// fast op, every integer type, with modifiers, and half the destinations through an address
+/// register too, under predicates: the qword tier and
 /// the general ALU read and write the same elements, report the same writes and fault alike
 /// on addresses past the variable.
 #[test]
@@ -874,7 +875,7 @@ fn generated_indirect_sources_agree_on_fast_and_general_paths() {
         let op = OPS[case as usize % OPS.len()];
         let [ta, tb, td] = [0, 0, 0].map(|_| TYPES[(lcg(&mut s) % TYPES.len() as u64) as usize]);
         let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
-        let region = if lcg(&mut s).is_multiple_of(2) { "<1,0>" } else { "<1;1,0>" };
+        let region = ["<1,0>", "<1;1,0>", "<2,1>", "<4,0>"][(lcg(&mut s) % 4) as usize];
         let modifier = match (lcg(&mut s) % 4, op) {
             (0, "mov" | "add" | "mul" | "min" | "max" | "cmp.lt" | "sel") => "(-)",
             (1, "and" | "xor") => "(~)",
@@ -966,7 +967,7 @@ fn generated_indirect_float_operands_agree_on_fast_and_general_paths() {
             _ => ("f", "f"),
         };
         let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
-        let region = if lcg(&mut s).is_multiple_of(2) { "<1,0>" } else { "<1;1,0>" };
+        let region = ["<1,0>", "<1;1,0>", "<2,1>", "<4,0>"][(lcg(&mut s) % 4) as usize];
         let modifier = if ta == "f" { ["", "", "(-)", "(abs)"][(lcg(&mut s) % 4) as usize] } else { "" };
         let src0 = format!("{modifier}r[A0(0),{}]{region}:{ta}", 8 * (lcg(&mut s) % 3));
         let srcs = match op {
