@@ -91,8 +91,8 @@ pub struct Stage {
     /// The instructions its steps ran (a part keeps those of its stages, so that a search
     /// for steps at given instructions reads only the parts that ran one).
     pub(super) pcs: PcSet,
-    /// Steps staged: `steps.len()`, or when lean (which keeps no `steps`) their count, the
-    /// first one's instruction and the lane operations of them all.
+    /// Steps staged (lean, which keeps no `steps`, as well), the first one's instruction and,
+    /// lean, the lane operations of them all.
     count: u32,
     first_pc: u32,
     pub(super) lane_ops: u64,
