@@ -1204,7 +1204,7 @@ impl Trace {
             let writes = stage.foreign_writes.iter().take_while(|w| (w.0 as usize) < count);
             foreign.extend(writes.map(|(c, w)| (step(u64::from(*c)), w)));
             // Every step a stage staged is counted (a window that faults stages nothing).
-            debug_assert_eq!(stage.count() as usize, count);
+            debug_assert_eq!(stage.count as usize, count);
             lane_ops += stage.lane_ops;
         }
         mems.sort_unstable_by_key(|m| m.0);

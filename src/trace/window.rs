@@ -93,7 +93,7 @@ pub struct Stage {
     pub(super) pcs: PcSet,
     /// Steps staged (lean, which keeps no `steps`, as well), the first one's instruction and,
     /// lean, the lane operations of them all.
-    count: u32,
+    pub(super) count: u32,
     first_pc: u32,
     pub(super) lane_ops: u64,
 }
@@ -148,11 +148,6 @@ impl Stage {
         } else {
             self.note_grf(thread, offset, (32 - lanes.leading_zeros()) * size);
         }
-    }
-
-    /// Steps staged.
-    pub(super) fn count(&self) -> u32 {
-        self.count
     }
 
     /// The writer field of an entry: none for the executing step's own thread.
