@@ -14,7 +14,8 @@ use std::sync::{Arc, OnceLock};
 use crate::exec::{PcSet, SchedPos, Scheduler};
 use crate::isa::{InstIdx, PredId};
 use crate::machine::{
-    Control, Fold, Machine, MemSpace, PageChanges, Ranges, Svm, ThreadId, PAGE_SIZE, THREADS_PER_CHUNK,
+    Control, Fold, Machine, MemSpace, PageChanges, Ranges, Slms, Svm, ThreadId, ThreadState, PAGE_SIZE,
+    THREADS_PER_CHUNK,
 };
 
 /// Steps per block of the log's offsets: a step's entries start at its block's offset plus
@@ -444,12 +445,12 @@ impl Recorder {
             for slots in part.layout.ranges(from, to) {
                 let mut at = part.log_start(slots.start);
                 let owner = part.layout.owner(slots.start);
-                for slot in slots.clone() {
+                let steps = slots.clone().map(|slot| {
                     let len = part.steps.log_len(slot) as usize;
-                    let rec = part.record(slot, owner_at(owner, slot - slots.start));
-                    part.apply_at(machine, rec, &part.log[at..at + len], true);
                     at += len;
-                }
+                    (part.record(slot, owner_at(owner, slot - slots.start)), &part.log[at - len..at])
+                });
+                part.apply_steps(machine, steps, true);
             }
             time = part.start + to;
         }
@@ -459,12 +460,12 @@ impl Recorder {
             for slots in part.layout.ranges(from, last + 1).into_iter().rev() {
                 let mut at = part.log_start(slots.end);
                 let owner = part.layout.owner(slots.start);
-                for slot in slots.clone().rev() {
+                let steps = slots.clone().rev().map(|slot| {
                     let len = part.steps.log_len(slot) as usize;
                     at -= len;
-                    let rec = part.record(slot, owner_at(owner, slot - slots.start));
-                    part.apply_at(machine, rec, &part.log[at..at + len], false);
-                }
+                    (part.record(slot, owner_at(owner, slot - slots.start)), &part.log[at..at + len])
+                });
+                part.apply_steps(machine, steps, false);
             }
             time = part.start + from;
         }
@@ -501,7 +502,7 @@ impl Recorder {
                     // The write path of undo and redo with a payload of zeros (a sparse one
                     // with no byte set): the bytes stay, the page or SLM becomes this machine's.
                     let zeros = Xor::Sparse { len: len as usize, skip: 0, map: &[], data: &[] };
-                    xor_memory(machine, space, addr, zeros);
+                    xor_memory(&mut machine.svm, &mut machine.slms, space, addr, zeros);
                 }
             });
         }
@@ -1288,7 +1289,7 @@ impl Trace {
     fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
         let s = self.stored(step);
         let (bytes, rec) = self.stored_log(s);
-        self.body(s.part).apply_at(machine, rec, bytes, forward);
+        self.body(s.part).apply_steps(machine, std::iter::once((rec, bytes)), forward);
     }
 
     /// Redoes step `step` (time step → step + 1).
@@ -1651,25 +1652,59 @@ impl Body {
         self.steps.record(slot, self.thread_of(owner))
     }
 
-    /// Applies the deltas of the step `rec` (`bytes`, its entries) forward or backward.
-    fn apply_at(&self, machine: &mut Machine, rec: StepRecord, bytes: &[u8], forward: bool) {
+    /// Applies the deltas of steps (`rec` and its entries), forward or backward, one after
+    /// another in the order given. A run of one thread's steps finds that thread (making it
+    /// this machine's own, two reference counts checked) once, not for each entry: on a seek
+    /// that lookup cost more than most steps' entries. Changes a step makes on behalf of
+    /// another thread (a barrier release) touch only that thread, so they are applied after
+    /// the run, in the run's order.
+    fn apply_steps<'b>(
+        &self,
+        machine: &mut Machine,
+        steps: impl Iterator<Item = (StepRecord, &'b [u8])>,
+        forward: bool,
+    ) {
+        let mut steps = steps.peekable();
+        let mut others = Vec::new();
+        while let Some(&(first, _)) = steps.peek() {
+            let Machine { threads, svm, slms, .. } = &mut *machine;
+            let Some(t) = threads.get_mut(first.thread as usize) else {
+                panic!("no thread {}", first.thread)
+            };
+            let t = Arc::make_mut(t);
+            while let Some((rec, bytes)) = steps.next_if(|(r, _)| r.thread == first.thread) {
+                if self.apply_own(t, svm, slms, rec, bytes, forward) {
+                    others.push((rec, bytes));
+                }
+            }
+            for (rec, bytes) in others.drain(..) {
+                self.apply_others(machine, rec, bytes, forward);
+            }
+        }
+    }
+
+    /// Applies what step `rec` changed in its own thread `t` and in memory; true when it also
+    /// changed another thread.
+    fn apply_own(
+        &self,
+        t: &mut ThreadState,
+        svm: &mut Svm,
+        slms: &mut Slms,
+        rec: StepRecord,
+        bytes: &[u8],
+        forward: bool,
+    ) -> bool {
         if !forward && rec.falls_through() {
-            machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc);
+            t.control.pc = InstIdx(rec.pc);
         }
         // XOR entries commute, so they go in log order either way. Control and pc entries set
         // a state: backward they go last to first, so that the first one's old state is what
         // remains (a second pass over the few entries of one step, not a buffer).
-        let sets = || {
-            log::entries_whole(bytes, rec.thread).filter_map(|e| match e {
-                log::Applied::Entry(e) if matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }) => Some(e),
-                _ => None,
-            })
-        };
+        let mut others = false;
         for e in log::entries_whole(bytes, rec.thread) {
             let e = match e {
                 log::Applied::Entry(e) => e,
                 log::Applied::Lanes { offset, size, lanes, xor } => {
-                    let t = machine.thread_mut(ThreadId(rec.thread));
                     if let Some(bytes) = t.grf.get_mut(offset as usize..) {
                         log::xor_lanes(bytes, size, lanes, xor);
                     }
@@ -1677,40 +1712,87 @@ impl Body {
                 }
             };
             match e.kind {
-                Kind::Grf { offset, xor } => {
-                    let t = machine.thread_mut(ThreadId(e.thread));
-                    if let Some(bytes) = t.grf.get_mut(offset as usize..) {
-                        xor.apply(bytes);
-                    }
-                }
-                Kind::Pred { pred, xor } => {
-                    machine.thread_mut(ThreadId(e.thread)).preds[pred as usize] ^= xor
-                }
-                Kind::Addr { slot, xor } => {
-                    machine.thread_mut(ThreadId(e.thread)).addrs[slot as usize] ^= xor
-                }
-                Kind::Mem { space, addr, xor } => xor_memory(machine, space, addr, xor),
-                Kind::Control { .. } | Kind::Pc { .. } if forward => self.set_control(machine, &e, true),
-                Kind::Control { .. } | Kind::Pc { .. } => {}
+                Kind::Mem { space, addr, xor } => xor_memory(svm, slms, space, addr, xor),
+                _ if e.thread != rec.thread => others = true,
+                kind => self.apply_entry(t, kind, forward),
             }
         }
         if !forward {
-            for k in (0..sets().count()).rev() {
-                if let Some(e) = sets().nth(k) {
-                    self.set_control(machine, &e, false);
-                }
-            }
+            self.set_controls_backward(t, bytes, rec.thread, rec.thread);
         }
         if forward && rec.falls_through() {
-            machine.thread_mut(ThreadId(rec.thread)).control.pc = InstIdx(rec.pc + 1);
+            t.control.pc = InstIdx(rec.pc + 1);
+        }
+        others
+    }
+
+    /// Applies what step `rec` changed in threads other than its own.
+    fn apply_others(&self, machine: &mut Machine, rec: StepRecord, bytes: &[u8], forward: bool) {
+        for e in log::entries_whole(bytes, rec.thread) {
+            match e {
+                log::Applied::Entry(e) if e.thread != rec.thread && !matches!(e.kind, Kind::Mem { .. }) => {
+                    self.apply_entry(machine.thread_mut(ThreadId(e.thread)), e.kind, forward)
+                }
+                _ => {}
+            }
+        }
+        if !forward {
+            let mut seen = Vec::new();
+            for e in log::entries_whole(bytes, rec.thread) {
+                if let log::Applied::Entry(e) = e {
+                    if e.thread != rec.thread && !seen.contains(&e.thread) {
+                        seen.push(e.thread);
+                    }
+                }
+            }
+            for other in seen {
+                self.set_controls_backward(machine.thread_mut(ThreadId(other)), bytes, rec.thread, other);
+            }
+        }
+    }
+
+    /// Applies one entry's change to its thread `t` (a control or pc entry only forward).
+    fn apply_entry(&self, t: &mut ThreadState, kind: Kind<Xor<'_>>, forward: bool) {
+        match kind {
+            Kind::Grf { offset, xor } => {
+                if let Some(bytes) = t.grf.get_mut(offset as usize..) {
+                    xor.apply(bytes);
+                }
+            }
+            Kind::Pred { pred, xor } => t.preds[pred as usize] ^= xor,
+            Kind::Addr { slot, xor } => t.addrs[slot as usize] ^= xor,
+            Kind::Control { .. } | Kind::Pc { .. } if forward => {
+                self.set_control(&mut t.control, &kind, true)
+            }
+            Kind::Control { .. } | Kind::Pc { .. } | Kind::Mem { .. } => {}
+        }
+    }
+
+    /// Sets thread `thread`'s control state (`t`) back to what it was before a step of
+    /// `owner` (its log `bytes`): the step's control and pc entries of that thread, last to
+    /// first.
+    fn set_controls_backward(&self, t: &mut ThreadState, bytes: &[u8], owner: u32, thread: u32) {
+        let sets = || {
+            log::entries_whole(bytes, owner).filter_map(|e| match e {
+                log::Applied::Entry(e)
+                    if e.thread == thread && matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }) =>
+                {
+                    Some(e)
+                }
+                _ => None,
+            })
+        };
+        for k in (0..sets().count()).rev() {
+            if let Some(e) = sets().nth(k) {
+                self.set_control(&mut t.control, &e.kind, false);
+            }
         }
     }
 
     /// Sets a thread's control state (or pc) to what a control or pc entry holds after its
     /// step (`forward`) or before it.
-    fn set_control(&self, machine: &mut Machine, e: &log::LogEntry<Xor<'_>>, forward: bool) {
-        let control = &mut machine.thread_mut(ThreadId(e.thread)).control;
-        match e.kind {
+    fn set_control(&self, control: &mut Control, kind: &Kind<Xor<'_>>, forward: bool) {
+        match *kind {
             Kind::Pc { old, new } => control.pc = InstIdx(if forward { new } else { old }),
             Kind::Control { index } => {
                 if let Some((old, new)) = self.controls.get(index) {
@@ -1741,7 +1823,7 @@ pub(super) fn pc_only(old: &Control, new: &Control) -> bool {
         && old.stack == new.stack
 }
 
-fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
+fn xor_memory(svm: &mut Svm, slms: &mut Slms, space: MemSpace, addr: u64, xor: Xor<'_>) {
     match space {
         MemSpace::Svm => {
             // SVM pages are copy-on-write behind `Svm::read`/`write`: the bytes go through a
@@ -1755,13 +1837,13 @@ fn xor_memory(machine: &mut Machine, space: MemSpace, addr: u64, xor: Xor<'_>) {
                     &mut heap[..]
                 }
             };
-            if machine.svm.read(addr, bytes).is_ok() {
+            if svm.read(addr, bytes).is_ok() {
                 xor.apply(bytes);
-                let _ = machine.svm.write(addr, bytes);
+                let _ = svm.write(addr, bytes);
             }
         }
         MemSpace::Slm(group) => {
-            if let Some(slm) = machine.slms.get_mut(group as usize) {
+            if let Some(slm) = slms.get_mut(group as usize) {
                 if let Some(range) = slm.bytes.get_mut(addr as usize..addr as usize + xor.len()) {
                     xor.apply(range);
                 }
