@@ -328,10 +328,10 @@ impl Recorder {
     /// writes are not indexed: the recording the part was dropped from keeps their index.
     pub fn resume(from: &Checkpoint, len: u64) -> Recorder {
         let list = vec![Arc::new(Checkpoint { time: 0, ..from.clone() })];
-        let mut recorder = Recorder::with(
-            &from.machine(),
-            Checkpoints { list, interval: len + 1, ..Checkpoints::default() },
-        );
+        // The recording takes the machine's thread count and register file size, which the
+        // checkpoint's base has without its patches applied.
+        let mut recorder =
+            Recorder::with(&from.base, Checkpoints { list, interval: len + 1, ..Checkpoints::default() });
         recorder.trace.index = WriteIndex::off();
         recorder
     }
