@@ -1,7 +1,8 @@
 //! The sparse XOR encoder with AVX-512 (BW and VBMI2): 64 bytes per instruction where the
 //! portable encoder takes a word at a time and a byte at a time to pack. Recording spends its
 //! first core's time encoding (a quarter of it with the portable encoder, on the 65,536-item
-//! Collatz launch), so this is the one place the engine uses `unsafe`: the vector loads and
+//! Collatz launch), so this is one of the two places the engine uses `unsafe` (with
+//! `ssse3.rs`, the shuffle for CPUs without AVX-512): the vector loads and
 //! stores, and calling a function compiled for features the build does not assume. Output is
 //! byte for byte the portable encoder's (a test compares them).
 #![allow(unsafe_code)]

@@ -36,6 +36,8 @@ use std::borrow::Cow;
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(all(target_arch = "x86_64", target_feature = "ssse3"))]
+mod ssse3;
 
 use crate::exec::{lane_runs, LaneRuns};
 use crate::machine::MemSpace;
@@ -264,9 +266,10 @@ fn put_sparse_portable(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]
     // Room for the sparse form, and 8 bytes of slack for the last word's store.
     out.resize(start + h + map_len + len + 8, 0);
     let (maps, data) = out[start + h..].split_at_mut(map_len);
-    let (words, (tail_old, tail_new)) = xor_words(old, new);
-    let mut packed = 0;
-    for (map, x) in maps.iter_mut().zip(words) {
+    // Whole 16-byte chunks with a byte shuffle where the build has one, then words.
+    let (done, mut packed) = pack_chunks(maps, data, old, new);
+    let (words, (tail_old, tail_new)) = xor_words(&old[done..], &new[done..]);
+    for (map, x) in maps[done / 8..].iter_mut().zip(words) {
         *map = nonzero_map(x);
         data[packed..packed + 8].copy_from_slice(&pack_nonzero(x).to_le_bytes());
         packed += map.count_ones() as usize;
@@ -287,6 +290,15 @@ fn put_sparse_portable(out: &mut Vec<u8>, header: Header, old: &[u8], new: &[u8]
     }
     out.truncate(start);
     false
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "ssse3"))]
+use ssse3::pack_chunks;
+
+/// Without a byte shuffle, the word loop takes every byte.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "ssse3")))]
+fn pack_chunks(_: &mut [u8], _: &mut [u8], _: &[u8], _: &[u8]) -> (usize, usize) {
+    (0, 0)
 }
 
 /// The non-zero bytes of `x` moved down to its low bytes, in order (no branch per byte).
@@ -802,6 +814,35 @@ mod tests {
             }
         }
         assert!(compared > MAX_SPARSE, "sparse forms compared: {compared}");
+    }
+
+    /// The encoder every CPU runs (with SSSE3, 16-byte chunks by byte shuffle, then words and
+    /// bytes) writes the sparse form by its definition at every length and density: a bit
+    /// per byte that changed, then those bytes in order, when that is shorter.
+    #[test]
+    fn portable_encoder_writes_the_sparse_form_by_its_definition() {
+        let mut next = xorshift(0x51_7cc1_b727_220a);
+        for len in 1..=MAX_SPARSE {
+            for density in [0u64, 1, 3, 8, 20, 40, 64] {
+                let (old, new) = write(&mut next, len, density);
+                let xor: Vec<u8> = old.iter().zip(&new).map(|(a, b)| a ^ b).collect();
+                let mut maps = vec![0u8; len.div_ceil(8)];
+                for (i, x) in xor.iter().enumerate() {
+                    maps[i / 8] |= ((*x != 0) as u8) << (i % 8);
+                }
+                let changed: Vec<u8> = xor.iter().copied().filter(|&x| x != 0).collect();
+                let prefix: Vec<u8> = (0..(next() % 5) as u8).collect();
+                let mut out = prefix.clone();
+                let wrote = put_sparse_portable(&mut out, Header::Long, &old, &new);
+                let what = format!("len {len} density {density}");
+                assert_eq!(wrote, maps.len() + changed.len() < len, "{what}");
+                let body = [&maps[..], &changed[..]].concat();
+                // A long header: the length with its top bit set for the sparse form.
+                let header = (len as u16 | 0x8000).to_le_bytes();
+                let want = if wrote { [&prefix[..], &header[..], &body].concat() } else { prefix };
+                assert_eq!(out, want, "{what}");
+            }
+        }
     }
 
     /// The vector encoder's lanes payloads are the portable gather's, at every element size,
