@@ -18,7 +18,23 @@ fn lcg(s: &mut u64) -> u64 {
 fn stats(mut v: Vec<f64>) -> serde_json::Value {
     v.sort_by(|a, b| a.total_cmp(b));
     let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
-    json!({"n": v.len(), "mean_us": mean, "p50_us": v.get(v.len() / 2), "max_us": v.last()})
+    json!({"n": v.len(), "mean_us": mean, "p50_us": v.get(v.len() / 2), "p99_us": v.get(v.len() * 99 / 100), "max_us": v.last()})
+}
+
+/// What the machine alone adds to short timed operations: `n` timings of a fixed loop of
+/// about the cost of a reverse step. Its maximum is the floor under the maxima above (a
+/// virtual machine's pauses reach 50-180 us).
+fn machine_pauses(n: usize) -> serde_json::Value {
+    let mut v = Vec::with_capacity(n);
+    let mut sum = 0u64;
+    for i in 0..n as u64 {
+        let t = Instant::now();
+        for j in 0..300 {
+            sum = std::hint::black_box(sum.wrapping_add(i ^ j));
+        }
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    stats(v)
 }
 
 pub fn bench_record(launch: &Path, queries: usize) -> u8 {
@@ -94,13 +110,14 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         found += hits.len();
     }
     let rr = reexecution(&s, queries, &mut seed);
+    let pauses = machine_pauses(backs.len() + backs_into_dropped.len());
     let line = json!({
         "steps": total, "threads": threads, "stop": format!("{stop:?}"),
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
         "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
         "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_into_dropped_part": stats(backs_into_dropped), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
         "most_parts_recorded_again": {"goto": goto_rebuilds, "last_write": write_rebuilds},
-        "reexecution": rr,
+        "reexecution": rr, "machine_pauses": pauses,
     });
     say!("{line}");
     EXIT_OK
