@@ -9,7 +9,7 @@ use super::log::{self, EntryKind, Kind, Written, Xor};
 use super::steps::{StepRecord, Steps, FALLS_THROUGH};
 use super::window::{Batch, Stage};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
 
 use crate::exec::{PcSet, SchedPos, Scheduler};
 use crate::isa::{InstIdx, PredId};
@@ -17,6 +17,10 @@ use crate::machine::{
     Control, Fold, Machine, MemSpace, PageChanges, Ranges, Slms, Svm, ThreadId, ThreadState, PAGE_SIZE,
     THREADS_PER_CHUNK,
 };
+
+/// A walk backward checks every this many steps that the part before the one it is in is
+/// held or being read ahead ([`Trace::undo`]).
+const READ_AHEAD_EVERY: u64 = 256;
 
 /// Steps per block of the log's offsets: a step's entries start at its block's offset plus
 /// the log lengths of the steps before it in the block.
@@ -93,6 +97,11 @@ pub struct Trace {
     held: AtomicU64,
     /// Parts recorded again so far (their bodies read after being dropped).
     rebuilds: AtomicU64,
+    /// A dropped part's body being recorded again on another thread ahead of a walk
+    /// backward ([`Trace::undo`]): the part and the thread; and how many such bodies were
+    /// taken.
+    ahead: Mutex<Option<ReadAhead>>,
+    taken_ahead: AtomicU64,
     /// Logs of dropped bodies, emptied, for the next parts: memory that is already mapped
     /// (first touches of new log memory were a third of a recording's time).
     spare_logs: Vec<Vec<u8>>,
@@ -265,6 +274,8 @@ impl Default for Trace {
             clock: AtomicU64::new(0),
             held: AtomicU64::new(0),
             rebuilds: AtomicU64::new(0),
+            ahead: Mutex::new(None),
+            taken_ahead: AtomicU64::new(0),
             spare_logs: Vec::new(),
         }
     }
@@ -814,7 +825,7 @@ impl Trace {
         part.used.store(self.clock.load(Ordering::Relaxed), Ordering::Relaxed);
         part.body.get_or_init(|| {
             part.rebuilt.store(true, Ordering::Relaxed);
-            self.rebuild(part)
+            self.rebuild(k, part)
         })
     }
 
@@ -856,14 +867,18 @@ impl Trace {
         }
     }
 
-    /// The body of `part`, whose body was dropped, from its steps recorded again.
+    /// The body of part `k` (`part`), whose body was dropped, from its steps recorded again:
+    /// on another thread already ([`Trace::read_ahead`]), or now.
     #[cold]
-    fn rebuild(&self, part: &Part) -> Body {
+    fn rebuild(&self, k: usize, part: &Part) -> Body {
         // Bodies are dropped only where both are there.
         let (Some(rerun), Some(from)) = (&self.rerun, &part.from) else {
             unreachable!("a part without a checkpoint or a way to record again lost its body")
         };
-        let again = rerun(from, part.len).and_then(|mut t| t.parts.swap_remove(0).body.into_inner());
+        let (again, counter) = match self.take_ahead(k) {
+            Some(body) => (Some(body), &self.taken_ahead),
+            None => (record_body(rerun.as_ref(), from, part.len), &self.rebuilds),
+        };
         // The recording is deterministic from a checkpoint: anything else is vdb's bug.
         let mut body = again.filter(|b| b.len() == part.len).unwrap_or_else(|| {
             panic!(
@@ -874,8 +889,53 @@ impl Trace {
         });
         body.start = part.start;
         self.held.fetch_add(body.bytes(), Ordering::Relaxed);
-        self.rebuilds.fetch_add(1, Ordering::Relaxed);
+        counter.fetch_add(1, Ordering::Relaxed);
         body
+    }
+
+    /// Part `k`'s body as the thread reading ahead recorded it (waiting for it to finish),
+    /// if that thread reads part `k` and could record it.
+    fn take_ahead(&self, k: usize) -> Option<Body> {
+        let worker = self.ahead.lock().ok()?;
+        let (slot, done) = &*worker.as_ref()?.slot;
+        let mut slot = slot.lock().ok()?;
+        while matches!(*slot, Some(Ahead::Recording(j)) if j == k) {
+            slot = done.wait(slot).ok()?;
+        }
+        match slot.take() {
+            Some(Ahead::Recorded(j, body)) if j == k => body.map(|b| *b),
+            other => {
+                *slot = other;
+                None
+            }
+        }
+    }
+
+    /// Asks the thread reading ahead (started the first time) to record part `k`'s body
+    /// again, when it was dropped and that thread is not recording another or has not
+    /// recorded this one already (one at a time; a recorded one not taken is let go).
+    fn read_ahead(&self, k: usize) {
+        let (Some(part), Some(rerun)) = (self.parts.get(k), &self.rerun) else { return };
+        let (Some(from), None) = (&part.from, part.body.get()) else { return };
+        let Ok(mut worker) = self.ahead.lock() else { return };
+        if worker.is_none() {
+            *worker = ReadAhead::start();
+        }
+        let Some(worker) = worker.as_ref() else { return };
+        let Ok(mut slot) = worker.slot.0.lock() else { return };
+        match *slot {
+            Some(Ahead::Recording(_)) => return,
+            Some(Ahead::Recorded(j, _)) if j == k => return,
+            _ => {}
+        }
+        if worker.jobs.send((k, rerun.clone(), from.clone(), part.len)).is_ok() {
+            *slot = Some(Ahead::Recording(k));
+        }
+    }
+
+    /// How many bodies a walk backward found recorded ahead ([`Trace::undo`]).
+    pub fn taken_ahead(&self) -> u64 {
+        self.taken_ahead.load(Ordering::Relaxed)
     }
 
     /// Lets the trace drop bodies, recording them again with `rerun` when they are read.
@@ -1286,20 +1346,30 @@ impl Trace {
     /// Applies step `step`'s deltas forward (time step → step+1) or backward. Payloads are
     /// applied as the log stores them, nothing allocated (but SVM writes over 256 bytes): this
     /// is what goto and reverse steps spend their time in.
-    fn apply(&self, machine: &mut Machine, step: u64, forward: bool) {
+    /// Returns the part the step is in.
+    fn apply(&self, machine: &mut Machine, step: u64, forward: bool) -> usize {
         let s = self.stored(step);
         let (bytes, rec) = self.stored_log(s);
         self.body(s.part).apply_steps(machine, std::iter::once((rec, bytes)), forward);
+        s.part
     }
 
     /// Redoes step `step` (time step → step + 1).
     pub fn redo(&self, machine: &mut Machine, step: u64) {
-        self.apply(machine, step, true);
+        let _ = self.apply(machine, step, true);
     }
 
-    /// Undoes step `step` (time step + 1 → step).
+    /// Undoes step `step` (time step + 1 → step). A walk backward reads the part before the
+    /// one it is in ahead, on another thread, when that part's body was dropped: started on
+    /// the step into a part and every [`READ_AHEAD_EVERY`] steps after, so that the step
+    /// into the part before finds its body ready instead of waiting for its recording.
     pub fn undo(&self, machine: &mut Machine, step: u64) {
-        self.apply(machine, step, false);
+        let read = self.rebuilds() + self.taken_ahead();
+        let k = self.apply(machine, step, false);
+        let i = step - self.parts[k].start;
+        if k > 0 && (i.is_multiple_of(READ_AHEAD_EVERY) || self.rebuilds() + self.taken_ahead() != read) {
+            self.read_ahead(k - 1);
+        }
     }
 
     /// The first write the log holds that the write index does not name (its step and
@@ -1802,6 +1872,51 @@ impl Body {
             _ => {}
         }
     }
+}
+
+/// What the thread reading ahead is doing: recording part `k`'s body again, or done (None
+/// when it could not: the part is then recorded again where it is read, which says why).
+enum Ahead {
+    Recording(usize),
+    Recorded(usize, Option<Box<Body>>),
+}
+
+/// A part's recording again asked of the thread reading ahead: the part, and what records it.
+type Job = (usize, Arc<Rerun>, Arc<Checkpoint>, u64);
+
+/// The thread that records dropped parts' bodies again ahead of a walk backward
+/// ([`Trace::undo`]), one at a time; it ends when the trace is dropped.
+struct ReadAhead {
+    jobs: mpsc::Sender<Job>,
+    /// What it is doing, and a signal when it is done.
+    slot: Arc<(Mutex<Option<Ahead>>, Condvar)>,
+}
+
+impl ReadAhead {
+    /// The thread, waiting for parts to record; None when no thread can be started.
+    fn start() -> Option<ReadAhead> {
+        let (jobs, asked) = mpsc::channel::<Job>();
+        let slot = Arc::new((Mutex::new(None), Condvar::new()));
+        let theirs = slot.clone();
+        let thread = std::thread::Builder::new().name("vdb-read-ahead".into());
+        let started = thread.spawn(move || {
+            for (k, rerun, from, len) in asked {
+                let run = std::panic::AssertUnwindSafe(|| record_body(rerun.as_ref(), &from, len));
+                let body = std::panic::catch_unwind(run).ok().flatten().map(Box::new);
+                let (slot, done) = &*theirs;
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(Ahead::Recorded(k, body));
+                }
+                done.notify_all();
+            }
+        });
+        started.ok().map(|_| ReadAhead { jobs, slot })
+    }
+}
+
+/// A part's body recorded again: the `len` steps after checkpoint `from`.
+fn record_body(rerun: &Rerun, from: &Checkpoint, len: u64) -> Option<Body> {
+    rerun(from, len).and_then(|mut t| t.parts.swap_remove(0).body.into_inner())
 }
 
 /// The owner of the slot `i` after the first of a range of slots whose first is `first`'s:

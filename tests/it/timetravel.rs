@@ -679,6 +679,49 @@ fn a_recording_that_drops_its_parts_answers_as_one_that_keeps_them() {
     assert!(joined >= 3, "only {joined} recordings with work-groups from other cores");
 }
 
+/// A walk backward over a recording that dropped every part's body finds each part it steps
+/// into read ahead on another thread, none recorded again where it is read, and is at every
+/// step where a recording that keeps every body is.
+#[test]
+fn a_walk_backward_finds_each_dropped_part_read_ahead() {
+    use vdb::trace::Cache;
+    let mut all = hand_launches();
+    all.extend(crate::opencl::launches("opencl").into_iter().step_by(3));
+    let mut crossed_all = 0;
+    for path in all {
+        let name = path.display().to_string();
+        let mut kept = session(&path);
+        kept.recorder.trace.cache = Cache::ALL;
+        kept.recorder.checkpoints.interval = 64;
+        kept.lean_recording = false;
+        kept.run_to_end();
+        let mut s = session(&path);
+        s.cores = 1;
+        s.recorder.trace.cache = Cache { per_step: 0, floor: 0 };
+        s.recorder.checkpoints.interval = 64;
+        s.run_to_end();
+        s.recorder.trace.drop_bodies();
+        let end = s.total_steps();
+        kept.goto(end);
+        s.goto(end);
+        let from = end.saturating_sub(900);
+        // Parts the walk steps into (those starting at or after `from`, before the last).
+        let starts: Vec<u64> = s.recorder.trace.part_starts().collect();
+        let crossed = starts.iter().filter(|&&b| b > from && b < end).count() as u64;
+        let (rebuilds, ahead) = (s.recorder.trace.rebuilds(), s.recorder.trace.taken_ahead());
+        while s.now > from {
+            kept.backward();
+            s.backward();
+            assert_eq!(s.machine.state_hash(), kept.machine.state_hash(), "{name}: back to {}", s.now);
+        }
+        let trace = &s.recorder.trace;
+        let (rebuilt, taken) = (trace.rebuilds() - rebuilds, trace.taken_ahead() - ahead);
+        assert_eq!((rebuilt, taken), (0, crossed), "{name}: parts recorded again, read ahead");
+        crossed_all += crossed;
+    }
+    assert!(crossed_all >= 20, "walks stepped into only {crossed_all} parts");
+}
+
 /// SLM is addressed as `slm[G]+OFF` by `x`, `watch`, `rwatch`, `last-write` and `history`:
 /// on slm_reduce (SIMD32, four work-groups, barriers), every write a scan of the log finds
 /// stops `continue` in turn, `history` lists the same steps, and each writer's lane (a

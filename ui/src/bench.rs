@@ -59,16 +59,20 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         gotos.push(t.elapsed().as_secs_f64() * 1e6);
         goto_rebuilds = goto_rebuilds.max(rebuilds(&s) - before);
     }
-    // Back from the end over at least two checkpoint intervals: the parts before the last
-    // were dropped, and the first step back into each records it again (timed apart).
+    // Back from the end over several checkpoint intervals: the parts before the last were
+    // dropped, and a step back into one records it again (timed apart).
     s.goto(total);
-    let (mut backs, mut backs_into_dropped) = (Vec::new(), Vec::new());
-    for _ in 0..queries.min(total as usize) * 50 {
-        let (t, before) = (Instant::now(), rebuilds(&s));
+    // A step into a part whose body the previous part's step back started recording ahead on
+    // another thread is timed apart too (it waits for that thread if it has not finished).
+    let (mut backs, mut backs_into_dropped, mut backs_into_ahead) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..queries.min(total as usize) * 100 {
+        let (t, before, ahead) = (Instant::now(), rebuilds(&s), s.recorder.trace.taken_ahead());
         s.backward();
         let us = t.elapsed().as_secs_f64() * 1e6;
         if rebuilds(&s) > before {
             backs_into_dropped.push(us)
+        } else if s.recorder.trace.taken_ahead() > ahead {
+            backs_into_ahead.push(us)
         } else {
             backs.push(us)
         }
@@ -110,12 +114,12 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         found += hits.len();
     }
     let rr = reexecution(&s, queries, &mut seed);
-    let pauses = machine_pauses(backs.len() + backs_into_dropped.len());
+    let pauses = machine_pauses(backs.len() + backs_into_dropped.len() + backs_into_ahead.len());
     let line = json!({
         "steps": total, "threads": threads, "stop": format!("{stop:?}"),
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
         "checkpoints": s.recorder.checkpoints.len(), "peak_rss": peak_rss(),
-        "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_into_dropped_part": stats(backs_into_dropped), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
+        "goto": stats(gotos), "reverse_step": stats(backs), "reverse_step_into_dropped_part": stats(backs_into_dropped), "reverse_step_into_part_read_ahead": stats(backs_into_ahead), "reverse_step_after_goto": stats(firsts), "last_write": stats(writes), "last_write_found": found,
         "most_parts_recorded_again": {"goto": goto_rebuilds, "last_write": write_rebuilds},
         "reexecution": rr, "machine_pauses": pauses,
     });
