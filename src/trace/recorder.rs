@@ -18,8 +18,8 @@ use crate::machine::{
     THREADS_PER_CHUNK,
 };
 
-/// A walk backward checks every this many steps that the part before the one it is in is
-/// held or being read ahead ([`Trace::undo`]).
+/// A walk backward asks every this many steps of a part that the part before it be read
+/// ahead ([`Trace::undo`]).
 const READ_AHEAD_EVERY: u64 = 256;
 
 /// Steps per block of the log's offsets: a step's entries start at its block's offset plus
@@ -97,9 +97,8 @@ pub struct Trace {
     held: AtomicU64,
     /// Parts recorded again so far (their bodies read after being dropped).
     rebuilds: AtomicU64,
-    /// A dropped part's body being recorded again on another thread ahead of a walk
-    /// backward ([`Trace::undo`]): the part and the thread; and how many such bodies were
-    /// taken.
+    /// The thread recording dropped parts' bodies again ahead of a walk backward
+    /// ([`Trace::undo`]; started the first time), and how many bodies were taken from it.
     ahead: Mutex<Option<ReadAhead>>,
     taken_ahead: AtomicU64,
     /// Logs of dropped bodies, emptied, for the next parts: memory that is already mapped
@@ -1359,15 +1358,13 @@ impl Trace {
         let _ = self.apply(machine, step, true);
     }
 
-    /// Undoes step `step` (time step + 1 → step). A walk backward reads the part before the
-    /// one it is in ahead, on another thread, when that part's body was dropped: started on
-    /// the step into a part and every [`READ_AHEAD_EVERY`] steps after, so that the step
-    /// into the part before finds its body ready instead of waiting for its recording.
+    /// Undoes step `step` (time step + 1 → step). A walk backward has the part before the
+    /// one it is in read ahead, on another thread, when that part's body was dropped (asked
+    /// every [`READ_AHEAD_EVERY`] steps of a part, its first step included), so that the
+    /// step into that part finds its body ready instead of waiting for its recording.
     pub fn undo(&self, machine: &mut Machine, step: u64) {
-        let read = self.rebuilds() + self.taken_ahead();
         let k = self.apply(machine, step, false);
-        let i = step - self.parts[k].start;
-        if k > 0 && (i.is_multiple_of(READ_AHEAD_EVERY) || self.rebuilds() + self.taken_ahead() != read) {
+        if k > 0 && (step - self.parts[k].start).is_multiple_of(READ_AHEAD_EVERY) {
             self.read_ahead(k - 1);
         }
     }
@@ -1768,8 +1765,7 @@ impl Body {
             t.control.pc = InstIdx(rec.pc);
         }
         // XOR entries commute, so they go in log order either way. Control and pc entries set
-        // a state: backward they go last to first, so that the first one's old state is what
-        // remains (a second pass over the few entries of one step, not a buffer).
+        // a state: backward they go last to first (`sets_backward`).
         let mut others = false;
         for e in log::entries_whole(bytes, rec.thread) {
             let e = match e {
@@ -1788,7 +1784,9 @@ impl Body {
             }
         }
         if !forward {
-            self.set_controls_backward(t, bytes, rec.thread, rec.thread);
+            for e in sets_backward(bytes, rec.thread, |thread| thread == rec.thread) {
+                self.set_control(&mut t.control, &e.kind, false);
+            }
         }
         if forward && rec.falls_through() {
             t.control.pc = InstIdx(rec.pc + 1);
@@ -1807,16 +1805,8 @@ impl Body {
             }
         }
         if !forward {
-            let mut seen = Vec::new();
-            for e in log::entries_whole(bytes, rec.thread) {
-                if let log::Applied::Entry(e) = e {
-                    if e.thread != rec.thread && !seen.contains(&e.thread) {
-                        seen.push(e.thread);
-                    }
-                }
-            }
-            for other in seen {
-                self.set_controls_backward(machine.thread_mut(ThreadId(other)), bytes, rec.thread, other);
+            for e in sets_backward(bytes, rec.thread, |thread| thread != rec.thread) {
+                self.set_control(&mut machine.thread_mut(ThreadId(e.thread)).control, &e.kind, false);
             }
         }
     }
@@ -1835,27 +1825,6 @@ impl Body {
                 self.set_control(&mut t.control, &kind, true)
             }
             Kind::Control { .. } | Kind::Pc { .. } | Kind::Mem { .. } => {}
-        }
-    }
-
-    /// Sets thread `thread`'s control state (`t`) back to what it was before a step of
-    /// `owner` (its log `bytes`): the step's control and pc entries of that thread, last to
-    /// first.
-    fn set_controls_backward(&self, t: &mut ThreadState, bytes: &[u8], owner: u32, thread: u32) {
-        let sets = || {
-            log::entries_whole(bytes, owner).filter_map(|e| match e {
-                log::Applied::Entry(e)
-                    if e.thread == thread && matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }) =>
-                {
-                    Some(e)
-                }
-                _ => None,
-            })
-        };
-        for k in (0..sets().count()).rev() {
-            if let Some(e) = sets().nth(k) {
-                self.set_control(&mut t.control, &e.kind, false);
-            }
         }
     }
 
@@ -1912,6 +1881,27 @@ impl ReadAhead {
         });
         started.ok().map(|_| ReadAhead { jobs, slot })
     }
+}
+
+/// The control and pc entries of a step of `owner` (its log `bytes`) of the threads `of`
+/// takes, last to first: backward, the first one's old state is the one that remains (a
+/// second pass over the few entries of one step, not a buffer).
+fn sets_backward<'a>(
+    bytes: &'a [u8],
+    owner: u32,
+    of: impl Fn(u32) -> bool + Copy + 'a,
+) -> impl Iterator<Item = log::LogEntry<Xor<'a>>> + 'a {
+    let sets = move || {
+        log::entries_whole(bytes, owner).filter_map(move |e| match e {
+            log::Applied::Entry(e)
+                if of(e.thread) && matches!(e.kind, Kind::Control { .. } | Kind::Pc { .. }) =>
+            {
+                Some(e)
+            }
+            _ => None,
+        })
+    };
+    (0..sets().count()).rev().filter_map(move |k| sets().nth(k))
 }
 
 /// A part's body recorded again: the `len` steps after checkpoint `from`.

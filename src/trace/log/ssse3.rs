@@ -1,7 +1,8 @@
 //! The sparse XOR encoder's byte packing by byte shuffle (SSSE3), for CPUs without the
 //! AVX-512 encoder: built where the build enables SSSE3 (x86-64-v2 and later, and `native`
-//! on any CPU of the last fifteen years). Under valgrind, which has no AVX-512, the whole
-//! encoder took 19% of a recording's instructions packing a byte at a time. Output is byte
+//! on any CPU of the last fifteen years). Under valgrind, which has no AVX-512, the encoder
+//! packing a byte at a time took 27% of `vdb bench-record`'s instructions on the Collatz
+//! launch (where stretches are recorded again with their logs). Output is byte
 //! for byte the word loop's (a test checks the encoder against the sparse form's definition).
 #![allow(unsafe_code)]
 
