@@ -441,6 +441,7 @@ impl Interpreter {
             }
             Plan::Carry(op) => in_place(ctx, pc, &op.en, |ctx, chen, _, _| ctx.run_carry(op, chen)),
             Plan::AddrAdd(op) => in_place(ctx, pc, &op.en, |ctx, chen, _, _| ctx.run_addr_add(op, chen)),
+            Plan::Nop(en) => in_place(ctx, pc, en, |_, _, _, _| Ok(())),
             Plan::SetPred(op) => in_place(ctx, pc, &op.en, |ctx, _, _, _| {
                 ctx.write_pred(op.pred, op.mask, op.bits);
                 Ok(())
@@ -533,7 +534,7 @@ impl Interpreter {
             // A wait that cannot go on yet stays on its instruction.
             Plan::Nbarrier if !super::nbarrier::nbarrier(ctx, inst)? => return Ok(chen),
             Plan::Nbarrier => ctx.thread.control.status = ThreadStatus::Running,
-            Plan::Nop => {}
+            Plan::Nop(_) => {}
             Plan::Dpas(op) => super::dpas::dpas(ctx, inst, op)?,
             Plan::Unsupported => return Err(FaultKind::NotImplemented(mnemonic_text(inst))),
             Plan::StaticFault => {
@@ -679,6 +680,8 @@ pub enum Tier {
     Message,
     /// `goto` and `jmp` with their labels resolved: not in place, as they change control.
     Branch,
+    /// Fences, waits, `loc`, `file` and `lifetime`: in place, nothing to run.
+    Nop,
 }
 
 /// How an instruction runs, decided once when the interpreter is built (one match per step
@@ -722,8 +725,10 @@ enum Plan {
     Nbarrier,
     /// `dpas` with its precisions decoded (`dpas.rs`).
     Dpas(super::dpas::DpasOp),
-    /// Fences, waits and instructions that change nothing.
-    Nop,
+    /// Fences, waits and instructions that change nothing (`loc`, `file`, `lifetime`):
+    /// in place, a step that runs nothing (a `-g` build has a `loc` before each source
+    /// line's instructions).
+    Nop(Enables),
     Unsupported,
     /// The parser's static checks found undefined behaviour: it faults when reached.
     StaticFault,
@@ -837,7 +842,7 @@ impl Plan {
             },
             Family::Sync if inst.op == Opcode::Barrier => Plan::Barrier,
             Family::Sync if inst.op == Opcode::Nbarrier => Plan::Nbarrier,
-            Family::Sync | Family::Nop => Plan::Nop,
+            Family::Sync | Family::Nop => Plan::Nop(Enables::new(inst.exec, inst.pred)),
             // dpas works on whole registers, whatever the channel enables (DPAS.md); the
             // forms `dpas.rs` does not run (fp8, e2m1) fault as not implemented.
             Family::Unsupported if inst.op == Opcode::Dpas => {
@@ -881,6 +886,7 @@ impl Plan {
             Plan::Float(_) | Plan::FloatLanes(_) => Tier::Float,
             Plan::Message(_) | Plan::Block(_) => Tier::Message,
             Plan::Branch(_) => Tier::Branch,
+            Plan::Nop(_) => Tier::Nop,
             _ => Tier::General,
         }
     }
@@ -921,6 +927,7 @@ fn run_fast<O: Observer>(
         Plan::Float(f) => return ctx.run_float(inst, f, chen, em_part, pmask),
         Plan::FloatLanes(f) => return ctx.run_lanes(inst, f, chen, em_part, pmask),
         Plan::SetPred(op) => ctx.write_pred(op.pred, op.mask, op.bits),
+        Plan::Nop(_) => {}
         Plan::Setp(op) => return ctx.run_setp(op, chen),
         Plan::PredLogic(op, d, a, b) => {
             let (a, b) = (ctx.pred(*a), ctx.pred(*b));

@@ -1101,6 +1101,44 @@ fn generated_float_vector_moves_agree_on_fast_and_general_paths() {
     assert!(in_place > 500, "{in_place} of 600 moves in place");
 }
 
+/// The instructions that change nothing (`loc`, `file`, `lifetime`, fences, `wait`,
+/// `yield`; a `-g` build has a `loc` before each source line's instructions) run in place
+/// between ALU instructions of every exec size, masked or not: the same registers,
+/// writes, steps and lane counts as on the general path, in a burst as in single steps.
+#[test]
+fn instructions_that_change_nothing_run_in_place() {
+    const NOPS: [&str; 9] = [
+        "LOC 7",
+        "LOC 0",
+        "FILE \"k.cl\"",
+        "lifetime.start R",
+        "fence_global.ER",
+        "fence_local",
+        "fence_sw",
+        "wait 0x0:ud",
+        "yield",
+    ];
+    let mut s = 0x51c0_9e77_u64;
+    let mut seen = [false; NOPS.len()];
+    for _ in 0..300 {
+        let k = (lcg(&mut s) % NOPS.len() as u64) as usize;
+        seen[k] = true;
+        let size = [1, 2, 4, 8, 16, 32][(lcg(&mut s) % 6) as usize];
+        let nm = if lcg(&mut s).is_multiple_of(3) { "_NM" } else { "" };
+        let body = format!(
+            "    add (M1{nm}, {size}) R(0,0)<1> A(0,0)<1;1,0> B(0,0)<1;1,0>\n    {}\n    mul (M1, {size}) R(2,0)<1> R(0,0)<1;1,0> A(0,0)<1;1,0>\n    {}",
+            NOPS[k],
+            NOPS[(k + 1) % NOPS.len()]
+        );
+        let text = kernel_text(&abr_decls("d", "d", "d"), &body, 32);
+        let dispatch = if lcg(&mut s).is_multiple_of(2) { u32::MAX } else { lcg(&mut s) as u32 };
+        let (_, tier) = on_both_paths(&text, lcg(&mut s), dispatch, Fill::Integers, 1, 4)
+            .unwrap_or_else(|first| panic!("fast and general paths differ on\n{body}\n{first}"));
+        assert_eq!(tier, vdb::exec::Tier::Nop, "{body}");
+    }
+    assert!(seen.iter().all(|&s| s), "every instruction generated");
+}
+
 /// Every ALU instruction of every real dump (the project's, its samples', and IGC 2.x's in
 /// `../shared/spec/real/igc2` where present) has an in-place form.
 /// The programs of every real dump that parses (the project's, its samples', and IGC 2.x's

@@ -20,6 +20,8 @@ fn time_travel_launches() -> Vec<std::path::PathBuf> {
         "opencl/local_scan/acm-g10",
         "opencl/block_atomics/acm-g10",
         "opencl/divergence/tgllp",
+        // Built with -g: a `loc` before each source line's instructions.
+        "source-level/loop_call/skl",
     ] {
         all.push(root.join(format!("{multi}.launch.json")));
     }
