@@ -349,7 +349,7 @@ impl Compiled {
     /// runs it at. IGC names dumps `OCL_asm<hash>_simd<N>_entry_<NNNN>.visaasm` (stack-call
     /// functions `..._f<K>.visaasm`); the kernel is found by its `.kernel "name"` line.
     pub fn kernel(&self, name: Option<&str>) -> Result<Kernel, String> {
-        let names: Vec<&str> = self.info.kernels.iter().map(|k| k.name.as_str()).collect();
+        let names: Vec<&str> = self.info.source_kernels().map(|k| k.name.as_str()).collect();
         let name = match name {
             Some(n) if names.contains(&n) => n,
             Some(n) => return Err(format!("no kernel `{n}` (the source has {})", names.join(", "))),

@@ -183,7 +183,7 @@ fn binary_of(program: &Program) -> Vec<u8> {
 fn kernel_names(program: &Program) -> Result<Vec<String>, i32> {
     let st = lock(&program.state);
     let build = st.build.as_ref().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-    Ok(build.info.kernels.iter().map(|k| k.name.clone()).collect())
+    Ok(build.info.source_kernels().map(|k| k.name.clone()).collect())
 }
 
 pub extern "C" fn get_program_info(

@@ -66,6 +66,9 @@ fn fail<T>(line: u32, kind: ZeInfoErrorKind) -> Result<T, ZeInfoError> {
     Err(ZeInfoError { line, kind })
 }
 
+/// The name of the kernel IGC adds to a program with a symbol table.
+pub const SYMBOL_TABLE_KERNEL: &str = "Intel_Symbol_Table_Void_Program";
+
 /// The whole `.ze_info` document.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ZeInfo {
@@ -443,6 +446,13 @@ impl ZeInfo {
             kernels: map_list(f.list("kernels")?, kernel)?,
             kernels_misc_info: map_list(f.list("kernels_misc_info")?, misc_info)?,
         })
+    }
+
+    /// The source's kernels: all but the one IGC adds to carry the program's symbol table
+    /// (its `__constant` and global variables, functions called by address), which is
+    /// nothing to launch and which Intel's runtime does not list either.
+    pub fn source_kernels(&self) -> impl Iterator<Item = &ZeKernel> {
+        self.kernels.iter().filter(|k| k.name != SYMBOL_TABLE_KERNEL)
     }
 
     /// The kernel named `name`.

@@ -81,6 +81,15 @@ fn parses_the_shapes_ze_info_uses() {
 }
 
 #[test]
+fn the_symbol_table_kernel_is_not_a_source_kernel() {
+    let text = "---\nkernels:\n  - name: lut\n    execution_env:\n      simd_size: 8\n  - name: Intel_Symbol_Table_Void_Program\n    execution_env:\n      simd_size: 8\n...\n";
+    let info = ZeInfo::parse(text).expect("parses");
+    assert_eq!(info.kernels.len(), 2);
+    let names: Vec<&str> = info.source_kernels().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["lut"]);
+}
+
+#[test]
 fn yaml_nodes_remember_their_lines() {
     let node = yaml::parse("a:\n  - x\n  - y: 1\n    z: 2\nb: 'q'\n").expect("parses");
     let Node::Map { entries, .. } = node else { panic!("map expected") };

@@ -23,6 +23,7 @@ const COMPILER_TESTS: &[&str] = &[
     "builds_are_cached_by_source_options_and_device",
     "the_debugger_opens_a_cl_file",
     "race_checks_report_each_kind_of_race_and_none_past_a_barrier",
+    "a_constant_table_adds_no_kernel_to_choose",
 ];
 
 fn root() -> PathBuf {
@@ -194,6 +195,33 @@ fn a_source_launch_file_runs_and_matches_the_model() {
     let r = vdb(&["run", "tests/data/source/typed.launch.json", "--out", &text(&dir), "--record"]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert_outputs(&dir);
+}
+
+/// A `__constant` table makes IGC add a kernel of its own (the program's symbol table):
+/// the source still has one kernel, which runs without `--kernel`, and `vdb new` too.
+#[test]
+fn a_constant_table_adds_no_kernel_to_choose() {
+    if !have_ocloc() {
+        return;
+    }
+    let dir = scratch("constant_table");
+    let cl = dir.join("lut.cl");
+    std::fs::write(
+        &cl,
+        "__constant int T[8] = {3, 1, 4, 1, 5, 9, 2, 6};\n__kernel void lut(__global int* out) {\n  uint g = get_global_id(0);\n  out[g] = T[g % 8] * 2 + (int)g;\n}\n",
+    )
+    .expect("write");
+    let out = dir.join("out");
+    let r = vdb(&["run", &text(&cl), "--global", "32", "--arg", "out=zeros", "--out", &text(&out)]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    let bytes = std::fs::read(out.join("out/out.bin")).expect("out.bin");
+    let got: Vec<i32> = bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let table = [3, 1, 4, 1, 5, 9, 2, 6];
+    let want: Vec<i32> = (0..32).map(|g| table[g % 8] * 2 + g as i32).collect();
+    assert_eq!(got, want);
+    let r = vdb(&["new", &text(&cl)]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    assert!(dir.join("lut.launch.json").is_file(), "{}", r.out);
 }
 
 #[test]
