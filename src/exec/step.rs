@@ -891,9 +891,9 @@ impl Plan {
         }
     }
 
-    /// Whether the instruction has an in-place form (an ALU tier but the general one): it
-    /// changes registers only, never control state, and runs without the general step (an
-    /// f32 form may still hand its instruction to it).
+    /// Whether the instruction has an in-place form (an ALU tier but the general one, or
+    /// nothing to run): it changes registers only, never control state, and runs without the
+    /// general step (an f32 form may still hand its instruction to it).
     fn in_place(&self) -> bool {
         !matches!(self.tier(), Tier::General | Tier::Message | Tier::Branch)
     }

@@ -449,8 +449,9 @@ impl ZeInfo {
     }
 
     /// The source's kernels: all but the one IGC adds to carry the program's symbol table
-    /// (its `__constant` and global variables, functions called by address), which is
-    /// nothing to launch and which Intel's runtime does not list either.
+    /// (its `__constant` and global variables, functions called by address): nothing to
+    /// launch, and not a kernel of the source (pocl, built from the same source, lists only
+    /// those).
     pub fn source_kernels(&self) -> impl Iterator<Item = &ZeKernel> {
         self.kernels.iter().filter(|k| k.name != SYMBOL_TABLE_KERNEL)
     }
