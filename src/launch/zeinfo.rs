@@ -67,7 +67,7 @@ fn fail<T>(line: u32, kind: ZeInfoErrorKind) -> Result<T, ZeInfoError> {
 }
 
 /// The name of the kernel IGC adds to a program with a symbol table.
-pub const SYMBOL_TABLE_KERNEL: &str = "Intel_Symbol_Table_Void_Program";
+const SYMBOL_TABLE_KERNEL: &str = "Intel_Symbol_Table_Void_Program";
 
 /// The whole `.ze_info` document.
 #[derive(Clone, Debug, Default, PartialEq)]
