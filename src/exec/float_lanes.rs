@@ -21,7 +21,7 @@ use super::fault::FaultKind;
 use super::math;
 use super::observer::Observer;
 use super::operand::load_le;
-use crate::isa::{CondMod, DataType, Opcode, Operand, PredId, SrcMod, SubOp};
+use crate::isa::{CondMod, DataType, Opcode, Operand, PredId, Region, SrcMod, SubOp};
 use crate::program::Inst;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -86,6 +86,19 @@ pub struct LanesOp {
     native: Option<Native>,
     /// The widest source format.
     exec: Fmt,
+    /// For a native form: where its results go in place ([`Ctx::run_lanes_in_place`]).
+    packed: Option<InPlace>,
+    /// Its lanes, channel offset and predicate, for a burst's in-place form.
+    pub(super) en: super::step::Enables,
+}
+
+/// Where the in-place form writes.
+#[derive(Copy, Clone, Debug)]
+enum InPlace {
+    /// Packed elements of `size` bytes from this GRF offset.
+    Reg { base: u32, size: u32 },
+    /// A compare's flags.
+    Pred(PredId),
 }
 
 /// Where a source's lanes are, in the native form: an immediate's bits, lane `l` at
@@ -157,7 +170,18 @@ fn compile_conversion(inst: &Inst) -> Option<LanesOp> {
     let size = d.ty.size();
     need = need.max(d.base + d.region.element(n - 1) * size + size);
     let dst = Dst::Reg { ty: d.ty, fmt: Fmt::of(d.ty).unwrap_or(convert::F64) };
-    Some(LanesOp { kind, srcs: vec![src], dst, sat: inst.sat, need, native: None, exec: convert::F64 })
+    let en = super::step::Enables::new(inst.exec, inst.pred);
+    Some(LanesOp {
+        kind,
+        srcs: vec![src],
+        dst,
+        sat: inst.sat,
+        need,
+        native: None,
+        exec: convert::F64,
+        packed: None,
+        en,
+    })
 }
 
 /// The compiled form of `inst`, if this tier takes it.
@@ -247,9 +271,20 @@ pub fn compile(inst: &Inst) -> Option<LanesOp> {
         return None;
     }
     let native = native_form(kind, &srcs, &dst, inst.sat, n);
+    // The in-place form: a native one whose destination is a predicate or packed elements.
+    let packed = match (&inst.operands[0], &native) {
+        (_, None) => None,
+        (Operand::Pred(p), _) => Some(InPlace::Pred(*p)),
+        (Operand::Direct(d), _) => {
+            let size = d.ty.size();
+            (0..n).all(|l| d.region.element(l) == l).then_some(InPlace::Reg { base: d.base, size })
+        }
+        _ => None,
+    };
     // The execution format: the widest source format (`div` rounds its inverse to it).
     let exec = srcs.iter().map(|s| s.fmt).max_by_key(|f| f.mant_bits).unwrap_or(convert::F32);
-    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec })
+    let en = super::step::Enables::new(inst.exec, inst.pred);
+    Some(LanesOp { kind, srcs, dst, sat: inst.sat, need, native, exec, packed, en })
 }
 
 /// [`Native`] for these operands, if they take it.
@@ -412,6 +447,67 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(true)
     }
 
+    /// The native form in place, under channel enables `chen` (`sel`: under `em_part`,
+    /// choosing by `pmask`): its lanes read straight from the GRF and stored straight into
+    /// a packed destination or a predicate, the write reported as the general path reports
+    /// it. False, with nothing done, where [`Ctx::run_lanes`] would take another form
+    /// (another rounding mode, a lane the per-lane way gets right, operands past the GRF).
+    #[inline(always)]
+    pub(super) fn run_lanes_in_place(&mut self, op: &LanesOp, chen: u32, em_part: u32, pmask: u32) -> bool {
+        let (Some(dst), Some(native)) = (op.packed, op.native.as_ref()) else { return false };
+        let cr0 = self.cr0();
+        if RoundMode::from_cr0(cr0) != RoundMode::Rne || op.need as usize > self.thread.grf.len() {
+            return false;
+        }
+        let keep = convert::keeps_denormals(if native.half { convert::F16 } else { convert::F64 }, cr0);
+        let enabled = if op.kind == Kind::Sel { em_part } else { chen };
+        match op.en.size() {
+            1 => self.lanes_in_place::<1>(op, native, dst, keep, enabled, pmask),
+            2 => self.lanes_in_place::<2>(op, native, dst, keep, enabled, pmask),
+            4 => self.lanes_in_place::<4>(op, native, dst, keep, enabled, pmask),
+            8 => self.lanes_in_place::<8>(op, native, dst, keep, enabled, pmask),
+            16 => self.lanes_in_place::<16>(op, native, dst, keep, enabled, pmask),
+            32 => self.lanes_in_place::<32>(op, native, dst, keep, enabled, pmask),
+            _ => false,
+        }
+    }
+
+    /// [`Ctx::run_lanes_in_place`] on `L` lanes.
+    #[inline(always)]
+    fn lanes_in_place<const L: usize>(
+        &mut self,
+        op: &LanesOp,
+        native: &Native,
+        dst: InPlace,
+        keep: bool,
+        enabled: u32,
+        pmask: u32,
+    ) -> bool {
+        let enabled = enabled & size_mask(L as u32);
+        let Some((bits, flags)) = native_at::<L>(&self.thread.grf, op.kind, native, enabled, pmask, keep)
+        else {
+            return false;
+        };
+        match dst {
+            InPlace::Pred(p) => {
+                let off = op.en.offset();
+                self.write_pred(p, enabled << off, flags << off)
+            }
+            InPlace::Reg { base, size } => {
+                let end = base + size * L as u32;
+                self.keep_old(base, end);
+                let bytes = &mut self.thread.grf[base as usize..end as usize];
+                match size {
+                    8 => super::fast::store_qwords(bytes, &bits, enabled),
+                    4 => super::fast::store_lanes(bytes, &bits.map(|v| v as u32), enabled),
+                    _ => super::fast::store_words(bytes, &bits.map(|v| v as u16), enabled),
+                }
+                self.report_written(base, end, Region::dst(1), size, L as u32, enabled);
+            }
+        }
+        true
+    }
+
     /// Writes the enabled lanes' results: `bits` to the destination register (through the
     /// general path's `write_dst`), or `flags` to the compare's predicate.
     fn write_lanes(
@@ -448,25 +544,40 @@ fn native_run(
     pmask: u32,
     keep: bool,
 ) -> Option<([u64; 32], u32)> {
-    macro_rules! at {
-        ($l:literal) => {
-            if let Some(to_half) = op.convert {
-                native_convert::<$l>(grf, op.srcs[0], to_half, keep)
-            } else if op.half {
-                native_lanes::<$l, true>(grf, kind, op, enabled, pmask, keep)
-            } else {
-                native_lanes::<$l, false>(grf, kind, op, enabled, pmask, keep)
-            }
-        };
+    #[inline(always)]
+    fn widen<const L: usize>(r: Option<([u64; L], u32)>) -> Option<([u64; 32], u32)> {
+        let (lanes, flags) = r?;
+        let mut bits = [0u64; 32];
+        bits[..L].copy_from_slice(&lanes);
+        Some((bits, flags))
     }
     match n {
-        1 => at!(1),
-        2 => at!(2),
-        4 => at!(4),
-        8 => at!(8),
-        16 => at!(16),
-        32 => at!(32),
+        1 => widen(native_at::<1>(grf, kind, op, enabled, pmask, keep)),
+        2 => widen(native_at::<2>(grf, kind, op, enabled, pmask, keep)),
+        4 => widen(native_at::<4>(grf, kind, op, enabled, pmask, keep)),
+        8 => widen(native_at::<8>(grf, kind, op, enabled, pmask, keep)),
+        16 => widen(native_at::<16>(grf, kind, op, enabled, pmask, keep)),
+        32 => widen(native_at::<32>(grf, kind, op, enabled, pmask, keep)),
         _ => None,
+    }
+}
+
+/// [`native_run`] on `L` lanes.
+#[inline(always)]
+fn native_at<const L: usize>(
+    grf: &[u8],
+    kind: Kind,
+    op: &Native,
+    enabled: u32,
+    pmask: u32,
+    keep: bool,
+) -> Option<([u64; L], u32)> {
+    if let Some(to_half) = op.convert {
+        native_convert::<L>(grf, op.srcs[0], to_half, keep)
+    } else if op.half {
+        native_lanes::<L, true>(grf, kind, op, enabled, pmask, keep)
+    } else {
+        native_lanes::<L, false>(grf, kind, op, enabled, pmask, keep)
     }
 }
 
@@ -558,8 +669,8 @@ fn native_convert<const L: usize>(
     (at, modifier): (NAt, SrcMod),
     to_half: bool,
     keep: bool,
-) -> Option<([u64; 32], u32)> {
-    let mut bits = [0u64; 32];
+) -> Option<([u64; L], u32)> {
+    let mut bits = [0u64; L];
     if !to_half {
         let (v, odd) = native_src::<L>(grf, (at, modifier), convert::F16, keep);
         if odd {
@@ -588,12 +699,12 @@ fn native_lanes<const L: usize, const HALF: bool>(
     enabled: u32,
     pmask: u32,
     keep: bool,
-) -> Option<([u64; 32], u32)> {
+) -> Option<([u64; L], u32)> {
     let fmt = if HALF { convert::F16 } else { convert::F64 };
     let raw = |i: usize| native_src::<L>(grf, op.srcs[i], fmt, keep);
     let value = |x: u64| fmt.decode(x);
     let values = |v: &[u64; L]| -> [f64; L] { std::array::from_fn(|l| value(v[l])) };
-    let (mut bits, mut flags) = ([0u64; 32], 0u32);
+    let (mut bits, mut flags) = ([0u64; L], 0u32);
     let r: [f64; L] = match kind {
         // `mov` and `sel` copy the bits of unmodified sources, whatever they hold; a modified
         // source's value goes through the general ALU's rounding (NaNs, flushing).

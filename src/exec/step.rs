@@ -454,6 +454,14 @@ impl Interpreter {
                 }
                 self.run_other_in_place(ctx, plan, pc)
             }
+            // The native hf/df form likewise.
+            Plan::FloatLanes(op) => {
+                let (chen, em_part, pmask) = op.en.of(ctx.thread.control.em, &ctx.thread.preds);
+                if ctx.run_lanes_in_place(op, chen, em_part, pmask) {
+                    return Ok(chen);
+                }
+                self.run_other_in_place(ctx, plan, pc)
+            }
             plan => self.run_other_in_place(ctx, plan, pc),
         }
     }
