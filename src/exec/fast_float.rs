@@ -639,6 +639,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// a compare's flags go to its predicate at the mask offset `off`. The caller checked
     /// the bounds (`need`).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn run_float_packed<const L: usize>(
         &mut self,
         op: &FloatOp,
@@ -649,9 +650,29 @@ impl<O: Observer> Ctx<'_, O> {
         pmask: u32,
         off: u32,
     ) {
+        // Saturation and cr0's denormal bit chosen once, so that each lane loop has neither.
+        match (op.sat, keep) {
+            (false, false) => self.float_packed_as::<L, false, false>(op, dst, chen, em_part, pmask, off),
+            (false, true) => self.float_packed_as::<L, false, true>(op, dst, chen, em_part, pmask, off),
+            (true, false) => self.float_packed_as::<L, true, false>(op, dst, chen, em_part, pmask, off),
+            (true, true) => self.float_packed_as::<L, true, true>(op, dst, chen, em_part, pmask, off),
+        }
+    }
+
+    /// [`Ctx::run_float_packed`] with saturation `SAT` and denormals kept (`KEEP`) or flushed.
+    #[allow(clippy::too_many_arguments)]
+    fn float_packed_as<const L: usize, const SAT: bool, const KEEP: bool>(
+        &mut self,
+        op: &FloatOp,
+        dst: InPlace,
+        chen: u32,
+        em_part: u32,
+        pmask: u32,
+        off: u32,
+    ) {
         use FloatKind as K;
         let grf = &self.thread.grf;
-        let sat = op.sat;
+        let (sat, keep) = (SAT, KEEP);
         let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
         let b = if arity(op.kind) > 1 { packed_lanes::<L>(grf, &op.srcs[1], keep) } else { [0.0; L] };
         let enabled = chen & super::control::size_mask(L as u32);
@@ -669,21 +690,51 @@ impl<O: Observer> Ctx<'_, O> {
                 self.put_packed(dst, &r, $enabled)
             }};
         }
+        // The arithmetic: every lane computed, then, only where a lane came out NaN, each
+        // NaN lane given its first NaN source's NaN (a NaN is rare; the check is one compare).
+        macro_rules! arith {
+            (|$i:ident| $e:expr, $srcs:expr) => {{
+                let mut v = [0f32; L];
+                for $i in 0..L {
+                    v[$i] = $e;
+                }
+                if v.iter().fold(false, |any, x| any | x.is_nan()) {
+                    for $i in 0..L {
+                        v[$i] = first_nan(v[$i], $srcs);
+                    }
+                }
+                lanes!(|i| result(v[i], sat, keep))
+            }};
+        }
         match op.kind {
-            K::Add => lanes!(|i| result(first_nan(a[i] + b[i], [a[i], b[i], 0.0]), sat, keep)),
-            K::Mul => lanes!(|i| result(first_nan(a[i] * b[i], [a[i], b[i], 0.0]), sat, keep)),
+            K::Add => arith!(|i| a[i] + b[i], [a[i], b[i], 0.0]),
+            K::Mul => arith!(|i| a[i] * b[i], [a[i], b[i], 0.0]),
             K::Mad => {
                 let c = packed_lanes::<L>(grf, &op.srcs[2], keep);
-                lanes!(|i| result(first_nan(a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]]), sat, keep))
+                arith!(|i| a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]])
             }
             // DIV.md: x · INV(y), the inverse rounded to f32 first.
-            K::Div => lanes!(|i| result(first_nan(a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]), sat, keep)),
+            K::Div => arith!(|i| a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]),
             K::Pow => lanes!(|i| result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep)),
             K::Cmp(rel) => {
-                let mut flags = 0u32;
-                for i in 0..L {
-                    flags |= (relation(rel, a[i], b[i]) as u32) << i;
+                // The relation chosen once, each lane's compare then one vector compare.
+                macro_rules! flags {
+                    ($op:tt) => {{
+                        let mut flags = 0u32;
+                        for i in 0..L {
+                            flags |= ((a[i] $op b[i]) as u32) << i;
+                        }
+                        flags
+                    }};
                 }
+                let flags = match rel {
+                    CondMod::Eq => flags!(==),
+                    CondMod::Ne => flags!(!=),
+                    CondMod::Lt => flags!(<),
+                    CondMod::Le => flags!(<=),
+                    CondMod::Gt => flags!(>),
+                    CondMod::Ge => flags!(>=),
+                };
                 match dst {
                     InPlace::Pred(p) => self.write_pred(p, enabled << off, flags << off),
                     InPlace::Reg(_) | InPlace::Int { .. } => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),
