@@ -54,23 +54,28 @@ impl UnitParser<'_> {
 
     /// Precedence climbing over the binary operator levels, loosest first.
     fn binary(&mut self, level: usize, no_rel: bool) -> PResult<i64> {
-        const LEVELS: &[&[&str]] = &[
-            &["|"],
-            &["^"],
-            &["&"],
-            &["==", "!="],
-            &["<", ">", "<=", ">="],
-            &["<<", ">>", ">>>"],
-            &["+", "-"],
-            &["*", "/", "%"],
-        ];
-        if level >= LEVELS.len() {
+        // The binary operators by precedence level, loosest first.
+        fn level_of(op: &str) -> Option<usize> {
+            Some(match op {
+                "|" => 0,
+                "^" => 1,
+                "&" => 2,
+                "==" | "!=" => 3,
+                "<" | ">" | "<=" | ">=" => 4,
+                "<<" | ">>" | ">>>" => 5,
+                "+" | "-" => 6,
+                "*" | "/" | "%" => 7,
+                _ => return None,
+            })
+        }
+        const LEVELS: usize = 8;
+        if level >= LEVELS {
             return self.unary();
         }
         let mut lhs = self.binary(level + 1, no_rel)?;
         loop {
             let op = match &self.peek().tok {
-                Tok::P(p) if LEVELS[level].contains(p) => *p,
+                Tok::P(p) if level_of(p) == Some(level) => *p,
                 _ => return Ok(lhs),
             };
             if no_rel && level == 4 {
