@@ -458,6 +458,7 @@ pub(crate) fn takes_first(x: f64, y: f64, want_max: bool) -> bool {
 }
 
 /// Evaluates a relation on an ordering; `None` means unordered (a NaN operand).
+#[inline]
 pub(crate) fn relation(rel: CondMod, ord: Option<std::cmp::Ordering>) -> bool {
     use std::cmp::Ordering::{Equal, Greater, Less};
     match (rel, ord) {

@@ -452,7 +452,8 @@ impl<O: Observer> Ctx<'_, O> {
     /// a packed destination or a predicate, the write reported as the general path reports
     /// it. False, with nothing done, where [`Ctx::run_lanes`] would take another form
     /// (another rounding mode, a lane the per-lane way gets right, operands past the GRF).
-    #[inline(always)]
+    // Not inlined into the burst loop: the lanes' loops inline and vectorise here.
+    #[inline(never)]
     pub(super) fn run_lanes_in_place(&mut self, op: &LanesOp, chen: u32, em_part: u32, pmask: u32) -> bool {
         let (Some(dst), Some(native)) = (op.packed, op.native.as_ref()) else { return false };
         let cr0 = self.cr0();
@@ -626,15 +627,15 @@ fn native_src<const L: usize>(
             match size {
                 2 => {
                     let (words, _) = bytes.as_chunks::<2>();
-                    std::array::from_fn(|l| u64::from(u16::from_le_bytes(words[l])))
+                    each_lane(|l| u64::from(u16::from_le_bytes(words[l])))
                 }
                 4 => {
                     let (words, _) = bytes.as_chunks::<4>();
-                    std::array::from_fn(|l| u64::from(u32::from_le_bytes(words[l])))
+                    each_lane(|l| u64::from(u32::from_le_bytes(words[l])))
                 }
                 _ => {
                     let (words, _) = bytes.as_chunks::<8>();
-                    std::array::from_fn(|l| u64::from_le_bytes(words[l]))
+                    each_lane(|l| u64::from_le_bytes(words[l]))
                 }
             }
         }
@@ -646,7 +647,10 @@ fn native_src<const L: usize>(
         SrcMod::NegAbs => v.iter_mut().for_each(|x| *x |= sign),
         SrcMod::None | SrcMod::Not => {}
     }
-    let odd = v.iter().fold(false, |odd, &x| odd | nan_or_denormal(fmt, x, keep));
+    let mut odd = false;
+    for &x in &v {
+        odd |= nan_or_denormal(fmt, x, keep);
+    }
     (v, odd)
 }
 
@@ -702,9 +706,10 @@ fn native_lanes<const L: usize, const HALF: bool>(
 ) -> Option<([u64; L], u32)> {
     let fmt = if HALF { convert::F16 } else { convert::F64 };
     let raw = |i: usize| native_src::<L>(grf, op.srcs[i], fmt, keep);
-    let value = |x: u64| fmt.decode(x);
-    let values = |v: &[u64; L]| -> [f64; L] { std::array::from_fn(|l| value(v[l])) };
-    let (mut bits, mut flags) = ([0u64; L], 0u32);
+    // A double's bits are its value; a half is decoded.
+    let value = |x: u64| if HALF { fmt.decode(x) } else { f64::from_bits(x) };
+    let values = |v: &[u64; L]| -> [f64; L] { each_lane(|l| value(v[l])) };
+    let mut bits = [0u64; L];
     let r: [f64; L] = match kind {
         // `mov` and `sel` copy the bits of unmodified sources, whatever they hold; a modified
         // source's value goes through the general ALU's rounding (NaNs, flushing).
@@ -728,8 +733,8 @@ fn native_lanes<const L: usize, const HALF: bool>(
             let (a, b) = (values(&a), values(&b));
             match kind {
                 // Exact in f64 for halves; one rounding for doubles.
-                Kind::Add => std::array::from_fn(|l| a[l] + b[l]),
-                Kind::Mul => std::array::from_fn(|l| a[l] * b[l]),
+                Kind::Add => each_lane(|l| a[l] + b[l]),
+                Kind::Mul => each_lane(|l| a[l] * b[l]),
                 Kind::Mad => {
                     let (c, odd_c) = raw(2);
                     if odd_c {
@@ -739,7 +744,7 @@ fn native_lanes<const L: usize, const HALF: bool>(
                     if HALF {
                         // The product of halves is exact; the sum must be too.
                         let mut inexact = false;
-                        let r = std::array::from_fn(|l| {
+                        let r = each_lane(|l| {
                             let (s, err) = math::two_sum(a[l] * b[l], c[l]);
                             inexact |= err != 0;
                             s
@@ -749,23 +754,36 @@ fn native_lanes<const L: usize, const HALF: bool>(
                         }
                         r
                     } else {
-                        std::array::from_fn(|l| a[l].mul_add(b[l], c[l]))
+                        each_lane(|l| a[l].mul_add(b[l], c[l]))
                     }
                 }
                 // The IEEE macros (df only): one correctly rounded division or root.
-                Kind::Divm if !HALF => std::array::from_fn(|l| a[l] / b[l]),
-                Kind::Sqrtm if !HALF => std::array::from_fn(|l| a[l].sqrt()),
+                Kind::Divm if !HALF => each_lane(|l| a[l] / b[l]),
+                Kind::Sqrtm if !HALF => each_lane(|l| a[l].sqrt()),
                 Kind::Min | Kind::Max => {
                     let max = kind == Kind::Max;
-                    std::array::from_fn(
-                        |l| if super::alu::takes_first(a[l], b[l], max) { a[l] } else { b[l] },
-                    )
+                    each_lane(|l| if super::alu::takes_first(a[l], b[l], max) { a[l] } else { b[l] })
                 }
                 Kind::Cmp(rel) => {
-                    for l in (0..L).filter(|&l| enabled >> l & 1 != 0) {
-                        flags |= (super::alu::relation(rel, a[l].partial_cmp(&b[l])) as u32) << l;
+                    // The relation chosen once (f64's operators: NaN unordered, -0 == +0).
+                    macro_rules! flags {
+                        ($op:tt) => {{
+                            let mut flags = 0u32;
+                            for l in 0..L {
+                                flags |= ((a[l] $op b[l]) as u32) << l;
+                            }
+                            flags
+                        }};
                     }
-                    return Some((bits, flags));
+                    let flags = match rel {
+                        CondMod::Eq => flags!(==),
+                        CondMod::Ne => flags!(!=),
+                        CondMod::Lt => flags!(<),
+                        CondMod::Le => flags!(<=),
+                        CondMod::Gt => flags!(>),
+                        CondMod::Ge => flags!(>=),
+                    };
+                    return Some((bits, flags & enabled));
                 }
                 _ => return None,
             }
@@ -776,7 +794,11 @@ fn native_lanes<const L: usize, const HALF: bool>(
             bits[l] = half_bits(r[l])?;
         }
     } else {
-        if r.iter().fold(false, |odd, x| odd | nan_or_denormal(fmt, x.to_bits(), false)) {
+        let mut odd = false;
+        for x in &r {
+            odd |= nan_or_denormal(fmt, x.to_bits(), false);
+        }
+        if odd {
             return None;
         }
         for l in 0..L {
@@ -784,4 +806,15 @@ fn native_lanes<const L: usize, const HALF: bool>(
         }
     }
     Some((bits, 0))
+}
+
+/// `[f(0), f(1), ..., f(L - 1)]` as one plain loop (which the compiler inlines and
+/// vectorises, where `std::array::from_fn` of 16 or 32 lanes stayed a call).
+#[inline(always)]
+fn each_lane<const L: usize, T: Copy + Default>(mut f: impl FnMut(usize) -> T) -> [T; L] {
+    let mut out = [T::default(); L];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = f(l);
+    }
+    out
 }
