@@ -765,24 +765,7 @@ fn native_lanes<const L: usize, const HALF: bool>(
                     each_lane(|l| if super::alu::takes_first(a[l], b[l], max) { a[l] } else { b[l] })
                 }
                 Kind::Cmp(rel) => {
-                    // The relation chosen once (f64's operators: NaN unordered, -0 == +0).
-                    macro_rules! flags {
-                        ($op:tt) => {{
-                            let mut flags = 0u32;
-                            for l in 0..L {
-                                flags |= ((a[l] $op b[l]) as u32) << l;
-                            }
-                            flags
-                        }};
-                    }
-                    let flags = match rel {
-                        CondMod::Eq => flags!(==),
-                        CondMod::Ne => flags!(!=),
-                        CondMod::Lt => flags!(<),
-                        CondMod::Le => flags!(<=),
-                        CondMod::Gt => flags!(>),
-                        CondMod::Ge => flags!(>=),
-                    };
+                    let flags = super::fast_float::compare_flags(rel, &a, &b);
                     return Some((bits, flags & enabled));
                 }
                 _ => return None,
