@@ -666,7 +666,6 @@ impl<O: Observer> Ctx<'_, O> {
     /// a compare's flags go to its predicate at the mask offset `off`. The caller checked
     /// the bounds (`need`).
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
     fn run_float_packed<const L: usize>(
         &mut self,
         op: &FloatOp,
@@ -677,29 +676,9 @@ impl<O: Observer> Ctx<'_, O> {
         pmask: u32,
         off: u32,
     ) {
-        // Saturation and cr0's denormal bit chosen once, so that each lane loop has neither.
-        match (op.sat, keep) {
-            (false, false) => self.float_packed_as::<L, false, false>(op, dst, chen, em_part, pmask, off),
-            (false, true) => self.float_packed_as::<L, false, true>(op, dst, chen, em_part, pmask, off),
-            (true, false) => self.float_packed_as::<L, true, false>(op, dst, chen, em_part, pmask, off),
-            (true, true) => self.float_packed_as::<L, true, true>(op, dst, chen, em_part, pmask, off),
-        }
-    }
-
-    /// [`Ctx::run_float_packed`] with saturation `SAT` and denormals kept (`KEEP`) or flushed.
-    #[allow(clippy::too_many_arguments)]
-    fn float_packed_as<const L: usize, const SAT: bool, const KEEP: bool>(
-        &mut self,
-        op: &FloatOp,
-        dst: InPlace,
-        chen: u32,
-        em_part: u32,
-        pmask: u32,
-        off: u32,
-    ) {
         use FloatKind as K;
         let grf = &self.thread.grf;
-        let (sat, keep) = (SAT, KEEP);
+        let sat = op.sat;
         let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
         let b = if arity(op.kind) > 1 { packed_lanes::<L>(grf, &op.srcs[1], keep) } else { [0.0; L] };
         let enabled = chen & super::control::size_mask(L as u32);
