@@ -863,42 +863,72 @@ impl<O: Observer> Ctx<'_, O> {
     /// Runs an in-place `addc`/`subb`/`madw`: the result, then the carry (the high dwords),
     /// each stored and reported as the general path stores and reports it.
     pub fn run_carry(&mut self, op: &CarryOp, chen: u32) -> Result<(), FaultKind> {
-        let n = op.en.size();
+        match op.en.size() {
+            1 => self.carry_sized::<1>(op, chen),
+            2 => self.carry_sized::<2>(op, chen),
+            4 => self.carry_sized::<4>(op, chen),
+            8 => self.carry_sized::<8>(op, chen),
+            16 => self.carry_sized::<16>(op, chen),
+            _ => self.carry_sized::<32>(op, chen),
+        }
+    }
+
+    /// [`Ctx::run_carry`] at exec size `L`: the operation chosen once, then a loop over the
+    /// lanes without a branch (emulated 64-bit arithmetic is made of these on targets
+    /// without 64-bit integer multiplies).
+    #[inline(always)]
+    fn carry_sized<const L: usize>(&mut self, op: &CarryOp, chen: u32) -> Result<(), FaultKind> {
         self.grf(0, op.need)?;
         let grf = &self.thread.grf;
-        let [a, b, c] = [0, 1, 2].map(|i| modified(lanes_n(grf, &op.srcs[i], n), op.mods[i]));
-        let (mut lo, mut hi) = ([0u64; 32], [0u64; 32]);
-        for i in 0..n as usize {
-            // At the destination's width, exactly.
-            let (x, y) = ((a[i] & op.width_mask) as u128, (b[i] & op.width_mask) as u128);
-            let (l, h) = match op.kind {
-                Wide::Subb => (x.wrapping_sub(y) as u64, (x < y) as u64),
-                Wide::Addc => ((x + y) as u64, ((x + y) >> op.width) as u64),
-                // Bits 0..63 of the exact sum of the extended sources' product and src2 are
-                // those of the sum modulo 2^64.
-                Wide::Madw => {
-                    let full = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
-                    (full, full >> 32)
+        let [a, b] = [0, 1].map(|i| modified(lanes::<L>(grf, &op.srcs[i]), op.mods[i]));
+        let wm = op.width_mask;
+        let (mut lo, mut hi) = ([0u64; L], [0u64; L]);
+        match op.kind {
+            // At the destination's width, exactly: the masked sources' sum has at most one
+            // bit more, which is the carry (beyond 64 bits, the addition's overflow).
+            Wide::Addc if op.width < 64 => {
+                for i in 0..L {
+                    let sum = (a[i] & wm) + (b[i] & wm);
+                    (lo[i], hi[i]) = (sum & wm, sum >> op.width);
                 }
-            };
-            (lo[i], hi[i]) = (l & op.width_mask, h & op.width_mask);
+            }
+            Wide::Addc => {
+                for i in 0..L {
+                    let (sum, carry) = a[i].overflowing_add(b[i]);
+                    (lo[i], hi[i]) = (sum, carry as u64);
+                }
+            }
+            Wide::Subb => {
+                for i in 0..L {
+                    let (x, y) = (a[i] & wm, b[i] & wm);
+                    (lo[i], hi[i]) = (x.wrapping_sub(y) & wm, (x < y) as u64);
+                }
+            }
+            // Bits 0..63 of the exact sum of the extended sources' product and src2 are
+            // those of the sum modulo 2^64.
+            Wide::Madw => {
+                let c = modified(lanes::<L>(grf, &op.srcs[2]), op.mods[2]);
+                for i in 0..L {
+                    let full = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
+                    (lo[i], hi[i]) = (full & wm, (full >> 32) & wm);
+                }
+            }
         }
-        let enabled = chen & super::control::size_mask(n);
+        let enabled = chen & super::control::size_mask(L as u32);
         if enabled == 0 {
             return Ok(());
         }
         for (dst, values) in op.dsts.iter().zip([&lo, &hi]) {
-            let (at, end) = (dst.base as usize, (dst.base + dst.span(n)) as usize);
+            let (at, end) = (dst.base as usize, (dst.base + dst.span(L as u32)) as usize);
             self.keep_old(at as u32, end as u32);
-            store_elements(
-                &mut self.thread.grf[at..end],
-                &values[..n as usize],
-                enabled,
-                dst.size,
-                dst.stride,
-            );
+            let bytes = &mut self.thread.grf[at..end];
+            match (dst.size, dst.stride) {
+                (4, 1) => fast::store_lanes(bytes, &values.map(|v| v as u32), enabled),
+                (8, 1) => fast::store_qwords(bytes, values, enabled),
+                (size, stride) => store_elements(bytes, values, enabled, size, stride),
+            }
             let region = Region::dst(dst.stride as u8);
-            self.report_written(at as u32, end as u32, region, dst.size, n, enabled);
+            self.report_written(at as u32, end as u32, region, dst.size, L as u32, enabled);
         }
         Ok(())
     }
