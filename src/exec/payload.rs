@@ -11,14 +11,17 @@
 //! which stays the oracle: generated tests compare the two.
 
 use super::control::size_mask;
-use super::ctx::Ctx;
+use super::ctx::{Ctx, SLM_ADDRESS_MASK};
 use super::fault::FaultKind;
 use super::mem_pass::{Batch, MemOp, Results};
 use super::observer::Observer;
 use super::operand::load_le;
-use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, LscSfid, Opcode, Operand, SubOp};
-use crate::machine::MemSpace;
+use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, LscSfid, Opcode, Operand, Region, SubOp};
+use crate::machine::{MemSpace, PAGE_SIZE};
 use crate::program::{Inst, Program};
+
+/// Most pieces a lane's access has for [`Ctx::load_plain`] (a `gather4` of four channels).
+const MAX_PLAIN_PIECES: usize = 4;
 
 /// The memory a message reaches.
 #[derive(Clone, Copy, Debug)]
@@ -400,6 +403,9 @@ impl<O: Observer> Ctx<'_, O> {
             let a = a.wrapping_mul(m.scale).wrapping_add(m.offset) as u64 & m.addr_mask;
             addrs[lane as usize] = base.wrapping_add(a);
         }
+        if self.load_plain(m, space, lanes, &addrs) {
+            return Ok(true);
+        }
         let mut batch = Batch::new(space, m.size, m.align, m.op, m.results);
         // The accesses in the order `message.rs` makes them.
         if m.piece_major {
@@ -417,6 +423,99 @@ impl<O: Observer> Ctx<'_, O> {
         }
         batch.flush(self)?;
         Ok(true)
+    }
+
+    /// A load whose accesses are all plain (aligned; in the SLM, or in one page of a
+    /// buffer) and whose results land in packed runs (lane i at `slot · i` in each piece's
+    /// plane), done straight: every access read, then each plane written as one region,
+    /// as the batch does them in one pass (at most 32 accesses, pieces outer). False, with
+    /// nothing done, for any other (the batch makes the accesses one by one, and faults
+    /// where it must), and for observers that hear lanes.
+    #[inline(always)]
+    fn load_plain(&mut self, m: &MessageOp, space: MemSpace, lanes: u32, addrs: &[u64; 32]) -> bool {
+        let Some(r) = m.results else { return false };
+        let pieces = m.pieces.len();
+        if m.op != MemOp::Load
+            || (O::ACTIVE && O::LANE_ACCESSES)
+            || lanes == 0
+            || m.lane_stride != r.slot
+            || !matches!(r.slot, 1 | 2 | 4 | 8)
+            || pieces > MAX_PLAIN_PIECES
+            || (pieces > 1 && !m.piece_major)
+            || pieces * lanes.count_ones() as usize > 32
+        {
+            return false;
+        }
+        let n = 32 - lanes.leading_zeros();
+        let last_plane = m.data + (pieces as u32 - 1) * m.piece_stride;
+        if (last_plane + n * r.slot) as usize > self.thread.grf.len() {
+            return false;
+        }
+        let (size, align) = (m.size as u64, m.align);
+        let mut values = [[0u64; 32]; MAX_PLAIN_PIECES];
+        match space {
+            MemSpace::Slm(group) => {
+                let Some(slm) = self.slms.get(group as usize) else { return false };
+                let len = slm.bytes.len() as u64;
+                for (j, plane) in values[..pieces].iter_mut().enumerate() {
+                    for lane in lanes_of(lanes) {
+                        let at = addrs[lane as usize].wrapping_add(m.pieces[j] as u64) & SLM_ADDRESS_MASK;
+                        if at & (align - 1) != 0 || at + size > len {
+                            return false;
+                        }
+                        plane[lane as usize] = load_le(&slm.bytes[at as usize..], m.size) << r.shift;
+                    }
+                }
+            }
+            MemSpace::Svm => {
+                let mut bounds = (0u64, 0u64);
+                for (j, plane) in values[..pieces].iter_mut().enumerate() {
+                    for lane in lanes_of(lanes) {
+                        let addr = addrs[lane as usize].wrapping_add(m.pieces[j] as u64);
+                        let Some(last) = addr.checked_add(size - 1) else { return false };
+                        let page_no = addr / PAGE_SIZE;
+                        if addr & (align - 1) != 0 || last / PAGE_SIZE != page_no {
+                            return false;
+                        }
+                        if !(bounds.0 <= addr && last < bounds.1) {
+                            match self.svm.owned_bounds(addr, size) {
+                                Some(b) => bounds = b,
+                                None => return false,
+                            }
+                        }
+                        let page = self.svm.page(page_no);
+                        plane[lane as usize] =
+                            load_le(&page[(addr % PAGE_SIZE) as usize..], m.size) << r.shift;
+                    }
+                }
+                // The reads noted for the run's split over cores, as the batch notes them.
+                if let Some(acc) = self.svm.accesses.as_deref_mut().filter(|a| !a.writes_only) {
+                    for &piece in m.pieces.iter() {
+                        for lane in lanes_of(lanes) {
+                            acc.reads.add(addrs[lane as usize].wrapping_add(piece as u64), size);
+                        }
+                    }
+                }
+            }
+        }
+        // What an observer that does not hear lanes one by one hears of the batch's single
+        // pass: the reads in access order, then each plane's write.
+        if O::ACTIVE {
+            for j in 0..pieces {
+                for lane in lanes_of(lanes) {
+                    let addr = addrs[lane as usize].wrapping_add(m.pieces[j] as u64);
+                    let addr = if matches!(space, MemSpace::Slm(_)) { addr & SLM_ADDRESS_MASK } else { addr };
+                    self.obs.access_lane(Some(lane));
+                    self.obs.mem_read(self.tid, space, addr, size);
+                }
+            }
+        }
+        for (j, plane) in values[..pieces].iter().enumerate() {
+            let at = m.data + j as u32 * m.piece_stride;
+            let written = self.write_region(at, Region::dst(1), r.slot, n, lanes, plane);
+            debug_assert!(written.is_ok(), "the planes were checked to lie in the register file");
+        }
+        true
     }
 
     /// Runs compiled block message `b`: false, with nothing done, when the register file is
