@@ -428,9 +428,10 @@ impl<O: Observer> Ctx<'_, O> {
     /// A load whose accesses are all plain (aligned; in the SLM, or in one page of a
     /// buffer) and whose results land in packed runs (lane i at `slot · i` in each piece's
     /// plane), done straight: every access read, then each plane written as one region,
-    /// as the batch does them in one pass (at most 32 accesses, pieces outer). False, with
-    /// nothing done, for any other (the batch makes the accesses one by one, and faults
-    /// where it must), and for observers that hear lanes.
+    /// as the batch does them in one pass (pieces outer; an observer hears it only for at
+    /// most 32 accesses, which the batch does in one pass). False, with nothing done, for
+    /// any other (the batch makes the accesses one by one, and faults where it must), and
+    /// for observers that hear lanes.
     #[inline(always)]
     fn load_plain(&mut self, m: &MessageOp, space: MemSpace, lanes: u32, addrs: &[u64; 32]) -> bool {
         let Some(r) = m.results else { return false };
@@ -442,7 +443,7 @@ impl<O: Observer> Ctx<'_, O> {
             || !matches!(r.slot, 1 | 2 | 4 | 8)
             || pieces > MAX_PLAIN_PIECES
             || (pieces > 1 && !m.piece_major)
-            || pieces * lanes.count_ones() as usize > 32
+            || (O::ACTIVE && pieces * lanes.count_ones() as usize > 32)
         {
             return false;
         }
