@@ -15,7 +15,7 @@ use super::ctx::{Ctx, SLM_ADDRESS_MASK};
 use super::fault::FaultKind;
 use super::mem_pass::{Batch, MemOp, Results};
 use super::observer::Observer;
-use super::operand::load_le;
+use super::operand::{load_le, store_le};
 use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, LscSfid, Opcode, Operand, Region, SubOp};
 use crate::machine::{MemSpace, PAGE_SIZE};
 use crate::program::{Inst, Program};
@@ -403,7 +403,7 @@ impl<O: Observer> Ctx<'_, O> {
             let a = a.wrapping_mul(m.scale).wrapping_add(m.offset) as u64 & m.addr_mask;
             addrs[lane as usize] = base.wrapping_add(a);
         }
-        if self.load_plain(m, space, lanes, &addrs) {
+        if self.load_plain(m, space, lanes, &addrs) || self.store_plain(m, space, lanes, &addrs) {
             return Ok(true);
         }
         let mut batch = Batch::new(space, m.size, m.align, m.op, m.results);
@@ -519,6 +519,73 @@ impl<O: Observer> Ctx<'_, O> {
         true
     }
 
+    /// A store whose accesses are all plain (aligned; in the SLM, or inside one buffer's
+    /// page), when nothing observes it: every access checked, then done in the batch's
+    /// order (pieces outer for the planar forms, then lanes, a later lane's bytes over an
+    /// earlier one's). False, with nothing done, for any other.
+    #[inline(always)]
+    fn store_plain(&mut self, m: &MessageOp, space: MemSpace, lanes: u32, addrs: &[u64; 32]) -> bool {
+        let Some((len, shift)) = m.store.filter(|_| !O::ACTIVE && m.op == MemOp::Store && lanes != 0) else {
+            return false;
+        };
+        let (size, align) = (m.size as u64, m.align);
+        let access = |lane: u32, j: usize| addrs[lane as usize].wrapping_add(m.pieces[j] as u64);
+        let value = |grf: &[u8], lane: u32, j: usize| {
+            elem(grf, m.data + lane * m.lane_stride + j as u32 * m.piece_stride, len) >> shift
+        };
+        match space {
+            MemSpace::Slm(group) => {
+                let Some(slm) = self.slms.get(group as usize) else { return false };
+                let slm_len = slm.bytes.len() as u64;
+                for j in 0..m.pieces.len() {
+                    for lane in lanes_of(lanes) {
+                        let at = access(lane, j) & SLM_ADDRESS_MASK;
+                        if at & (align - 1) != 0 || at + size > slm_len {
+                            return false;
+                        }
+                    }
+                }
+                let Some(slm) = self.slms.get_mut(group as usize) else { return false };
+                let grf = &self.thread.grf;
+                let put = |lane: u32, j: usize| {
+                    let at = (access(lane, j) & SLM_ADDRESS_MASK) as usize;
+                    store_le(&mut slm.bytes[at..at + size as usize], m.size, value(grf, lane, j));
+                };
+                each_access(m, lanes, put);
+            }
+            MemSpace::Svm => {
+                let mut bounds = (0u64, 0u64);
+                for j in 0..m.pieces.len() {
+                    for lane in lanes_of(lanes) {
+                        let addr = access(lane, j);
+                        let Some(last) = addr.checked_add(size - 1) else { return false };
+                        if addr & (align - 1) != 0 || last / PAGE_SIZE != addr / PAGE_SIZE {
+                            return false;
+                        }
+                        if !(bounds.0 <= addr && last < bounds.1) {
+                            match self.svm.owned_bounds(addr, size) {
+                                Some(b) => bounds = b,
+                                None => return false,
+                            }
+                        }
+                    }
+                }
+                let (svm, grf) = (&mut *self.svm, &self.thread.grf);
+                let put = |lane: u32, j: usize| {
+                    let addr = access(lane, j);
+                    let page = svm.page_mut(addr / PAGE_SIZE);
+                    let at = (addr % PAGE_SIZE) as usize;
+                    store_le(&mut page[at..at + size as usize], m.size, value(grf, lane, j));
+                    if let Some(acc) = svm.accesses.as_deref_mut() {
+                        acc.writes.add(addr, size);
+                    }
+                };
+                each_access(m, lanes, put);
+            }
+        }
+        true
+    }
+
     /// Runs compiled block message `b`: false, with nothing done, when the register file is
     /// shorter than its operands.
     pub(super) fn run_block(&mut self, b: &BlockOp) -> Result<bool, FaultKind> {
@@ -569,6 +636,25 @@ impl<O: Observer> Ctx<'_, O> {
             }
         };
         batch.push(self, lane, addr.wrapping_add(m.pieces[j as usize] as u64), sources, reg)
+    }
+}
+
+/// Calls `f(lane, piece)` for each access of message `m` on `lanes`, in the order the
+/// message makes them.
+#[inline(always)]
+fn each_access(m: &MessageOp, lanes: u32, mut f: impl FnMut(u32, usize)) {
+    if m.piece_major {
+        for j in 0..m.pieces.len() {
+            for lane in lanes_of(lanes) {
+                f(lane, j);
+            }
+        }
+    } else {
+        for lane in lanes_of(lanes) {
+            for j in 0..m.pieces.len() {
+                f(lane, j);
+            }
+        }
     }
 }
 
