@@ -14,7 +14,9 @@
 #
 # Needs: cargo, python3, gcc, ocl-icd-opencl-dev, oclgrind
 #   apt-get install -y oclgrind ocl-icd-opencl-dev gcc
-# Usage: [RUNS=N] [VDB=path] scripts/bench_suite.sh [KERNEL...]   (RUNS: default 3)
+# Usage: [RUNS=N] [VDB=path] [DEVICE=skl|acm-g10] scripts/bench_suite.sh [KERNEL...]
+#   (RUNS: default 3; DEVICE: whose build of the kernels is timed, default skl; acm-g10's has
+#   LSC messages and emulated 64-bit multiplies, and no fp64)
 # The kernels and their inputs are built by scripts/bench/make_bench_kernels.py (needs ocloc).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -53,7 +55,7 @@ fi
 start=$(date +%s)
 echo "vdb benchmark suite: $(date -u '+%Y-%m-%d %H:%M UTC'), nproc=$(nproc), runs=$RUNS (each tool; interleaved)"
 echo "vdb: $VDB (commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$( [ -n "$(git -C "$ROOT" status --porcelain -- src ui 2>/dev/null)" ] && echo ', with uncommitted changes in src/ or ui/'); built $(date -u -r "$VDB" '+%H:%M UTC'))"
-echo "oclgrind: $(oclgrind --version 2>/dev/null | grep -m1 -i oclgrind || echo '?'); device: skl; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "oclgrind: $(oclgrind --version 2>/dev/null | grep -m1 -i oclgrind || echo '?'); device: ${DEVICE:-skl}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "times: whole-process wall time in ms; x plain / x rec: oclgrind median / vdb median;"
 echo "ocl krn: Oclgrind's kernel alone (enqueue to finish, median), for scale: its build and setup are the rest"
 set +e

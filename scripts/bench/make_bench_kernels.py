@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Builds sample-kernels/bench/: the benchmark suite of scripts/bench_suite.sh.
 
-For each kernel sample-kernels/bench/NAME/NAME.cl this compiles the OpenCL C once with Intel's
-ocloc for skl (vISA text + zebin, into NAME/skl/), writes its inputs (from a fixed seed) under
-NAME/in/, its launch file NAME/skl.launch.json, and NAME/bench.json: how Oclgrind builds the
-same source (options) and how the outputs of vdb and Oclgrind are compared ("exact": byte for
-byte; {"f32_rel": R, "f32_abs": A}: float32 values each within A + R * |value|).
+For each kernel sample-kernels/bench/NAME/NAME.cl this compiles the OpenCL C with Intel's
+ocloc for skl and acm-g10 (vISA text + zebin, into NAME/DEVICE/), writes its inputs (from a
+fixed seed) under NAME/in/, its launch files NAME/DEVICE.launch.json, and NAME/bench.json:
+how Oclgrind builds the same source (options) and how the outputs of vdb and Oclgrind are
+compared ("exact": byte for byte; {"f32_rel": R, "f32_abs": A}: float32 values each within
+A + R * |value|).
 
 Needs ocloc (intel-opencl-icd, libigc-tools). The outputs are committed, so running the
 suite needs only vdb, Oclgrind, gcc and ocl-icd-opencl-dev.
@@ -18,7 +19,12 @@ from ocloc_dump import compile_device, write_launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "sample-kernels", "bench")
-DEVICE = "skl"
+# skl is what the suite times by default; acm-g10 (DG2) compiles the same sources to other code
+# (LSC messages, 64-bit integer multiplies emulated with addc and madw): `DEVICE=acm-g10
+# scripts/bench_suite.sh`. It has no double precision, so fp64 is built for skl alone.
+DEVICES = ("skl", "acm-g10")
+NO_FP64 = ("acm-g10",)
+NEEDS_FP64 = ("fp64",)
 OCLOC_OPTS = "-cl-std=CL2.0 -cl-intel-greater-than-4GB-buffer-required"
 OCLGRIND_OPTS = "-cl-std=CL1.2"
 
@@ -91,12 +97,15 @@ def main():
                 entry["output"] = "out/%s.bin" % aname
                 compare[aname] = rule
             launch_args.append(entry)
-        kernel, zebin = compile_device(name, os.path.join(OUT, name, name + ".cl"), DEVICE, OCLOC_OPTS, tmp, OUT)
-        write_launch(os.path.join(kdir, DEVICE + ".launch.json"), kernel, zebin, gsize, lsize, launch_args)
+        for device in DEVICES:
+            if device in NO_FP64 and name in NEEDS_FP64:
+                continue
+            kernel, zebin = compile_device(name, os.path.join(OUT, name, name + ".cl"), device, OCLOC_OPTS, tmp, OUT)
+            write_launch(os.path.join(kdir, device + ".launch.json"), kernel, zebin, gsize, lsize, launch_args)
         with open(os.path.join(kdir, "bench.json"), "w") as f:
             json.dump({"oclgrind_options": cl_opts, "compare": compare}, f, indent=2)
             f.write("\n")
-        print("built", name, kernel)
+        print("built", name)
     shutil.rmtree(tmp)
 
 if __name__ == "__main__":
