@@ -432,33 +432,6 @@ fn relation(rel: CondMod, x: f32, y: f32) -> bool {
     }
 }
 
-/// The flags of a compare of `L` lanes under `rel`: bit i where lane i holds. The relation
-/// is chosen once, the lanes' compares then one vector compare (the floats' own operators:
-/// NaN unordered, so only `ne` holds; -0 == +0). The f32 and the hf/df tiers' in-place form.
-#[inline(always)]
-pub(super) fn compare_flags<T: PartialOrd + Copy, const L: usize>(
-    rel: CondMod,
-    a: &[T; L],
-    b: &[T; L],
-) -> u32 {
-    #[inline(always)]
-    fn each<T: Copy, const L: usize>(a: &[T; L], b: &[T; L], holds: impl Fn(T, T) -> bool) -> u32 {
-        let mut flags = 0u32;
-        for i in 0..L {
-            flags |= (holds(a[i], b[i]) as u32) << i;
-        }
-        flags
-    }
-    match rel {
-        CondMod::Eq => each(a, b, |x, y| x == y),
-        CondMod::Ne => each(a, b, |x, y| x != y),
-        CondMod::Lt => each(a, b, |x, y| x < y),
-        CondMod::Le => each(a, b, |x, y| x <= y),
-        CondMod::Gt => each(a, b, |x, y| x > y),
-        CondMod::Ge => each(a, b, |x, y| x >= y),
-    }
-}
-
 impl<O: Observer> Ctx<'_, O> {
     /// The packed form of `op` in place, under channel enables `chen` (EM part `em_part`,
     /// predicate mask `pmask`): false, with nothing done, where `run_float` would take
@@ -723,7 +696,8 @@ impl<O: Observer> Ctx<'_, O> {
             K::Div => arith!(|i| a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]),
             K::Pow => lanes!(|i| result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep)),
             K::Cmp(rel) => {
-                let flags = compare_flags(rel, &a, &b);
+                // The floats' own operators: NaN unordered, so only `ne` holds; -0 == +0.
+                let flags = super::fast::compare_lanes(&a, &b, rel);
                 match dst {
                     InPlace::Pred(p) => self.write_pred(p, enabled << off, flags << off),
                     InPlace::Reg(_) | InPlace::Int { .. } => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),

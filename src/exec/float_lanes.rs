@@ -765,7 +765,7 @@ fn native_lanes<const L: usize, const HALF: bool>(
                     each_lane(|l| if super::alu::takes_first(a[l], b[l], max) { a[l] } else { b[l] })
                 }
                 Kind::Cmp(rel) => {
-                    let flags = super::fast_float::compare_flags(rel, &a, &b);
+                    let flags = super::fast::compare_lanes(&a, &b, rel);
                     return Some((bits, flags & enabled));
                 }
                 _ => return None,

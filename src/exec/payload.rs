@@ -17,7 +17,7 @@ use super::mem_pass::{Batch, MemOp, Results};
 use super::observer::Observer;
 use super::operand::{load_le, store_le};
 use crate::isa::{AtomicOp, LscAddrModel, LscDataSize, LscSfid, Opcode, Operand, Region, SubOp};
-use crate::machine::{MemSpace, PAGE_SIZE};
+use crate::machine::{MemSpace, Svm, PAGE_SIZE};
 use crate::program::{Inst, Program};
 
 /// Most pieces a lane's access has for [`Ctx::load_plain`] (a `gather4` of four channels).
@@ -473,18 +473,10 @@ impl<O: Observer> Ctx<'_, O> {
                 for (j, plane) in values[..pieces].iter_mut().enumerate() {
                     for lane in lanes_of(lanes) {
                         let addr = addrs[lane as usize].wrapping_add(m.pieces[j] as u64);
-                        let Some(last) = addr.checked_add(size - 1) else { return false };
-                        let page_no = addr / PAGE_SIZE;
-                        if addr & (align - 1) != 0 || last / PAGE_SIZE != page_no {
+                        if !plain_in_buffer(self.svm, addr, size, align, &mut bounds) {
                             return false;
                         }
-                        if !(bounds.0 <= addr && last < bounds.1) {
-                            match self.svm.owned_bounds(addr, size) {
-                                Some(b) => bounds = b,
-                                None => return false,
-                            }
-                        }
-                        let page = self.svm.page(page_no);
+                        let page = self.svm.page(addr / PAGE_SIZE);
                         plane[lane as usize] =
                             load_le(&page[(addr % PAGE_SIZE) as usize..], m.size) << r.shift;
                     }
@@ -557,16 +549,8 @@ impl<O: Observer> Ctx<'_, O> {
                 let mut bounds = (0u64, 0u64);
                 for j in 0..m.pieces.len() {
                     for lane in lanes_of(lanes) {
-                        let addr = access(lane, j);
-                        let Some(last) = addr.checked_add(size - 1) else { return false };
-                        if addr & (align - 1) != 0 || last / PAGE_SIZE != addr / PAGE_SIZE {
+                        if !plain_in_buffer(self.svm, access(lane, j), size, align, &mut bounds) {
                             return false;
-                        }
-                        if !(bounds.0 <= addr && last < bounds.1) {
-                            match self.svm.owned_bounds(addr, size) {
-                                Some(b) => bounds = b,
-                                None => return false,
-                            }
                         }
                     }
                 }
@@ -637,6 +621,23 @@ impl<O: Observer> Ctx<'_, O> {
         };
         batch.push(self, lane, addr.wrapping_add(m.pieces[j as usize] as u64), sources, reg)
     }
+}
+
+/// Whether a `size`-byte access at `addr` is plain: aligned to `align`, in one page, inside
+/// a buffer (`bounds`, the last buffer found, is checked first and updated).
+#[inline(always)]
+fn plain_in_buffer(svm: &Svm, addr: u64, size: u64, align: u64, bounds: &mut (u64, u64)) -> bool {
+    let Some(last) = addr.checked_add(size - 1) else { return false };
+    if addr & (align - 1) != 0 || last / PAGE_SIZE != addr / PAGE_SIZE {
+        return false;
+    }
+    if !(bounds.0 <= addr && last < bounds.1) {
+        match svm.owned_bounds(addr, size) {
+            Some(b) => *bounds = b,
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Calls `f(lane, piece)` for each access of message `m` on `lanes`, in the order the
