@@ -18,15 +18,17 @@ use crate::machine::MemSpace;
 /// A map keyed by small integers, hashed by [`FastHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
-/// Most units a thread's GRF is indexed in: 1024, 16 words of bits (a stage's bitmap and an
-/// index segment's alike).
-pub const UNIT_WORDS: usize = 16;
+/// Most units a thread's GRF is indexed in: 4032, 63 words of bits (a stage's bitmap and an
+/// index segment's alike; with the word of predicates, a piece's words fit a 64-bit mask).
+pub const UNIT_WORDS: usize = 63;
 
 /// log2 of the bytes per unit the register index (and the stages that feed it) keep for a
 /// GRF of `grf_bytes`: 4-byte units (one lane of a dword operand) where the file has at
-/// most 1024 of them, as on every 4 KiB file; larger units on larger files, so that the
-/// file fits [`UNIT_WORDS`]. A query for a dword then names only segments where that dword
-/// was written, not every one where its register was.
+/// most 4032 of them, as on every file up to 15.75 KiB; larger units on larger files, so
+/// that the file fits [`UNIT_WORDS`] (a unit of at most a 32-byte register up to 126 KiB,
+/// so that variables, each aligned to a register, share no unit). A query for a dword
+/// then names only segments where that dword (or its register) was written, not every one
+/// where a variable next to it was.
 pub fn unit_shift(grf_bytes: u32) -> u32 {
     let units = (UNIT_WORDS * 64) as u32;
     2 + grf_bytes.div_ceil(4 * units).max(1).next_power_of_two().trailing_zeros()
@@ -82,7 +84,7 @@ struct ThreadSegments {
     /// `starts[i]` in `words`, and which words those are (bit j: word j). A thread writes a
     /// few registers a piece: most of a 4 KiB file's 16 words are zero.
     starts: Vec<u32>,
-    masks: Vec<u32>,
+    masks: Vec<u64>,
     words: Vec<u64>,
 }
 
@@ -110,13 +112,20 @@ impl ThreadSegments {
         f(&mut bits);
         let start = self.starts[i] as usize;
         let before = self.words.len() - start;
-        self.words.truncate(start);
-        let mut mask = 0;
-        for (j, &w) in bits.iter().enumerate().filter(|(_, &w)| w != 0) {
-            mask |= 1 << j;
-            self.words.push(w);
+        let mask = bits.iter().enumerate().fold(0u64, |m, (j, &w)| m | u64::from(w != 0) << j);
+        if mask != self.masks[i] {
+            self.words.truncate(start);
+            self.words.extend(bits.iter().filter(|&&w| w != 0));
+            self.masks[i] = mask;
+        } else {
+            // The same words are set: they change in place.
+            let (mut m, mut at) = (mask, start);
+            while m != 0 {
+                self.words[at] = bits[m.trailing_zeros() as usize];
+                m &= m - 1;
+                at += 1;
+            }
         }
-        self.masks[i] = mask;
         (self.words.len() - start) as i64 - before as i64
     }
 }
@@ -435,11 +444,12 @@ impl WriteIndex {
         }
     }
 
-    /// Bytes the index holds: piece keys, word starts and masks, and bitset words; memory
+    /// Bytes the index holds: piece keys, word starts and masks (16 bytes a piece), and
+    /// bitset words; memory
     /// step lists (4-byte steps in lists that grow by doubling: about 1.5 times their
     /// length); the cuts.
     pub fn bytes(&self) -> u64 {
-        self.segment_count * 12 + self.word_count * 8 + self.mem_entries * 6 + 8 * self.cuts.len() as u64
+        self.segment_count * 16 + self.word_count * 8 + self.mem_entries * 6 + 8 * self.cuts.len() as u64
     }
 }
 
@@ -452,9 +462,11 @@ mod tests {
     /// their range was written, on files of every size.
     #[test]
     fn stage_units_index_every_segment_spanned() {
-        for grf in [4096u32, 8192, 16384, 65536] {
+        for grf in [4096u32, 8192, 16128, 16384, 65536, 91136, 129024, 262144] {
             let shift = unit_shift(grf);
-            assert!(grf >> shift <= 1024 && (shift == 2 || grf >> shift > 512), "{grf}");
+            let most = (UNIT_WORDS * 64) as u32;
+            assert!(grf >> shift <= most && (shift == 2 || grf >> shift > most / 2), "{grf}");
+            assert!(shift <= 5 || grf > 32 * most, "{grf}: units of a 32-byte register or less");
             let unit = 1u32 << shift;
             let mut units = [0u64; UNIT_WORDS + 1];
             // Units 2 to 4, and the last unit (all bytes above it); predicate 3.
@@ -466,7 +478,7 @@ mod tests {
             stage.add_units(7, SEGMENT - 5, 2 * SEGMENT + 1, &units, shift);
             // Three pieces, each keeping its three words that are not zero (units 2 to 4, the
             // last unit, the predicates).
-            assert_eq!(stage.bytes(), 3 * 12 + 3 * 3 * 8, "{grf}");
+            assert_eq!(stage.bytes(), 3 * 16 + 3 * 3 * 8, "{grf}");
             let mut single = WriteIndex::new(grf);
             single.add_grf(SEGMENT - 2, 7, 2 * unit, 3 * unit);
             single.add_pred(SEGMENT + 9, 7, 3);
@@ -496,8 +508,11 @@ mod tests {
             // Before the step that wrote it: nothing.
             assert_eq!(single.grf_segments(7, grf - 4, 4, 2 * SEGMENT).count(), 0, "{grf}");
             assert_eq!(single.grf_segments(7, grf - 4, 4, 2 * SEGMENT + 1).count(), 1, "{grf}");
-            // The last unit also stands for offsets past the file.
-            assert_eq!(stage.grf_segments(7, grf + 100, 4, u64::MAX).count(), 3, "{grf}");
+            assert_eq!(stage.grf_segments(7, grf - 1, 1, u64::MAX).count(), 3, "{grf}");
+            // Where the file fills its words, the last unit also stands for offsets past it.
+            if (grf >> shift).is_multiple_of(64) {
+                assert_eq!(stage.grf_segments(7, grf + 100, 4, u64::MAX).count(), 3, "{grf}");
+            }
             assert_eq!(stage.pred_segments(7, 3, u64::MAX).count(), 3, "{grf}");
             assert_eq!(stage.pred_segments(7, 2, u64::MAX).count(), 0, "{grf}");
         }

@@ -571,7 +571,7 @@ fn close_spans(
         }
         // A lean stage's writes to other threads are indexed apart; its own, here.
         if !stage.foreign || stage.lean {
-            index.add_units(stage.thread, first, last, &stage.written, stage.unit_shift);
+            index.add_units(stage.thread, first, last, &stage.written.0, stage.unit_shift);
         }
     }
 }

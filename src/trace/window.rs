@@ -57,6 +57,29 @@ impl StagedStep {
 /// the recording: [`Trace::append_batch`] copies what it staged.
 ///
 /// [`Trace::append_batch`]: super::recorder::Trace::append_batch
+/// A stage's bitmap of GRF units and word of predicates ([`Stage::written`]).
+#[derive(Clone, Debug)]
+pub(super) struct UnitBits(pub(super) [u64; UNIT_WORDS + 1]);
+
+impl Default for UnitBits {
+    fn default() -> UnitBits {
+        UnitBits([0; UNIT_WORDS + 1])
+    }
+}
+
+impl std::ops::Deref for UnitBits {
+    type Target = [u64; UNIT_WORDS + 1];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for UnitBits {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Stage {
     pub(super) thread: u32,
@@ -71,7 +94,7 @@ pub struct Stage {
     /// its predicates written (bit 63 also for those above 63); its memory writes with the
     /// stage step that made them; and whether an entry wrote another thread's registers or
     /// predicates (then its steps are indexed from their entries).
-    pub(super) written: [u64; UNIT_WORDS + 1],
+    pub(super) written: UnitBits,
     pub(super) unit_shift: u32,
     pub(super) mems: Vec<(u32, MemSpace, u64, u64)>,
     pub(super) foreign: bool,
@@ -106,7 +129,7 @@ impl Stage {
         self.steps.clear();
         self.controls.clear();
         self.executing = false;
-        self.written = [0; UNIT_WORDS + 1];
+        self.written = UnitBits::default();
         self.mems.clear();
         self.foreign = false;
         self.wide = false;
@@ -129,7 +152,7 @@ impl Stage {
         let last_unit = (UNIT_WORDS * 64 - 1) as u32;
         let first = (offset >> self.unit_shift).min(last_unit);
         let last = ((offset + len.max(1) - 1) >> self.unit_shift).min(last_unit);
-        set_bits(&mut self.written, first as usize, last as usize);
+        set_bits(&mut self.written.0, first as usize, last as usize);
     }
 
     /// Notes the GRF bytes of `thread` that lanes `lanes` (bit i: `size` bytes at `offset + i
@@ -138,8 +161,9 @@ impl Stage {
     #[inline(always)]
     fn note_lanes(&mut self, thread: ThreadId, offset: u32, size: u32, lanes: u32) {
         let unit = offset >> self.unit_shift;
-        // Below unit 960 a lane mask's 32 units fit the bitmap's 1,024.
-        if thread.0 == self.thread && size == 1 << self.unit_shift && offset & (size - 1) == 0 && unit < 960 {
+        // Up to 32 units below the last: a lane mask's 32 units fit the bitmap.
+        let below_last = unit < (UNIT_WORDS * 64 - 64) as u32;
+        if thread.0 == self.thread && size == 1 << self.unit_shift && offset & (size - 1) == 0 && below_last {
             let (w, at) = ((unit / 64) as usize, unit % 64);
             self.written[w] |= u64::from(lanes) << at;
             if at > 32 {
