@@ -1049,24 +1049,70 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Runs an in-place `addr_add` under the channel enables `chen`.
     pub fn run_addr_add(&mut self, op: &AddrAddOp, chen: u32) -> Result<(), FaultKind> {
-        let n = op.en.size();
+        match op.en.size() {
+            1 => self.addr_add_sized::<1>(op, chen),
+            2 => self.addr_add_sized::<2>(op, chen),
+            4 => self.addr_add_sized::<4>(op, chen),
+            8 => self.addr_add_sized::<8>(op, chen),
+            16 => self.addr_add_sized::<16>(op, chen),
+            _ => self.addr_add_sized::<32>(op, chen),
+        }
+    }
+
+    /// [`Ctx::run_addr_add`] of `L` lanes: the sums of every lane, then the enabled lanes'
+    /// writes in order, the first past the destination's variable faulting there.
+    #[inline(always)]
+    fn addr_add_sized<const L: usize>(&mut self, op: &AddrAddOp, chen: u32) -> Result<(), FaultKind> {
         if op.need as usize > self.thread.grf.len() {
             return Err(FaultKind::RegionOutOfBounds { operand: 2, offset: 0, len: op.need });
         }
-        let mut sum = [0u64; 32];
+        let mut sum = [0u64; L];
         match op.base {
-            AddrBase::Const(address) => sum[..n as usize].fill(address as u64),
+            AddrBase::Const(address) => sum = [address as u64; L],
             AddrBase::Reg { slot, elem, width, num_elts } => {
-                for (lane, s) in sum.iter_mut().enumerate().take(n as usize) {
+                for (lane, s) in sum.iter_mut().enumerate() {
                     let e = elem + lane as u32 % width;
                     let fault = FaultKind::AddressOutOfBounds { operand: 1, element: e };
                     *s = self.addr_slot(slot + e).filter(|_| e < num_elts).ok_or(fault)? as u64;
                 }
             }
         }
-        let offsets = lanes_n(&self.thread.grf, &op.offset, n);
+        let offsets = lanes::<L>(&self.thread.grf, &op.offset);
         let (slot, elem, num_elts) = op.dst;
-        let mut rest = chen & super::control::size_mask(n);
+        let enabled = chen & super::control::size_mask(L as u32);
+        // Lanes below `top` hold every enabled one: their elements, when all exist and lie in
+        // the address file, are written without a check each.
+        let top = 32 - enabled.leading_zeros();
+        let first = (slot + elem) as usize;
+        if elem + top > num_elts || first + top as usize > self.thread.addrs.len() {
+            return self.addr_add_checked(op, chen, &sum, &offsets);
+        }
+        let cells = &mut self.thread.addrs[first..first + top as usize];
+        let mut rest = enabled;
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let value = sum[lane].wrapping_add(offsets[lane]) as u32;
+            let old = std::mem::replace(&mut cells[lane], value);
+            if O::ACTIVE && old != value {
+                self.obs.addr(self.tid, slot + elem + lane as u32, old, value);
+            }
+        }
+        Ok(())
+    }
+
+    /// The enabled lanes' writes one by one, each element checked: the first past the
+    /// destination's variable (or the address file) faults, the lanes before it written.
+    #[cold]
+    fn addr_add_checked(
+        &mut self,
+        op: &AddrAddOp,
+        chen: u32,
+        sum: &[u64],
+        offsets: &[u64],
+    ) -> Result<(), FaultKind> {
+        let (slot, elem, num_elts) = op.dst;
+        let mut rest = chen & super::control::size_mask(sum.len() as u32);
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;

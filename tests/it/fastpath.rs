@@ -1023,16 +1023,16 @@ fn mulh_of_64_bit_sources_faults() {
 
 /// `addr_add` from a variable's address or from address register elements (any width),
 /// plus an immediate or a register offset of any integer type and region, into address
-/// register elements past the end of their variable now and then, under dispatch masks: the
-/// in-place form and the general path write the same address registers (compared through
-/// the writes reported) and fault alike.
+/// register elements past the end of their variable (another one after it) now and then,
+/// under dispatch masks: the in-place form and the general path write the same address
+/// registers (compared through the writes reported) and fault alike.
 #[test]
 fn generated_addr_adds_agree_on_fast_and_general_paths() {
     let mut s = 0xadd_u64;
     let (mut compiled, mut faults) = (0, 0);
     for _ in 0..1500u32 {
         let ty = TYPES[(lcg(&mut s) % TYPES.len() as u64) as usize];
-        let size = [1, 2, 4, 8, 16][(lcg(&mut s) % 5) as usize];
+        let size = [1, 2, 4, 8, 16, 32][(lcg(&mut s) % 6) as usize];
         let src0 = match lcg(&mut s) % 3 {
             0 => format!("&A[{}]", 8 * (lcg(&mut s) % 4)),
             1 => format!("A0({})<1>", lcg(&mut s) % 4),
@@ -1047,7 +1047,7 @@ fn generated_addr_adds_agree_on_fast_and_general_paths() {
             [0, 0, 2, 10][(lcg(&mut s) % 4) as usize]
         );
         let decls = format!(
-            ".decl A v_type=G type=d num_elts=128 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type=d num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl A1 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
+            ".decl A v_type=G type=d num_elts=128 align=hword\n.decl B v_type=G type={ty} num_elts=64 align=hword\n.decl R v_type=G type=d num_elts=64 align=hword\n.decl O v_type=G type=uw num_elts=16 align=hword\n.decl A0 v_type=A num_elts=16\n.decl A1 v_type=A num_elts=16\n.decl A2 v_type=A num_elts=16\n.decl P0 v_type=P num_elts=32\n.decl P1 v_type=P num_elts=32"
         );
         let text = kernel_text(&decls, &body, 32);
         let seed = lcg(&mut s);
