@@ -1144,8 +1144,6 @@ fn instructions_that_change_nothing_run_in_place() {
     assert!(seen.iter().all(|&s| s), "every instruction generated");
 }
 
-/// Every ALU instruction of every real dump (the project's, its samples', and IGC 2.x's in
-/// `../shared/spec/real/igc2` where present) has an in-place form.
 /// The programs of every real dump that parses (the project's, its samples', and IGC 2.x's
 /// in `../shared/spec/real/igc2` where present), with their paths.
 fn real_dump_programs() -> Vec<(std::path::PathBuf, Arc<vdb::program::Program>)> {
@@ -1171,6 +1169,8 @@ fn real_dump_programs() -> Vec<(std::path::PathBuf, Arc<vdb::program::Program>)>
         .collect()
 }
 
+/// Every ALU instruction of every real dump (the project's, its samples', and IGC 2.x's in
+/// `../shared/spec/real/igc2` where present) has an in-place form.
 #[test]
 fn every_alu_instruction_of_the_real_dumps_runs_in_place() {
     use vdb::isa::Family;
