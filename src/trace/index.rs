@@ -445,9 +445,8 @@ impl WriteIndex {
     }
 
     /// Bytes the index holds: piece keys, word starts and masks (16 bytes a piece), and
-    /// bitset words; memory
-    /// step lists (4-byte steps in lists that grow by doubling: about 1.5 times their
-    /// length); the cuts.
+    /// bitset words; memory step lists (4-byte steps in lists that grow by doubling: about
+    /// 1.5 times their length); the cuts.
     pub fn bytes(&self) -> u64 {
         self.segment_count * 16 + self.word_count * 8 + self.mem_entries * 6 + 8 * self.cuts.len() as u64
     }

@@ -52,11 +52,6 @@ impl StagedStep {
     }
 }
 
-/// One thread's steps, in its own order, encoded for the log: the steps of a window, or one
-/// single step (with the barrier releases the scheduler made before it). The one encoder of
-/// the recording: [`Trace::append_batch`] copies what it staged.
-///
-/// [`Trace::append_batch`]: super::recorder::Trace::append_batch
 /// A stage's bitmap of GRF units and word of predicates ([`Stage::written`]).
 #[derive(Clone, Debug)]
 pub(super) struct UnitBits(pub(super) [u64; UNIT_WORDS + 1]);
@@ -80,6 +75,11 @@ impl std::ops::DerefMut for UnitBits {
     }
 }
 
+/// One thread's steps, in its own order, encoded for the log: the steps of a window, or one
+/// single step (with the barrier releases the scheduler made before it). The one encoder of
+/// the recording: [`Trace::append_batch`] copies what it staged.
+///
+/// [`Trace::append_batch`]: super::recorder::Trace::append_batch
 #[derive(Clone, Debug, Default)]
 pub struct Stage {
     pub(super) thread: u32,
