@@ -15,7 +15,8 @@ pub enum Family {
     Sync,
     /// Instructions that change no architectural state (lifetime, .loc, .file).
     Nop,
-    /// Parsed but not executable by vdb (sampler, media, 3D, raw send, dpas).
+    /// Parsed but not executable by vdb (sampler, media, 3D, raw send), and `dpas`, whose
+    /// forms `exec/dpas.rs` runs get a plan of their own (the others fault).
     Unsupported,
 }
 
