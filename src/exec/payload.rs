@@ -461,7 +461,7 @@ impl<O: Observer> Ctx<'_, O> {
                 for (j, plane) in values[..pieces].iter_mut().enumerate() {
                     for lane in lanes_of(lanes) {
                         let at = addrs[lane as usize].wrapping_add(m.pieces[j] as u64) & SLM_ADDRESS_MASK;
-                        if at & (align - 1) != 0 || at + size > len {
+                        if !plain_in_slm(at, size, align, len) {
                             return false;
                         }
                         plane[lane as usize] = load_le(&slm.bytes[at as usize..], m.size) << r.shift;
@@ -531,8 +531,7 @@ impl<O: Observer> Ctx<'_, O> {
                 let slm_len = slm.bytes.len() as u64;
                 for j in 0..m.pieces.len() {
                     for lane in lanes_of(lanes) {
-                        let at = access(lane, j) & SLM_ADDRESS_MASK;
-                        if at & (align - 1) != 0 || at + size > slm_len {
+                        if !plain_in_slm(access(lane, j) & SLM_ADDRESS_MASK, size, align, slm_len) {
                             return false;
                         }
                     }
@@ -621,6 +620,13 @@ impl<O: Observer> Ctx<'_, O> {
         };
         batch.push(self, lane, addr.wrapping_add(m.pieces[j as usize] as u64), sources, reg)
     }
+}
+
+/// Whether a `size`-byte access at SLM offset `at` is plain: aligned to `align`, inside the
+/// group's `len` bytes.
+#[inline(always)]
+fn plain_in_slm(at: u64, size: u64, align: u64, len: u64) -> bool {
+    at & (align - 1) == 0 && at + size <= len
 }
 
 /// Whether a `size`-byte access at `addr` is plain: aligned to `align`, in one page, inside
