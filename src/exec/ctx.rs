@@ -36,6 +36,10 @@ pub struct Ctx<'a, O: Observer> {
     pub obs: &'a mut O,
     /// Reused buffer for old bytes (no allocation per write once warm).
     pub scratch: Vec<u8>,
+    /// The variable (`[start, end)` of the register file) the last indirect access looked
+    /// up: variables are the program's, so the next access, of any thread, into the same
+    /// one needs no lookup (empty before the first).
+    pub last_root: std::cell::Cell<(u32, u32)>,
 }
 
 impl<O: Observer> Ctx<'_, O> {

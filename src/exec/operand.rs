@@ -183,8 +183,21 @@ impl<O: Observer> Ctx<'_, O> {
         if n == 0 || bits & (size - 1) != 0 {
             return false;
         }
-        let Some((start, end)) = self.tables.root_at(lo) else { return false };
+        let Some((start, end)) = self.root_at(lo) else { return false };
         i64::from(start) <= lo && hi + size <= i64::from(end) && hi + size <= self.thread.grf.len() as i64
+    }
+
+    /// The variable GRF byte `address` falls in, `[start, end)` (none for a byte of no
+    /// variable): the last one found when it holds the address, else looked up.
+    #[inline(always)]
+    fn root_at(&self, address: i64) -> Option<(u32, u32)> {
+        let (start, end) = self.last_root.get();
+        if (i64::from(start)..i64::from(end)).contains(&address) {
+            return Some((start, end));
+        }
+        let found = self.tables.root_at(address)?;
+        self.last_root.set(found);
+        Some(found)
     }
 
     /// [`Ctx::indirect_address`] of one lane, with no lookup of the variable its address
@@ -212,7 +225,7 @@ impl<O: Observer> Ctx<'_, O> {
             // Variables never share a register: a base inside the last root's range has
             // that root.
             if !(root.start..root.end).contains(&base) {
-                let Some((start, end)) = self.tables.root_at(base) else {
+                let Some((start, end)) = self.root_at(base) else {
                     return self.indirect_address(ind, index, lane);
                 };
                 (root.start, root.end) = (start as i64, end as i64);
@@ -235,6 +248,31 @@ impl<O: Observer> Ctx<'_, O> {
     ) -> Result<(), FaultKind> {
         let at = self.lane_address(ind, 0, lane, &mut Root::default())?;
         self.write_grf_elem(at, ind.ty.size(), value)
+    }
+
+    /// [`Ctx::write_indirect_lane`] of a single-address operand whose address element is
+    /// register slot `slot`: the address and the variable it falls in checked as
+    /// [`Ctx::lane_address`] checks them, anything wrong left to it to name.
+    #[inline(always)]
+    pub(super) fn write_indirect_lane_in_slot(
+        &mut self,
+        ind: &IndirectOperand,
+        slot: u32,
+        lane: u32,
+        value: u64,
+    ) -> Result<(), FaultKind> {
+        let size = ind.ty.size();
+        if let Some(addr) = self.addr_slot(slot) {
+            let base = i64::from(addr) + i64::from(ind.imm_offset);
+            let address = base + i64::from(ind.region.element(lane) * size);
+            let inside = |(start, end): (u32, u32)| {
+                i64::from(start) <= address && address + i64::from(size) <= i64::from(end)
+            };
+            if base & (i64::from(size) - 1) == 0 && self.root_at(base).is_some_and(inside) {
+                return self.write_grf_elem(address as u32, size, value);
+            }
+        }
+        self.write_indirect_lane(ind, lane, value)
     }
 
     /// The in-place tiers' write of `values` through indirect destination `ind`: lanes

@@ -75,6 +75,9 @@ pub struct QwordOp {
     /// An indirect destination: the results are written lane by lane in order (lanes may
     /// alias, and a lane whose address faults stops the write there).
     dst_indirect: Option<Box<IndirectOperand>>,
+    /// The address register slot of a single-address indirect destination (found when
+    /// the op is made, not at each step), if its element is in its variable.
+    dst_slot: Option<u32>,
     /// Whether a source is indirect.
     indirect_src: bool,
     /// src0's bits within its type's width (what `shr` shifts and the bit counts count).
@@ -147,7 +150,7 @@ fn modifier(src: &FastSrc) -> (SrcMod, bool) {
 }
 
 /// The in-place form on 64-bit lanes of a fast op that the dword tier does not take.
-pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
+pub fn compile_qword(inst: &Inst, f: &FastOp, program: &crate::program::Program) -> Option<QwordOp> {
     let kind = f.kind;
     let n = inst.exec.size;
     if !fast::kernel_size(n) {
@@ -174,12 +177,18 @@ pub fn compile_qword(inst: &Inst, f: &FastOp) -> Option<QwordOp> {
     let bits = f.src0_ty.bits();
     let width_mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
     let indirect_src = srcs.iter().any(|s| matches!(s, S64::Indirect(_)));
+    // A single-address destination's address register slot, where its element exists.
+    let dst_slot = dst_indirect.as_ref().filter(|ind| !ind.multi).and_then(|ind| {
+        let var = program.addrs.get(ind.addr.0 as usize)?;
+        (ind.addr_elem < var.num_elts).then(|| var.slot + ind.addr_elem)
+    });
     Some(QwordOp {
         kind,
         srcs,
         mods,
         dst,
         dst_indirect,
+        dst_slot,
         indirect_src,
         width_mask,
         signed0: f.src0_ty.is_signed_int(),
@@ -768,7 +777,10 @@ impl<O: Observer> Ctx<'_, O> {
                 // One lane: read, then written, with no other lane's read to come.
                 let lane = rest.trailing_zeros();
                 let value = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane as usize));
-                return self.write_indirect_lane(dst, lane, value);
+                return match op.dst_slot {
+                    Some(slot) => self.write_indirect_lane_in_slot(dst, slot, lane, value),
+                    None => self.write_indirect_lane(dst, lane, value),
+                };
             }
             let mut values = [0u64; 32];
             while rest != 0 {

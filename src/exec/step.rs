@@ -319,6 +319,7 @@ impl Interpreter {
             surfaces,
             obs,
             scratch: Vec::new(),
+            last_root: std::cell::Cell::new((0, 0)),
         })
     }
 
@@ -833,13 +834,13 @@ impl Plan {
                     [Operand::Pred(d), Operand::Pred(a), Operand::Pred(b)] if inst.op != Opcode::Not => {
                         Plan::PredLogic(inst.op, *d, *a, *b)
                     }
-                    _ => Self::alu_plan(inst),
+                    _ => Self::alu_plan(inst, program),
                 }
             }
             Family::Alu if matches!(inst.op, Opcode::Addc | Opcode::Subb | Opcode::Madw) => {
                 super::qword::compile_carry(inst, program).map_or(Plan::Alu, |c| Plan::Carry(Box::new(c)))
             }
-            Family::Alu => Self::alu_plan(inst),
+            Family::Alu => Self::alu_plan(inst, program),
             Family::Address => super::qword::compile_addr_add(inst, program)
                 .map_or(Plan::Address, |a| Plan::AddrAdd(Box::new(a))),
             Family::Control => BranchOp::compile(inst).map_or(Plan::Control, Plan::Branch),
@@ -862,11 +863,11 @@ impl Plan {
 
     /// The plan of an ALU instruction on registers: an in-place integer form, the f32 form,
     /// or the general ALU.
-    fn alu_plan(inst: &Inst) -> Plan {
+    fn alu_plan(inst: &Inst, program: &Program) -> Plan {
         match super::fast::compile(inst) {
             Some(f) => match super::fast::compile_dword(inst, &f) {
                 Some(d) => Plan::Dword(d),
-                None => super::qword::compile_qword(inst, &f).map_or(Plan::Alu, Plan::Qword),
+                None => super::qword::compile_qword(inst, &f, program).map_or(Plan::Alu, Plan::Qword),
             },
             None => match super::fast_float::compile(inst) {
                 Some(f) => Plan::Float(Box::new(f)),
