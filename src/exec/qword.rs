@@ -914,6 +914,25 @@ impl<O: Observer> Ctx<'_, O> {
         let a = modified(lanes::<L>(grf, &op.srcs[0]), op.mods[0]);
         let b = modified(lanes::<L>(grf, &op.srcs[1]), op.mods[1]);
         let wm = op.width_mask;
+        let enabled = chen & super::control::size_mask(L as u32);
+        if op.kind == Wide::Addc && op.width == 32 && op.dsts.iter().all(|d| (d.size, d.stride) == (4, 1)) {
+            // Dwords into packed dwords (the common case), made as dwords by one loop: lanes
+            // held as qwords, stored in pieces and loaded whole, made the stores below wait.
+            let (mut lo, mut hi) = ([0u32; L], [0u32; L]);
+            for i in 0..L {
+                let sum = u64::from(a[i] as u32) + u64::from(b[i] as u32);
+                (lo[i], hi[i]) = (sum as u32, (sum >> 32) as u32);
+            }
+            if enabled != 0 {
+                for (dst, values) in op.dsts.iter().zip([&lo, &hi]) {
+                    let (at, end) = (dst.base, dst.base + dst.span(L as u32));
+                    self.keep_old(at, end);
+                    fast::store_lanes(&mut self.thread.grf[at as usize..end as usize], values, enabled);
+                    self.report_written(at, end, Region::dst(1), 4, L as u32, enabled);
+                }
+            }
+            return Ok(());
+        }
         let (mut lo, mut hi) = ([0u64; L], [0u64; L]);
         match op.kind {
             // At the destination's width, exactly: the masked sources' sum has at most one
@@ -946,7 +965,6 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             }
         }
-        let enabled = chen & super::control::size_mask(L as u32);
         if enabled == 0 {
             return Ok(());
         }
