@@ -446,6 +446,11 @@ impl<O: Observer> Ctx<'_, O> {
         {
             return false;
         }
+        // No lane enabled: nothing to compute or store (`sel` writes the lanes of the
+        // execution mask whatever its predicate, so it runs).
+        if chen == 0 && op.kind != FloatKind::Sel && matches!(op.en.size(), 8 | 16 | 32) {
+            return true;
+        }
         let keep = cr0 & (1 << 7) != 0;
         let off = op.en.offset();
         match op.en.size() {

@@ -263,7 +263,13 @@ fn run_filled(
             }
         }
     }
-    thread.preds[0] = lcg(&mut s) as u32;
+    // One P0 in four holds no lane or every lane (a predicate that disables every enabled
+    // lane, which `sel` does not follow, is otherwise rare at eight lanes and more).
+    thread.preds[0] = match lcg(&mut s) % 8 {
+        0 => 0,
+        1 => u32::MAX,
+        _ => lcg(&mut s) as u32,
+    };
     thread.preds[1] = lcg(&mut s) as u32;
     let mut machine = Machine { threads: vec![Shared::new(thread)].into(), ..Machine::default() };
     let mut interp = Interpreter::new(program.clone());
