@@ -915,13 +915,30 @@ impl<O: Observer> Ctx<'_, O> {
         let b = modified(lanes::<L>(grf, &op.srcs[1]), op.mods[1]);
         let wm = op.width_mask;
         let enabled = chen & super::control::size_mask(L as u32);
-        if op.kind == Wide::Addc && op.width == 32 && op.dsts.iter().all(|d| (d.size, d.stride) == (4, 1)) {
-            // Dwords into packed dwords (the common case), made as dwords by one loop: lanes
-            // held as qwords, stored in pieces and loaded whole, made the stores below wait.
+        if op.width == 32 && op.dsts.iter().all(|d| (d.size, d.stride) == (4, 1)) {
+            // Into packed dwords (the common case), made as dwords by one loop: lanes held as
+            // qwords, stored in pieces and loaded whole, made the stores below wait.
             let (mut lo, mut hi) = ([0u32; L], [0u32; L]);
-            for i in 0..L {
-                let sum = u64::from(a[i] as u32) + u64::from(b[i] as u32);
-                (lo[i], hi[i]) = (sum as u32, (sum >> 32) as u32);
+            match op.kind {
+                Wide::Addc => {
+                    for i in 0..L {
+                        let sum = u64::from(a[i] as u32) + u64::from(b[i] as u32);
+                        (lo[i], hi[i]) = (sum as u32, (sum >> 32) as u32);
+                    }
+                }
+                Wide::Subb => {
+                    for i in 0..L {
+                        let (x, y) = (a[i] as u32, b[i] as u32);
+                        (lo[i], hi[i]) = (x.wrapping_sub(y), u32::from(x < y));
+                    }
+                }
+                Wide::Madw => {
+                    let c = modified(lanes::<L>(grf, &op.srcs[2]), op.mods[2]);
+                    for i in 0..L {
+                        let full = a[i].wrapping_mul(b[i]).wrapping_add(c[i]);
+                        (lo[i], hi[i]) = (full as u32, (full >> 32) as u32);
+                    }
+                }
             }
             if enabled != 0 {
                 for (dst, values) in op.dsts.iter().zip([&lo, &hi]) {
