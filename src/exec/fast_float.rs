@@ -88,6 +88,8 @@ enum InPlace {
 #[derive(Clone, Debug)]
 pub struct FloatOp {
     kind: FloatKind,
+    /// The instruction's opcode (the one-source math's lane function).
+    opcode: Opcode,
     srcs: [FSrc; 3],
     dst: FDst,
     sat: bool,
@@ -275,7 +277,7 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
     };
     let indirect = indirect.iter().any(Option::is_some).then(|| Box::new(indirect));
     let en = super::step::Enables::new(inst.exec, inst.pred);
-    Some(FloatOp { kind, srcs, dst, sat: inst.sat, need, packed, indirect, en })
+    Some(FloatOp { kind, opcode: inst.op, srcs, dst, sat: inst.sat, need, packed, indirect, en })
 }
 
 /// Whether the rounding mode leaves `kind`'s results as they are: moves, choices, compares,
@@ -435,13 +437,17 @@ fn relation(rel: CondMod, x: f32, y: f32) -> bool {
 impl<O: Observer> Ctx<'_, O> {
     /// The packed form of `op` in place, under channel enables `chen` (EM part `em_part`,
     /// predicate mask `pmask`): false, with nothing done, where `run_float` would take
-    /// another form (a packed op under another rounding mode, a file shorter than its
-    /// operands, no packed form).
+    /// another form (a conversion from an integer under another rounding mode, a file
+    /// shorter than its operands, no packed form).
     #[inline(always)]
     pub(super) fn run_float_in_place(&mut self, op: &FloatOp, chen: u32, em_part: u32, pmask: u32) -> bool {
         let Some(dst) = op.packed else { return false };
         let cr0 = self.cr0();
-        if RoundMode::from_cr0(cr0) != RoundMode::Rne && !exact_in_any_mode(op.kind)
+        // Under another rounding mode (IGC divides integers on Xe with f32 ops under round
+        // toward zero), the ops it changes are rounded lane by lane, conversions apart.
+        let mode = RoundMode::from_cr0(cr0);
+        let directed = (mode != RoundMode::Rne && !exact_in_any_mode(op.kind)).then_some(mode);
+        if directed.is_some() && matches!(op.kind, FloatKind::FromInt(_))
             || op.need as usize > self.thread.grf.len()
         {
             return false;
@@ -454,9 +460,9 @@ impl<O: Observer> Ctx<'_, O> {
         let keep = cr0 & (1 << 7) != 0;
         let off = op.en.offset();
         match op.en.size() {
-            8 => self.run_float_packed::<8>(op, dst, keep, chen, em_part, pmask, off),
-            16 => self.run_float_packed::<16>(op, dst, keep, chen, em_part, pmask, off),
-            32 => self.run_float_packed::<32>(op, dst, keep, chen, em_part, pmask, off),
+            8 => self.run_float_packed::<8>(op, dst, keep, directed, chen, em_part, pmask, off),
+            16 => self.run_float_packed::<16>(op, dst, keep, directed, chen, em_part, pmask, off),
+            32 => self.run_float_packed::<32>(op, dst, keep, directed, chen, em_part, pmask, off),
             _ => return false,
         }
         true
@@ -641,14 +647,16 @@ impl<O: Observer> Ctx<'_, O> {
     /// The in-place form ([`FloatOp::packed`]): `L` lanes read straight from the GRF,
     /// computed, and blended into the destination under the channel enables (`sel`: under
     /// `em_part`, choosing by `pmask`), the write reported as the general path reports it;
-    /// a compare's flags go to its predicate at the mask offset `off`. The caller checked
-    /// the bounds (`need`).
+    /// a compare's flags go to its predicate at the mask offset `off`. Under `directed`,
+    /// a rounding mode other than to nearest, each lane is rounded as the general path
+    /// rounds it. The caller checked the bounds (`need`).
     #[allow(clippy::too_many_arguments)]
     fn run_float_packed<const L: usize>(
         &mut self,
         op: &FloatOp,
         dst: InPlace,
         keep: bool,
+        directed: Option<RoundMode>,
         chen: u32,
         em_part: u32,
         pmask: u32,
@@ -689,6 +697,11 @@ impl<O: Observer> Ctx<'_, O> {
                 }
                 lanes!(|i| result(v[i], sat, keep))
             }};
+        }
+        if let Some(mode) = directed {
+            // Each lane as the general f32 path rounds it under `mode`.
+            let c = if op.kind == K::Mad { packed_lanes::<L>(grf, &op.srcs[2], keep) } else { [0.0; L] };
+            return lanes!(|i| rounded(op.kind, op.opcode, [a[i], b[i], c[i]], mode, sat, keep));
         }
         match op.kind {
             K::Add => arith!(|i| a[i] + b[i], [a[i], b[i], 0.0]),
