@@ -598,7 +598,7 @@ impl<O: Observer> Ctx<'_, O> {
             kind if directed => {
                 let [a, b, c] = [0, 1, 2].map(|i| f32_lanes(&raw[i], mods[i], keep, n));
                 for (l, o) in r.iter_mut().enumerate().take(n) {
-                    *o = rounded(kind, inst.op, [a[l], b[l], c[l]], mode, sat, keep);
+                    *o = directed_f32(kind, inst.op, [a[l], b[l], c[l]], mode, sat, keep);
                 }
             }
             kind => {
@@ -701,7 +701,7 @@ impl<O: Observer> Ctx<'_, O> {
         if let Some(mode) = directed {
             // Each lane as the general f32 path rounds it under `mode`.
             let c = if op.kind == K::Mad { packed_lanes::<L>(grf, &op.srcs[2], keep) } else { [0.0; L] };
-            return lanes!(|i| rounded(op.kind, op.opcode, [a[i], b[i], c[i]], mode, sat, keep));
+            return lanes!(|i| directed_f32(op.kind, op.opcode, [a[i], b[i], c[i]], mode, sat, keep));
         }
         match op.kind {
             K::Add => arith!(|i| a[i] + b[i], [a[i], b[i], 0.0]),
@@ -898,6 +898,51 @@ fn rounded(kind: FloatKind, op: Opcode, s: [f32; 3], mode: RoundMode, sat: bool,
     };
     let r = math::first_nan(r, [x, y, z].into_iter().take(nan_from));
     super::alu::round_lane(convert::F32, r, sat, mode, keep) as u32
+}
+
+/// [`rounded`], for add, mul and mad with a normal result and no saturation, by stepping
+/// the nearest f32 one unit toward the mode's side where it lies on the other side of the
+/// exact value (the sum or product in f64 and the sign of its residual, which the nearest
+/// f64 cannot cross: an f32 between it and the exact value would be nearer). Zero,
+/// subnormal, infinite and NaN results, and the other ops, go through [`rounded`].
+#[inline(always)]
+fn directed_f32(kind: FloatKind, op: Opcode, s: [f32; 3], mode: RoundMode, sat: bool, keep: bool) -> u32 {
+    use super::math;
+    let [x, y, z] = s.map(wide);
+    let (v, e) = match kind {
+        FloatKind::Add => math::two_sum(x, y),
+        FloatKind::Mul => math::two_prod(x, y),
+        FloatKind::Mad => math::fused(x, y, z),
+        _ => return rounded(kind, op, s, mode, sat, keep),
+    };
+    let r = v as f32;
+    if sat || !r.is_normal() {
+        return rounded(kind, op, s, mode, sat, keep);
+    }
+    // Where the nearest f32 lies against the exact value v + residual.
+    let rd = f64::from(r);
+    let (above, below) = if rd == v { (e < 0, e > 0) } else { (rd > v, rd < v) };
+    let (bits, positive) = (r.to_bits(), r > 0.0);
+    let bits = match mode {
+        RoundMode::Rne => bits,
+        RoundMode::Rtz if positive && above || !positive && below => bits - 1,
+        RoundMode::Ru if below => {
+            if positive {
+                bits + 1
+            } else {
+                bits - 1
+            }
+        }
+        RoundMode::Rd if above => {
+            if positive {
+                bits - 1
+            } else {
+                bits + 1
+            }
+        }
+        _ => bits,
+    };
+    convert::flush_out(convert::F32, u64::from(bits), keep) as u32
 }
 
 /// An f32 converted to integer type `ty`: `as` truncates toward zero, saturates and maps NaN
