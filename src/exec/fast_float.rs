@@ -801,11 +801,9 @@ impl<O: Observer> Ctx<'_, O> {
     /// as the general path reports it.
     #[inline(always)]
     fn put_packed<const L: usize>(&mut self, dst: InPlace, r: &[u32; L], enabled: u32) {
-        let InPlace::Reg(dst) = dst else { return };
-        let at = dst as usize;
-        self.keep_old(dst, dst + 4 * L as u32);
-        super::fast::store_lanes(&mut self.thread.grf[at..at + 4 * L], r, enabled);
-        self.report_written(dst, dst + 4 * L as u32, Region::dst(1), 4, L as u32, enabled);
+        if let InPlace::Reg(dst) = dst {
+            self.put_dwords(dst, r, enabled);
+        }
     }
 }
 

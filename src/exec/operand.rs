@@ -140,7 +140,7 @@ impl<O: Observer> Ctx<'_, O> {
         let mut root = Root::default();
         let mut furthest = 0;
         for (lane, at) in out[..n].iter_mut().enumerate() {
-            *at = self.lane_address(ind, index, lane as u32, &mut root)?;
+            *at = self.lane_address(ind, index, lane as u32, &mut root, None)?;
             furthest = furthest.max(u64::from(*at) + u64::from(size));
         }
         // Every variable lies in the file; a file shorter than its variables fails here,
@@ -201,7 +201,8 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// [`Ctx::indirect_address`] of one lane, with no lookup of the variable its address
-    /// falls in when that is `root`'s (which it updates).
+    /// falls in when that is `root`'s (which it updates). `slot` is a single-address
+    /// operand's address register slot where it was found when its op was made.
     #[inline(always)]
     fn lane_address(
         &self,
@@ -209,13 +210,23 @@ impl<O: Observer> Ctx<'_, O> {
         index: usize,
         lane: u32,
         root: &mut Root,
+        slot: Option<u32>,
     ) -> Result<u32, FaultKind> {
         let size = ind.ty.size();
         let (row_elem, element) = indirect_lane(ind, lane);
         let elem = ind.addr_elem + row_elem;
         if root.elem != i64::from(elem) {
-            let var = self.program.addr(ind.addr);
-            let value = if elem < var.num_elts { self.addr_slot(var.slot + elem) } else { None };
+            let value = match slot {
+                Some(slot) => self.addr_slot(slot),
+                None => {
+                    let var = self.program.addr(ind.addr);
+                    if elem < var.num_elts {
+                        self.addr_slot(var.slot + elem)
+                    } else {
+                        None
+                    }
+                }
+            };
             // Whatever is wrong, as the one-lane check reports it.
             let Some(value) = value else { return self.indirect_address(ind, index, lane) };
             let base = value as i64 + ind.imm_offset as i64;
@@ -239,40 +250,17 @@ impl<O: Observer> Ctx<'_, O> {
         Ok(address as u32)
     }
 
-    /// [`Ctx::write_indirect`] of one lane's `value`.
+    /// [`Ctx::write_indirect`] of one lane's `value` (`slot`: as [`Ctx::lane_address`]
+    /// takes it).
     pub(super) fn write_indirect_lane(
         &mut self,
         ind: &IndirectOperand,
         lane: u32,
         value: u64,
+        slot: Option<u32>,
     ) -> Result<(), FaultKind> {
-        let at = self.lane_address(ind, 0, lane, &mut Root::default())?;
+        let at = self.lane_address(ind, 0, lane, &mut Root::default(), slot)?;
         self.write_grf_elem(at, ind.ty.size(), value)
-    }
-
-    /// [`Ctx::write_indirect_lane`] of a single-address operand whose address element is
-    /// register slot `slot`: the address and the variable it falls in checked as
-    /// [`Ctx::lane_address`] checks them, anything wrong left to it to name.
-    #[inline(always)]
-    pub(super) fn write_indirect_lane_in_slot(
-        &mut self,
-        ind: &IndirectOperand,
-        slot: u32,
-        lane: u32,
-        value: u64,
-    ) -> Result<(), FaultKind> {
-        let size = ind.ty.size();
-        if let Some(addr) = self.addr_slot(slot) {
-            let base = i64::from(addr) + i64::from(ind.imm_offset);
-            let address = base + i64::from(ind.region.element(lane) * size);
-            let inside = |(start, end): (u32, u32)| {
-                i64::from(start) <= address && address + i64::from(size) <= i64::from(end)
-            };
-            if base & (i64::from(size) - 1) == 0 && self.root_at(base).is_some_and(inside) {
-                return self.write_grf_elem(address as u32, size, value);
-            }
-        }
-        self.write_indirect_lane(ind, lane, value)
     }
 
     /// The in-place tiers' write of `values` through indirect destination `ind`: lanes
@@ -301,7 +289,7 @@ impl<O: Observer> Ctx<'_, O> {
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;
-            let at = self.lane_address(ind, 0, lane, &mut root)?;
+            let at = self.lane_address(ind, 0, lane, &mut root, None)?;
             self.write_grf_elem(at, size, values[lane as usize])?;
         }
         Ok(())
@@ -483,6 +471,16 @@ impl<O: Observer> Ctx<'_, O> {
             self.scratch.clear();
             self.scratch.extend_from_slice(&self.thread.grf[at as usize..end as usize]);
         }
+    }
+
+    /// Blends `values` into the packed dwords at GRF `base` under `enabled`, the write
+    /// reported as the general path reports it.
+    #[inline(always)]
+    pub(super) fn put_dwords<const L: usize>(&mut self, base: u32, values: &[u32; L], enabled: u32) {
+        let end = base + 4 * L as u32;
+        self.keep_old(base, end);
+        super::fast::store_lanes(&mut self.thread.grf[base as usize..end as usize], values, enabled);
+        self.report_written(base, end, Region::dst(1), 4, L as u32, enabled);
     }
 
     /// After it: the write reported, as runs of enabled lanes ([`Ctx::report_lane_runs`],

@@ -777,10 +777,7 @@ impl<O: Observer> Ctx<'_, O> {
                 // One lane: read, then written, with no other lane's read to come.
                 let lane = rest.trailing_zeros();
                 let value = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane as usize));
-                return match op.dst_slot {
-                    Some(slot) => self.write_indirect_lane_in_slot(dst, slot, lane, value),
-                    None => self.write_indirect_lane(dst, lane, value),
-                };
+                return self.write_indirect_lane(dst, lane, value, op.dst_slot);
             }
             let mut values = [0u64; 32];
             while rest != 0 {
@@ -941,12 +938,8 @@ impl<O: Observer> Ctx<'_, O> {
                 }
             }
             if enabled != 0 {
-                for (dst, values) in op.dsts.iter().zip([&lo, &hi]) {
-                    let (at, end) = (dst.base, dst.base + dst.span(L as u32));
-                    self.keep_old(at, end);
-                    fast::store_lanes(&mut self.thread.grf[at as usize..end as usize], values, enabled);
-                    self.report_written(at, end, Region::dst(1), 4, L as u32, enabled);
-                }
+                self.put_dwords(op.dsts[0].base, &lo, enabled);
+                self.put_dwords(op.dsts[1].base, &hi, enabled);
             }
             return Ok(());
         }
