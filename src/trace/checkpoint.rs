@@ -4,15 +4,20 @@
 //! A key checkpoint is a clone of the live machine: it shares every thread and page with it,
 //! and the live machine copies a thread on its first write after that: with a key at every
 //! checkpoint, every thread that runs is copied whole at every checkpoint, into fresh pages
-//! (`docs/design-history.md`, session 41). Between keys, a checkpoint is a delta: the live machine's memory
-//! and SLMs as a clone shares them, the key's threads, and a [`ThreadPatch`] for every thread
-//! the live machine copied since the key, holding only the 64-byte units of its registers that
-//! differ from the key's. The live threads then stay the live machine's own until the next key.
-//! A delta that would cost more than a key is not taken (`Checkpoint::delta`): then the
-//! checkpoint is a key, and the next deltas start from it.
+//! (`docs/design-history.md`, session 41). Between keys, a checkpoint is a delta: the live
+//! machine's memory and SLMs as a clone shares them, the key's threads, and the patches of
+//! every delta since the key, each holding, for the threads that changed since the delta
+//! before it, only the 64-byte units of their registers that did; a checkpoint's machine is
+//! the key's with its patches applied in order. To find what changed, the deltas keep each
+//! changed thread as the last checkpoint saw it ([`Deltas`], dropped at the next key). The
+//! live threads stay the live machine's own until the next key. A delta that would cost more
+//! than a key is not taken (`Checkpoint::delta`): then the checkpoint is a key, and the next
+//! deltas start from it.
 
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
+use super::index::FastMap;
 use crate::exec::SchedPos;
 use crate::machine::{Control, Machine, Shared, ThreadState};
 
@@ -32,29 +37,40 @@ const DELTA_LIMIT: usize = 1 << 20;
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
     pub time: u64,
-    /// The machine at `time`, but for the threads `patch` brings there from a key's.
+    /// The machine at `time`, but for the threads `patches` bring there from a key's.
     pub(super) base: Machine,
-    pub(super) patch: Arc<[ThreadPatch]>,
+    /// The patches of the deltas since the key, this one's last: each brings the threads
+    /// from the checkpoint before it to its own (none for a key).
+    pub(super) patches: Vec<Arc<[ThreadPatch]>>,
     pub sched: SchedPos,
+}
+
+/// What the deltas after one key keep: their patches so far, and the threads changed since
+/// the key as the last checkpoint saw them (at most [`DELTA_LIMIT`] bytes of registers).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Deltas {
+    patches: Vec<Arc<[ThreadPatch]>>,
+    seen: FastMap<usize, ThreadState>,
 }
 
 impl Checkpoint {
     /// A key checkpoint of `machine` (a clone: it shares every thread and page).
     pub(super) fn key(time: u64, machine: &Machine, sched: SchedPos) -> Checkpoint {
-        Checkpoint { time, base: machine.clone(), patch: Arc::new([]), sched }
+        Checkpoint { time, base: machine.clone(), patches: Vec::new(), sched }
     }
 
     /// A checkpoint of `machine` at `time` as a delta from `key` (an earlier key checkpoint
-    /// of the same run), the bytes its patches hold and the register bytes of the threads
-    /// changed since `key`; None when a key costs less: those threads hold more than
-    /// [`DELTA_LIMIT`] bytes of registers (each delta compares them all), the patches would
-    /// hold more than `limit` (default: three quarters of those bytes), or the table or a
-    /// thread's files are not the key's size.
+    /// of the same run, whose deltas so far `deltas` holds), the bytes its patch holds and the
+    /// register bytes of the threads changed since `key`; None when a key costs less: those
+    /// threads hold more than [`DELTA_LIMIT`] bytes of registers (each delta compares them
+    /// all), the patch would hold more than `limit` (default: three quarters of those bytes),
+    /// or the table or a thread's files are not the key's size.
     pub(super) fn delta(
         time: u64,
         machine: &Machine,
         sched: SchedPos,
         key: &Checkpoint,
+        deltas: &mut Deltas,
         limit: Option<u64>,
     ) -> Option<(Checkpoint, u64, u64)> {
         if machine.threads.len() != key.base.threads.len() {
@@ -65,15 +81,20 @@ impl Checkpoint {
         if full > DELTA_LIMIT {
             return None;
         }
-        // A thread of a chunk the key had not built is in its start state there: `get`
-        // builds it to compare with.
         let mut patch = Vec::with_capacity(changed.len());
         for (i, live) in changed {
-            let old = key.base.threads.get(i).filter(|k| {
-                (k.grf.len(), k.preds.len(), k.addrs.len())
-                    == (live.grf.len(), live.preds.len(), live.addrs.len())
-            })?;
-            patch.extend(ThreadPatch::new(i, live, old));
+            // A thread no delta has seen changed is the key's there. A thread of a chunk the
+            // key had not built is in its start state: `get` builds it to compare with.
+            let seen = match deltas.seen.get(&i) {
+                Some(seen) => seen,
+                None => key.base.threads.get(i).map(|k| &**k)?,
+            };
+            if (seen.grf.len(), seen.preds.len(), seen.addrs.len())
+                != (live.grf.len(), live.preds.len(), live.addrs.len())
+            {
+                return None;
+            }
+            patch.extend(ThreadPatch::new(i, live, seen));
         }
         let bytes = patch.iter().map(ThreadPatch::bytes).sum();
         // Threads whose registers change all over (tiles loaded anew) make deltas as large
@@ -81,24 +102,43 @@ impl Checkpoint {
         if bytes > limit.unwrap_or(full as u64 * 3 / 4) {
             return None;
         }
+        for p in &patch {
+            let i = p.thread as usize;
+            let seen = match deltas.seen.entry(i) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(key.base.threads.get(i).map(|k| (**k).clone())?),
+            };
+            p.apply_to(seen);
+        }
+        deltas.patches.push(patch.into());
         let mut base = machine.clone();
         base.threads = key.base.threads.clone();
-        Some((Checkpoint { time, base, patch: patch.into(), sched }, bytes, full as u64))
+        Some((Checkpoint { time, base, patches: deltas.patches.clone(), sched }, bytes, full as u64))
     }
 
     /// The machine at the checkpoint's time (sharing every thread and page it can with the
     /// checkpoint and its key).
     pub fn machine(&self) -> Machine {
         let mut machine = self.base.clone();
-        for p in self.patch.iter() {
-            p.apply(&mut machine);
+        // The latest patch first, each unit (and each thread's control and predicates) taken
+        // from the last patch that holds it: a unit that every interval changes is copied
+        // once, not once per delta since the key.
+        let mut taken = FastMap::<u32, Vec<u64>>::default();
+        for p in self.patches.iter().rev().flat_map(|set| set.iter()) {
+            let Some(slot) = machine.threads.get_mut(p.thread as usize) else { continue };
+            let t = Shared::make_mut(slot);
+            let (units, first) = match taken.entry(p.thread) {
+                Entry::Occupied(e) => (e.into_mut(), false),
+                Entry::Vacant(e) => (e.insert(vec![0; t.grf.len().div_ceil(UNIT * 64)]), true),
+            };
+            p.apply_over(t, units, first);
         }
         machine
     }
 
     /// Whether this is a key checkpoint (its own threads, no patch).
     pub fn is_key(&self) -> bool {
-        self.patch.is_empty()
+        self.patches.is_empty()
     }
 
     /// This checkpoint `offset` steps later, its machine (the key's threads, for a delta)
@@ -126,7 +166,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// One thread at a delta checkpoint: its control state, predicates and address registers,
-/// and the register units that differ from its key's.
+/// and the register units that differ from the last checkpoint's.
 #[derive(Clone, Debug)]
 pub(super) struct ThreadPatch {
     thread: u32,
@@ -139,8 +179,8 @@ pub(super) struct ThreadPatch {
 }
 
 impl ThreadPatch {
-    /// The patch that brings thread `thread` from `key` (its files of `live`'s sizes) to
-    /// `live`; None if they agree.
+    /// The patch that brings thread `thread` from `key` (its state at the last checkpoint,
+    /// files of `live`'s sizes) to `live`; None if they agree.
     fn new(thread: usize, live: &ThreadState, key: &ThreadState) -> Option<ThreadPatch> {
         let (mut runs, mut bytes) = (Vec::<(u32, u32)>::new(), Vec::new());
         for (u, (new, old)) in live.grf.chunks(UNIT).zip(key.grf.chunks(UNIT)).enumerate() {
@@ -171,10 +211,8 @@ impl ThreadPatch {
         })
     }
 
-    /// Brings the thread of `machine` (the key's) to the patch's state.
-    fn apply(&self, machine: &mut Machine) {
-        let Some(slot) = machine.threads.get_mut(self.thread as usize) else { return };
-        let t = Shared::make_mut(slot);
+    /// Brings `t` (the thread as the checkpoint before saw it) to the patch's state.
+    fn apply_to(&self, t: &mut ThreadState) {
         t.control.clone_from(&self.control);
         t.preds.copy_from_slice(&self.preds);
         t.addrs.copy_from_slice(&self.addrs);
@@ -182,6 +220,29 @@ impl ThreadPatch {
         for &(at, len) in self.runs.iter() {
             let (at, len) = (at as usize, len as usize);
             t.grf[at..at + len].copy_from_slice(&self.bytes[from..from + len]);
+            from += len;
+        }
+    }
+
+    /// [`ThreadPatch::apply_to`] for the patches of a checkpoint taken latest first: only
+    /// the units not in `taken` (a bit per unit, set here), and the files but for a later
+    /// patch (`first`: none was applied to the thread).
+    fn apply_over(&self, t: &mut ThreadState, taken: &mut [u64], first: bool) {
+        if first {
+            t.control.clone_from(&self.control);
+            t.preds.copy_from_slice(&self.preds);
+            t.addrs.copy_from_slice(&self.addrs);
+        }
+        let mut from = 0;
+        for &(at, len) in self.runs.iter() {
+            let (at, len) = (at as usize, len as usize);
+            for start in (at..at + len).step_by(UNIT) {
+                let (u, end) = (start / UNIT, (start + UNIT).min(at + len));
+                if taken[u / 64] >> (u % 64) & 1 == 0 {
+                    taken[u / 64] |= 1 << (u % 64);
+                    t.grf[start..end].copy_from_slice(&self.bytes[from + start - at..from + end - at]);
+                }
+            }
             from += len;
         }
     }
@@ -237,17 +298,19 @@ mod tests {
     }
 
     /// Checkpoints of a machine whose 16 threads run in turns of four, each turn writing
-    /// `units` units of its threads: deltas while they hold no more than a turn's copies
-    /// cost a key, then a key; every checkpoint gives back the machine it was taken of.
-    fn record(units: usize) -> (Checkpoints, Vec<u64>, Vec<u64>) {
+    /// `units` units of its threads (every `revert`th turn writes them back to zero): deltas
+    /// while one holds no more than a turn's copies cost a key, then a key; every checkpoint
+    /// gives back the machine it was taken of.
+    fn record(units: usize, revert: u64) -> (Checkpoints, Vec<u64>, Vec<u64>) {
         let mut m = machine(16);
         let mut cks = Checkpoints::default();
         (cks.interval, cks.deltas) = (1, true);
         let (mut hashes, mut held) = (Vec::new(), Vec::new());
-        for time in 0..24u64 {
+        for time in 0..40u64 {
             if time > 0 {
                 let turn = ((time - 1) % 4) as u32;
-                run(&mut m, 4 * turn..4 * turn + 4, units, time as u8);
+                let value = if time.is_multiple_of(revert) { 0 } else { time as u8 };
+                run(&mut m, 4 * turn..4 * turn + 4, units, value);
             }
             cks.take(&m, crate::exec::SchedPos::default(), time);
             hashes.push(m.state_hash());
@@ -257,29 +320,41 @@ mod tests {
     }
 
     #[test]
-    fn deltas_hold_what_changed_until_a_key_costs_less() {
-        for units in [2, 40, 64] {
-            let (cks, hashes, held) = record(units);
-            let got: Vec<u64> = cks.list.iter().map(|c| c.machine().state_hash()).collect();
-            assert_eq!(got, hashes, "{units} units a turn");
-            let keys: Vec<u64> = cks.list.iter().filter(|c| c.is_key()).map(|c| c.time).collect();
-            let expected: Vec<u64> = match units {
-                // 128 bytes of 4 KiB: every checkpoint but each 16th is a delta, the 15th
-                // holding all 16 threads.
-                2 => {
-                    assert_eq!(cks.list[15].patch.len(), 16);
-                    // The live machine's copies were counted as the turns made them: the
-                    // key that shares them adds less than one turn's four.
-                    assert!(held[16] - held[15] < 4 * 4096, "{held:?}");
-                    vec![0, 16]
+    fn deltas_hold_what_changed_since_the_last_checkpoint_until_a_key_costs_less() {
+        for revert in [1000, 3, 5] {
+            for units in [2, 40, 64] {
+                let (cks, hashes, held) = record(units, revert);
+                let got: Vec<u64> = cks.list.iter().map(|c| c.machine().state_hash()).collect();
+                assert_eq!(got, hashes, "{units} units a turn, every {revert}th turn back to zero");
+                let keys: Vec<u64> = cks.list.iter().filter(|c| c.is_key()).map(|c| c.time).collect();
+                if units == 64 {
+                    // The whole file: a delta holds more than a key costs (but where a turn
+                    // writes back the zeros its threads had).
+                    if revert > 40 {
+                        assert_eq!(keys, (0..40).collect::<Vec<_>>(), "{units} units a turn");
+                    }
+                    continue;
                 }
-                // Most of the file: the first delta holds one turn's four threads, the second
-                // would hold eight (more than the four copies a key costs): a key.
-                40 => (0..24).step_by(2).collect(),
-                // The whole file: a delta holds more than a key costs.
-                _ => (0..24).collect(),
-            };
-            assert_eq!(keys, expected, "{units} units a turn");
+                // Fewer units: every checkpoint but each 16th is a delta, the 15th patching
+                // in turn each of the 16 threads the key had in their start state.
+                assert_eq!(keys, vec![0, 16, 32], "{units} units a turn, revert {revert}");
+                let last = &cks.list[15];
+                assert_eq!(last.patches.len(), 15);
+                assert!(last.patches.iter().all(|set| set.len() == 4), "{units} units");
+                // A delta holds the four threads of its turn, not what changed since the key:
+                // its bytes do not grow with the threads changed since the key.
+                // (The first four turns also count the live machine's copies of their threads;
+                // a turn back to zero writes fewer units than the others.)
+                let turn = (held[5] - held[4]) as i64;
+                for t in (1..16).filter(|_| revert > 40) {
+                    let delta = (held[t] - held[t - 1]) as i64;
+                    let copies = if t <= 4 { 4 * 4096 } else { 0 };
+                    assert!((delta - copies - turn).abs() < 64, "{units} units: {held:?}");
+                }
+                // The live machine's copies were counted as the turns made them: the key
+                // that shares them adds less than one turn's four.
+                assert!(held[16] - held[15] < 4 * 4096, "{held:?}");
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The recorder: the trace (step records, delta log, indexes) that staged steps are appended
 //! to, the checkpoints, and moving a machine to any recorded time by undoing or redoing deltas.
 
-use super::checkpoint::{Checkpoint, KEY_EVERY};
+use super::checkpoint::{Checkpoint, Deltas, KEY_EVERY};
 use super::controls::ControlTable;
 use super::index::{WriteIndex, SEGMENT};
 use super::layout::{Layout, Owner, WindowLayout};
@@ -302,6 +302,8 @@ pub struct Checkpoints {
 #[derive(Clone, Debug)]
 struct Key {
     checkpoint: Arc<Checkpoint>,
+    /// The deltas taken since.
+    deltas: Deltas,
     /// Checkpoints taken since.
     since: u32,
     /// The register bytes of the threads that ran in the interval after it (the copies it
@@ -313,7 +315,13 @@ struct Key {
 
 impl Key {
     fn new(checkpoint: &Arc<Checkpoint>) -> Key {
-        Key { checkpoint: checkpoint.clone(), since: 0, interval_copies: None, copies_counted: 0 }
+        Key {
+            checkpoint: checkpoint.clone(),
+            deltas: Deltas::default(),
+            since: 0,
+            interval_copies: None,
+            copies_counted: 0,
+        }
     }
 }
 
@@ -747,12 +755,17 @@ impl Checkpoints {
         let deltas = self.deltas;
         let due = self.key.as_mut().filter(|k| deltas && k.since + 1 < KEY_EVERY);
         // Past the first delta, one holds at most what the first cost a key: the copies of the
-        // threads that ran in one interval (deltas repeat what changed since the key in every
-        // thread that ran since, which grows). None where a delta costs more than a key: the
+        // threads that ran in one interval. None where a delta costs more than a key: the
         // next deltas start from this key.
         let delta = due.and_then(|key| {
-            let (ck, patches, full) =
-                Checkpoint::delta(time, machine, sched, &key.checkpoint, key.interval_copies)?;
+            let (ck, patches, full) = Checkpoint::delta(
+                time,
+                machine,
+                sched,
+                &key.checkpoint,
+                &mut key.deltas,
+                key.interval_copies,
+            )?;
             key.interval_copies.get_or_insert(full);
             key.since += 1;
             // The live machine's copies of the threads changed since the key are counted as
