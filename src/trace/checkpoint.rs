@@ -8,7 +8,8 @@
 //! machine's memory and SLMs as a clone shares them, the key's threads, and the patches of
 //! every delta since the key, each holding, for the threads that changed since the delta
 //! before it, only the 64-byte units of their registers that did; a checkpoint's machine is
-//! the key's with its patches applied in order. To find what changed, the deltas keep each
+//! the key's with its patches applied as if in order (each unit from the latest patch that
+//! holds it, copied once). To find what changed, the deltas keep each
 //! changed thread as the last checkpoint saw it ([`Deltas`], dropped at the next key). The
 //! live threads stay the live machine's own until the next key. A delta that would cost more
 //! than a key is not taken (`Checkpoint::delta`): then the checkpoint is a key, and the next
