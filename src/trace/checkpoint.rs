@@ -132,7 +132,7 @@ impl Checkpoint {
                 Entry::Occupied(e) => (e.into_mut(), false),
                 Entry::Vacant(e) => (e.insert(vec![0; t.grf.len().div_ceil(UNIT * 64)]), true),
             };
-            p.apply_over(t, units, first);
+            p.apply_over(t, Some((units, !first)));
         }
         machine
     }
@@ -214,22 +214,15 @@ impl ThreadPatch {
 
     /// Brings `t` (the thread as the checkpoint before saw it) to the patch's state.
     fn apply_to(&self, t: &mut ThreadState) {
-        t.control.clone_from(&self.control);
-        t.preds.copy_from_slice(&self.preds);
-        t.addrs.copy_from_slice(&self.addrs);
-        let mut from = 0;
-        for &(at, len) in self.runs.iter() {
-            let (at, len) = (at as usize, len as usize);
-            t.grf[at..at + len].copy_from_slice(&self.bytes[from..from + len]);
-            from += len;
-        }
+        self.apply_over(t, None);
     }
 
-    /// [`ThreadPatch::apply_to`] for the patches of a checkpoint taken latest first: only
-    /// the units not in `taken` (a bit per unit, set here), and the files but for a later
-    /// patch (`first`: none was applied to the thread).
-    fn apply_over(&self, t: &mut ThreadState, taken: &mut [u64], first: bool) {
-        if first {
+    /// Brings `t` to the patch's state where a checkpoint's patches are applied latest first
+    /// (`later`: the units the later ones set, a bit per unit, and whether one set the
+    /// thread's files): only what no later patch set, its units marked.
+    fn apply_over(&self, t: &mut ThreadState, later: Option<(&mut [u64], bool)>) {
+        let (mut taken, files_set) = later.map_or((None, false), |(units, files)| (Some(units), files));
+        if !files_set {
             t.control.clone_from(&self.control);
             t.preds.copy_from_slice(&self.preds);
             t.addrs.copy_from_slice(&self.addrs);
@@ -239,10 +232,13 @@ impl ThreadPatch {
             let (at, len) = (at as usize, len as usize);
             for start in (at..at + len).step_by(UNIT) {
                 let (u, end) = (start / UNIT, (start + UNIT).min(at + len));
-                if taken[u / 64] >> (u % 64) & 1 == 0 {
+                if let Some(taken) = taken.as_deref_mut() {
+                    if taken[u / 64] >> (u % 64) & 1 != 0 {
+                        continue;
+                    }
                     taken[u / 64] |= 1 << (u % 64);
-                    t.grf[start..end].copy_from_slice(&self.bytes[from + start - at..from + end - at]);
                 }
+                t.grf[start..end].copy_from_slice(&self.bytes[from + start - at..from + end - at]);
             }
             from += len;
         }
