@@ -280,7 +280,7 @@ impl Default for Trace {
     }
 }
 
-/// Machines at recorded times, `interval` steps apart: keys, and deltas from the last key
+/// Machines at recorded times, `interval` steps apart: keys, and deltas after the last key
 /// (`checkpoint.rs`).
 #[derive(Clone, Debug, Default)]
 pub struct Checkpoints {
