@@ -920,24 +920,13 @@ fn directed_f32(kind: FloatKind, op: Opcode, s: [f32; 3], mode: RoundMode, sat: 
     // Where the nearest f32 lies against the exact value v + residual.
     let rd = f64::from(r);
     let (above, below) = if rd == v { (e < 0, e > 0) } else { (rd > v, rd < v) };
+    // The next f32 up or down in value: its bits one away, by the sign.
     let (bits, positive) = (r.to_bits(), r > 0.0);
+    let step = |up: bool| if up == positive { bits + 1 } else { bits - 1 };
     let bits = match mode {
-        RoundMode::Rne => bits,
         RoundMode::Rtz if positive && above || !positive && below => bits - 1,
-        RoundMode::Ru if below => {
-            if positive {
-                bits + 1
-            } else {
-                bits - 1
-            }
-        }
-        RoundMode::Rd if above => {
-            if positive {
-                bits - 1
-            } else {
-                bits + 1
-            }
-        }
+        RoundMode::Ru if below => step(true),
+        RoundMode::Rd if above => step(false),
         _ => bits,
     };
     convert::flush_out(convert::F32, u64::from(bits), keep) as u32
