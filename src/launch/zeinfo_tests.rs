@@ -242,4 +242,5 @@ fn impossible_simd_and_slm_sizes_are_launch_errors() {
         };
         assert!(e.contains(expect), "{name}: {e}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -477,8 +477,7 @@ fn watch_conditions_test_the_value_after_the_access() {
 /// refuses files that source themselves past a depth.
 #[test]
 fn source_runs_a_files_commands_as_typed() {
-    let dir = std::env::temp_dir().join(format!("vdb-source-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = super::golden::scratch("source");
     let lines = ["# a setup", "break $29 if V0056(0,0)<0;1,0> == 3", "", "continue", "thread 2", "rstep 4"];
     let setup = dir.join("setup.vdb");
     std::fs::write(&setup, lines.join("\n")).expect("write");

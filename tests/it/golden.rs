@@ -10,9 +10,10 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
-/// A unique scratch folder for one test's outputs.
+/// A scratch folder for one test's outputs, emptied first: under the target folder's `tmp/`
+/// (Cargo's for integration tests), so runs reuse it rather than leave folders behind.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vdb-test-{}-{name}", std::process::id()));
+    let dir = root().join(env!("CARGO_TARGET_TMPDIR")).join(format!("it-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir

@@ -194,8 +194,7 @@ fn compare_finds_the_differing_elements_and_their_writers() {
     for &i in &changed {
         bad[4 * i + 1] ^= 0x10;
     }
-    let dir = std::env::temp_dir().join(format!("vdb-compare-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = super::golden::scratch("compare");
     let file = dir.join("bad.bin");
     std::fs::write(&file, &bad).expect("write");
     let r = cmd(&mut s, &format!("compare/dw out {}", file.display())).fields;
@@ -244,8 +243,7 @@ fn compare_tolerates_float_differences_in_ulps() {
     let (_, base, size) = s.buffers.iter().find(|(n, _, _)| n == "arg2").cloned().expect("arg2");
     let mut own = vec![0u8; size as usize];
     s.read_memory(vdb::machine::MemSpace::Svm, base, &mut own).expect("read");
-    let dir = std::env::temp_dir().join(format!("vdb-ulp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = super::golden::scratch("ulp");
     let file = dir.join("moved.bin");
     let moved = [5usize, 17, 200];
     for k in [1u32, 3] {

@@ -17,8 +17,10 @@ fn vdb(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A scratch folder for one test, emptied first: under the target folder's `tmp/` (Cargo's
+/// for integration tests), so runs reuse it rather than leave folders behind.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vdb-cli-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     dir

@@ -45,8 +45,10 @@ fn ready(test: &str) -> bool {
     false
 }
 
+/// A fresh folder for one test, under the target folder's `tmp/` (Cargo's for integration
+/// tests), so runs reuse it rather than leave folders behind.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vdb-record-test-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("record-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir

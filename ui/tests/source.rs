@@ -58,17 +58,24 @@ fn have_ocloc() -> bool {
     false
 }
 
-/// A fresh folder for one test's outputs.
+/// A fresh folder for one test's outputs, under the target folder's `tmp/` (Cargo's for
+/// integration tests), so runs reuse it rather than leave folders behind.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vdb-source-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("source-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     dir
 }
 
-/// The build cache the tests of this process share (a test of the cache has its own).
+/// The build cache the tests of this process share (a test of the cache has its own),
+/// emptied when the process first asks for it.
 fn shared_cache() -> PathBuf {
-    std::env::temp_dir().join(format!("vdb-source-{}-shared-cache", std::process::id()))
+    static EMPTIED: Once = Once::new();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("source-shared-cache");
+    EMPTIED.call_once(|| {
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+    dir
 }
 
 struct Run {

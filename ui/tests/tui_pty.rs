@@ -160,7 +160,7 @@ fn step_forward_back_command_and_quit_in_a_real_terminal() {
 /// `continue`, whose stop the status bar shows before any key is pressed.
 #[test]
 fn command_files_run_when_the_debugger_opens() {
-    let dir = std::env::temp_dir().join(format!("vdb-pty-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pty-setup");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let script = dir.join("setup.vdb");
     std::fs::write(&script, "# stop where lanes rejoin\nbreak $13\ncontinue\n").expect("script");
@@ -196,7 +196,7 @@ LOOP:
 /// recorded (the progress line gone), and a second `q` quits.
 #[test]
 fn q_or_ctrl_c_stops_a_long_movement() {
-    let dir = std::env::temp_dir().join(format!("vdb-pty-spin-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pty-spin");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let kernel = dir.join("spin.visaasm");
     std::fs::write(&kernel, SPIN).expect("kernel");

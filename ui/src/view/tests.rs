@@ -504,6 +504,7 @@ fn the_status_bar_names_the_limit_that_ended_a_run() {
     launch["step_limit"] = serde_json::json!(20);
     std::fs::write(dir.join("l.json"), launch.to_string()).expect("write");
     let loaded = vdb::launch::raw::load(&dir.join("l.json")).expect("launch");
+    let _ = std::fs::remove_dir_all(&dir);
     let mut app = App::new(vdb::session::Session::new(loaded), Keymap::default(), true);
     app.update(Action::Continue);
     let bar = |app: &App| {
