@@ -1,6 +1,7 @@
 //! The float tier: f32 instructions compiled once, when the interpreter is built, into a
 //! [`FloatOp`] (sources resolved to per-lane GRF byte offsets or a splat, the operation and
-//! the conversion chosen), and run on native f32 lanes: add, mul, mad, div, pow, min/max,
+//! the conversion chosen; a packed op's lane work a function specialised for its kind and
+//! exec size), and run on native f32 lanes: add, mul, mad, div, pow, min/max,
 //! sel, cmp, mov between f32 and integers, and the one-source math
 //! (inv, log, exp, sqrt, rsqrt, sin, cos, frc, rnd*).
 //!
@@ -97,8 +98,9 @@ pub struct FloatOp {
     need: u32,
     /// For an op on f32 values only (every kind but the conversions) of 8, 16 or 32 lanes,
     /// from packed, scalar or immediate sources into packed f32 or a predicate: the in-place
-    /// form ([`Ctx::run_float_packed`]).
-    packed: Option<InPlace>,
+    /// form ([`Ctx::run_float_packed`]), with its lane work specialised for its kind and exec
+    /// size ([`float_kernel`]).
+    packed: Option<(InPlace, FloatKernel)>,
     /// The sources read through address registers, by position (their `srcs` entries are
     /// gathers whose lanes' offsets are found, and checked, when the op runs).
     indirect: Option<Box<[Option<IndirectOperand>; 3]>>,
@@ -275,6 +277,7 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
         (_, FDst::Pred(p)) => Some(InPlace::Pred(*p)),
         _ => None,
     };
+    let packed = packed.and_then(|dst| Some((dst, kernel_for(kind, n)?)));
     let indirect = indirect.iter().any(Option::is_some).then(|| Box::new(indirect));
     let en = super::step::Enables::new(inst.exec, inst.pred);
     Some(FloatOp { kind, opcode: inst.op, srcs, dst, sat: inst.sat, need, packed, indirect, en })
@@ -441,7 +444,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// shorter than its operands, no packed form).
     #[inline(always)]
     pub(super) fn run_float_in_place(&mut self, op: &FloatOp, chen: u32, em_part: u32, pmask: u32) -> bool {
-        let Some(dst) = op.packed else { return false };
+        let Some(packed) = op.packed else { return false };
         let cr0 = self.cr0();
         // Under another rounding mode (IGC divides integers on Xe with f32 ops under round
         // toward zero), the ops it changes are rounded lane by lane, conversions apart.
@@ -460,9 +463,9 @@ impl<O: Observer> Ctx<'_, O> {
         let keep = cr0 & (1 << 7) != 0;
         let off = op.en.offset();
         match op.en.size() {
-            8 => self.run_float_packed::<8>(op, dst, keep, directed, chen, em_part, pmask, off),
-            16 => self.run_float_packed::<16>(op, dst, keep, directed, chen, em_part, pmask, off),
-            32 => self.run_float_packed::<32>(op, dst, keep, directed, chen, em_part, pmask, off),
+            8 => self.run_float_packed::<8>(op, packed, keep, directed, chen, em_part, pmask, off),
+            16 => self.run_float_packed::<16>(op, packed, keep, directed, chen, em_part, pmask, off),
+            32 => self.run_float_packed::<32>(op, packed, keep, directed, chen, em_part, pmask, off),
             _ => return false,
         }
         true
@@ -644,17 +647,16 @@ impl<O: Observer> Ctx<'_, O> {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    /// The in-place form ([`FloatOp::packed`]): `L` lanes read straight from the GRF,
-    /// computed, and blended into the destination under the channel enables (`sel`: under
-    /// `em_part`, choosing by `pmask`), the write reported as the general path reports it;
-    /// a compare's flags go to its predicate at the mask offset `off`. Under `directed`,
-    /// a rounding mode other than to nearest, each lane is rounded as the general path
-    /// rounds it. The caller checked the bounds (`need`).
+    /// The in-place form ([`FloatOp::packed`]): the op's kernel reads its `L` lanes straight
+    /// from the GRF, computes them and blends them into the destination, and the write is
+    /// reported as the general path reports it; a compare's flags go to its predicate at the
+    /// mask offset `off`. Under `directed`, a rounding mode other than to nearest, each lane
+    /// is rounded as the general path rounds it. The caller checked the bounds (`need`).
     #[allow(clippy::too_many_arguments)]
     fn run_float_packed<const L: usize>(
         &mut self,
         op: &FloatOp,
-        dst: InPlace,
+        (dst, kernel): (InPlace, FloatKernel),
         keep: bool,
         directed: Option<RoundMode>,
         chen: u32,
@@ -662,147 +664,256 @@ impl<O: Observer> Ctx<'_, O> {
         pmask: u32,
         off: u32,
     ) {
-        use FloatKind as K;
-        let grf = &self.thread.grf;
-        let sat = op.sat;
-        let a = packed_lanes::<L>(grf, &op.srcs[0], keep);
-        let b = if arity(op.kind) > 1 { packed_lanes::<L>(grf, &op.srcs[1], keep) } else { [0.0; L] };
-        let enabled = chen & super::control::size_mask(L as u32);
-        // Each arm computes its lanes and stores them itself, rather than all arms meeting
-        // after the match with their lanes passed through the stack.
-        macro_rules! lanes {
-            (|$i:ident| $e:expr) => {
-                lanes!(enabled, |$i| $e)
-            };
-            ($enabled:expr, |$i:ident| $e:expr) => {{
-                let mut r = [0u32; L];
-                for $i in 0..L {
-                    r[$i] = $e;
-                }
-                self.put_packed(dst, &r, $enabled)
-            }};
-        }
-        // The arithmetic: every lane computed, then, only where a lane came out NaN, each
-        // NaN lane given its first NaN source's NaN (a NaN is rare; the check is one compare).
-        macro_rules! arith {
-            (|$i:ident| $e:expr, $srcs:expr) => {{
-                let mut v = [0f32; L];
-                for $i in 0..L {
-                    v[$i] = $e;
-                }
-                if v.iter().fold(false, |any, x| any | x.is_nan()) {
-                    for $i in 0..L {
-                        v[$i] = first_nan(v[$i], $srcs);
-                    }
-                }
-                lanes!(|i| result(v[i], sat, keep))
-            }};
-        }
+        let size_mask = super::control::size_mask(L as u32);
         if let Some(mode) = directed {
-            // Each lane as the general f32 path rounds it under `mode`.
-            let c = if op.kind == K::Mad { packed_lanes::<L>(grf, &op.srcs[2], keep) } else { [0.0; L] };
-            return lanes!(|i| directed_f32(op.kind, op.opcode, [a[i], b[i], c[i]], mode, sat, keep));
+            // Only ops with an f32 destination are rounded.
+            let InPlace::Reg(base) = dst else { return };
+            let grf = &self.thread.grf;
+            let [a, b, c] = [0, 1, 2].map(|k| {
+                if k < arity(op.kind) {
+                    packed_lanes::<L>(grf, &op.srcs[k], keep)
+                } else {
+                    [0.0; L]
+                }
+            });
+            let mut r = [0u32; L];
+            for i in 0..L {
+                r[i] = directed_f32(op.kind, op.opcode, [a[i], b[i], c[i]], mode, op.sat, keep);
+            }
+            return self.put_dwords(base, &r, chen & size_mask);
         }
-        match op.kind {
-            K::Add => arith!(|i| a[i] + b[i], [a[i], b[i], 0.0]),
-            K::Mul => arith!(|i| a[i] * b[i], [a[i], b[i], 0.0]),
-            K::Mad => {
-                let c = packed_lanes::<L>(grf, &op.srcs[2], keep);
-                arith!(|i| a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]])
-            }
-            // DIV.md: x · INV(y), the inverse rounded to f32 first.
-            K::Div => arith!(|i| a[i] * (1.0 / b[i]), [a[i], b[i], 0.0]),
-            K::Pow => lanes!(|i| result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep)),
-            K::Cmp(rel) => {
-                // The floats' own operators: NaN unordered, so only `ne` holds; -0 == +0.
-                let flags = super::fast::compare_lanes(&a, &b, rel);
-                match dst {
-                    InPlace::Pred(p) => self.write_pred(p, enabled << off, flags << off),
-                    InPlace::Reg(_) | InPlace::Int { .. } => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),
+        let enabled = if op.kind == FloatKind::Sel { em_part } else { chen } & size_mask;
+        let (first, end, region, size) = match dst {
+            InPlace::Pred(p) => {
+                if let Some(flags) = kernel(&mut self.thread.grf, op, keep, chen, em_part, pmask) {
+                    self.write_pred(p, enabled << off, flags << off);
                 }
+                return;
             }
-            K::Mov | K::Sel | K::Min | K::Max => {
-                let (first, enabled) = match op.kind {
-                    K::Mov => (u32::MAX, enabled),
-                    K::Sel => (pmask, em_part & super::control::size_mask(L as u32)),
-                    _ => {
-                        let mut take = 0u32;
-                        for i in 0..L {
-                            take |= (takes_first(a[i], b[i], op.kind == K::Max) as u32) << i;
-                        }
-                        (take, enabled)
-                    }
-                };
-                // The chosen source moves by `mov`'s rule: its bits unchanged without a
-                // modifier or saturation, else converted (flushed, quieted, saturated).
-                let raw = [packed_raw::<L>(grf, &op.srcs[0]), packed_raw::<L>(grf, &op.srcs[1])];
-                let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
-                if mods == [SrcMod::None; 2] && !sat {
-                    // Bits unchanged: a blend of the two sources (decided once, not per lane).
-                    return lanes!(enabled, |i| if first >> i & 1 != 0 { raw[0][i] } else { raw[1][i] });
-                }
-                lanes!(enabled, |i| {
-                    let s = usize::from(first >> i & 1 == 0);
-                    let bits = raw[s][i];
-                    if mods[s] == SrcMod::None && !sat {
-                        bits
-                    } else {
-                        result(value(bits, mods[s], keep), sat, keep)
-                    }
-                })
+            InPlace::Reg(base) => (base, base + 4 * L as u32, Region::dst(1), 4),
+            InPlace::Int { base, size, stride } => {
+                (base, base + size * (stride * (L as u32 - 1) + 1), Region::dst(stride as u8), size)
             }
-            K::Inv => lanes!(|i| result(1.0 / a[i], sat, keep)),
-            K::Sqrt => lanes!(|i| result(a[i].sqrt(), sat, keep)),
-            K::Log => lanes!(|i| result(via_f64(a[i], f64::log2), sat, keep)),
-            K::Exp => lanes!(|i| result(via_f64(a[i], f64::exp2), sat, keep)),
-            K::Rsqrt => lanes!(|i| result(via_f64(a[i], |v| 1.0 / v.sqrt()), sat, keep)),
-            K::Sin => lanes!(|i| result(via_f64(a[i], f64::sin), sat, keep)),
-            K::Cos => lanes!(|i| result(via_f64(a[i], f64::cos), sat, keep)),
-            K::Frc => lanes!(|i| result(a[i] - a[i].floor(), sat, keep)),
-            K::Rndd => lanes!(|i| result(a[i].floor(), sat, keep)),
-            K::Rndu => lanes!(|i| result(a[i].ceil(), sat, keep)),
-            K::Rnde => lanes!(|i| result(a[i].round_ties_even(), sat, keep)),
-            K::Rndz => lanes!(|i| result(a[i].trunc(), sat, keep)),
-            K::FromInt(ty) => {
-                // At most 32 bits: a modified value is within ±2^32, exact in i64.
-                let v = packed_ints::<L>(grf, &op.srcs[0], ty);
-                let m = modifier(&op.srcs[0]);
-                lanes!(|i| result(with_mod(v[i], m) as f32, sat, keep))
-            }
-            K::ToInt(ty) => {
-                let InPlace::Int { base, size, stride } = dst else { return };
-                let mut values = [0u64; L];
-                for i in 0..L {
-                    values[i] = to_int(ty, a[i]);
-                }
-                self.put_ints(base, size, stride, &values, enabled)
-            }
+        };
+        self.keep_old(first, end);
+        kernel(&mut self.thread.grf, op, keep, chen, em_part, pmask);
+        self.report_written(first, end, region, size, L as u32, enabled);
+    }
+}
+
+/// A packed f32 op's lane work, compiled once per kind and exec size ([`float_kernel`]):
+/// (GRF, op, denormals kept, chen, em_part, pmask), a compare's flags when its destination is
+/// a predicate.
+type FloatKernel = fn(&mut [u8], &FloatOp, bool, u32, u32, u32) -> Option<u32>;
+
+/// The kinds a [`FloatKernel`] is specialised for, by code (the index here); a kind's
+/// operand (a compare's relation, a conversion's integer type) is read from the op.
+const KINDS: [FloatKind; 24] = {
+    use FloatKind as F;
+    [
+        F::Mov,
+        F::FromInt(DataType::D),
+        F::ToInt(DataType::D),
+        F::Add,
+        F::Mul,
+        F::Mad,
+        F::Div,
+        F::Pow,
+        F::Min,
+        F::Max,
+        F::Sel,
+        F::Cmp(CondMod::Eq),
+        F::Inv,
+        F::Log,
+        F::Exp,
+        F::Sqrt,
+        F::Rsqrt,
+        F::Sin,
+        F::Cos,
+        F::Frc,
+        F::Rndd,
+        F::Rndu,
+        F::Rnde,
+        F::Rndz,
+    ]
+};
+
+/// The kernel of `kind` on `n` lanes (8, 16 or 32).
+fn kernel_for(kind: FloatKind, n: u32) -> Option<FloatKernel> {
+    fn sized<const K: u8>(n: u32) -> Option<FloatKernel> {
+        match n {
+            8 => Some(float_kernel::<8, K>),
+            16 => Some(float_kernel::<16, K>),
+            32 => Some(float_kernel::<32, K>),
+            _ => None,
         }
     }
-
-    /// Stores the low `size` bytes of each of `values` under `enabled`, lane i at `base + i ·
-    /// size · stride`, the write reported as the general path reports it.
-    #[inline(always)]
-    fn put_ints<const L: usize>(
-        &mut self,
-        base: u32,
-        size: u32,
-        stride: u32,
-        values: &[u64; L],
-        enabled: u32,
-    ) {
-        let (at, span) = (base as usize, (size * (stride * (L as u32 - 1) + 1)) as usize);
-        self.keep_old(base, base + span as u32);
-        super::qword::store_elements(&mut self.thread.grf[at..at + span], values, enabled, size, stride);
-        self.report_written(base, base + span as u32, Region::dst(stride as u8), size, L as u32, enabled);
+    let code = KINDS.iter().position(|k| std::mem::discriminant(k) == std::mem::discriminant(&kind))?;
+    macro_rules! by_code {
+        ($($c:literal)*) => {
+            match code {
+                $($c => sized::<$c>(n),)*
+                _ => sized::<23>(n),
+            }
+        };
     }
+    by_code!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22)
+}
 
-    /// Blends `r` into the packed f32 destination `dst` under `enabled`, the write reported
-    /// as the general path reports it.
-    #[inline(always)]
-    fn put_packed<const L: usize>(&mut self, dst: InPlace, r: &[u32; L], enabled: u32) {
-        if let InPlace::Reg(dst) = dst {
-            self.put_dwords(dst, r, enabled);
+/// The lane work of a packed f32 op of kind `KINDS[K]` on `L` lanes: its sources read from
+/// the GRF (flushed, modified), its lanes computed and blended into its destination under
+/// the channel enables (`sel`: under `em_part`, choosing by `pmask`). A compare into a
+/// predicate returns its flags instead.
+fn float_kernel<const L: usize, const K: u8>(
+    grf: &mut [u8],
+    op: &FloatOp,
+    keep: bool,
+    chen: u32,
+    em_part: u32,
+    pmask: u32,
+) -> Option<u32> {
+    use FloatKind as F;
+    let (sat, (dst, _)) = (op.sat, op.packed?);
+    let enabled = chen & super::control::size_mask(L as u32);
+    macro_rules! src {
+        ($k:expr) => {
+            packed_lanes::<L>(grf, &op.srcs[$k], keep)
+        };
+    }
+    // Each arm computes its lanes and stores them itself.
+    macro_rules! lanes {
+        (|$i:ident| $e:expr) => {
+            lanes!(enabled, |$i| $e)
+        };
+        ($enabled:expr, |$i:ident| $e:expr) => {{
+            let mut r = [0u32; L];
+            for $i in 0..L {
+                r[$i] = $e;
+            }
+            if let InPlace::Reg(base) = dst {
+                let base = base as usize;
+                super::fast::store_lanes(&mut grf[base..base + 4 * L], &r, $enabled);
+            }
+            None
+        }};
+    }
+    // The arithmetic: every lane computed, then, only where a lane came out NaN, each
+    // NaN lane given its first NaN source's NaN (a NaN is rare; the check is one compare).
+    macro_rules! arith {
+        (|$i:ident| $e:expr, $srcs:expr) => {{
+            let mut v = [0f32; L];
+            for $i in 0..L {
+                v[$i] = $e;
+            }
+            if v.iter().fold(false, |any, x| any | x.is_nan()) {
+                for $i in 0..L {
+                    v[$i] = first_nan(v[$i], $srcs);
+                }
+            }
+            lanes!(|i| result(v[i], sat, keep))
+        }};
+    }
+    // The one-source math: each lane computed from its source.
+    macro_rules! unary {
+        (|$x:ident| $e:expr) => {{
+            let a = src!(0);
+            lanes!(|i| {
+                let $x = a[i];
+                result($e, sat, keep)
+            })
+        }};
+    }
+    match const { KINDS[K as usize] } {
+        F::Add => {
+            let (a, b) = (src!(0), src!(1));
+            arith!(|i| a[i] + b[i], [a[i], b[i], 0.0])
+        }
+        F::Mul => {
+            let (a, b) = (src!(0), src!(1));
+            arith!(|i| a[i] * b[i], [a[i], b[i], 0.0])
+        }
+        F::Mad => {
+            let (a, b, c) = (src!(0), src!(1), src!(2));
+            arith!(|i| a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]])
+        }
+        // DIV.md: x · INV(y), the inverse rounded to f32 first.
+        F::Div => {
+            let (a, b) = (src!(0), src!(1));
+            arith!(|i| a[i] * (1.0 / b[i]), [a[i], b[i], 0.0])
+        }
+        F::Pow => {
+            let (a, b) = (src!(0), src!(1));
+            lanes!(|i| result(wide(a[i]).powf(wide(b[i])) as f32, sat, keep))
+        }
+        F::Cmp(_) => {
+            let F::Cmp(rel) = op.kind else { return None };
+            // The floats' own operators: NaN unordered, so only `ne` holds; -0 == +0.
+            let flags = super::fast::compare_lanes(&src!(0), &src!(1), rel);
+            match dst {
+                InPlace::Pred(_) => Some(flags),
+                InPlace::Reg(_) | InPlace::Int { .. } => lanes!(|i| 0u32.wrapping_sub(flags >> i & 1)),
+            }
+        }
+        F::Mov | F::Sel | F::Min | F::Max => {
+            let (first, enabled) = match op.kind {
+                F::Mov => (u32::MAX, enabled),
+                F::Sel => (pmask, em_part & super::control::size_mask(L as u32)),
+                _ => {
+                    let (a, b) = (src!(0), src!(1));
+                    let mut take = 0u32;
+                    for i in 0..L {
+                        take |= (takes_first(a[i], b[i], op.kind == F::Max) as u32) << i;
+                    }
+                    (take, enabled)
+                }
+            };
+            // The chosen source moves by `mov`'s rule: its bits unchanged without a
+            // modifier or saturation, else converted (flushed, quieted, saturated).
+            let raw = [packed_raw::<L>(grf, &op.srcs[0]), packed_raw::<L>(grf, &op.srcs[1])];
+            let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
+            if mods == [SrcMod::None; 2] && !sat {
+                // Bits unchanged: a blend of the two sources (decided once, not per lane).
+                return lanes!(enabled, |i| if first >> i & 1 != 0 { raw[0][i] } else { raw[1][i] });
+            }
+            lanes!(enabled, |i| {
+                let s = usize::from(first >> i & 1 == 0);
+                let bits = raw[s][i];
+                if mods[s] == SrcMod::None && !sat {
+                    bits
+                } else {
+                    result(value(bits, mods[s], keep), sat, keep)
+                }
+            })
+        }
+        F::Inv => unary!(|x| 1.0 / x),
+        F::Sqrt => unary!(|x| x.sqrt()),
+        F::Log => unary!(|x| via_f64(x, f64::log2)),
+        F::Exp => unary!(|x| via_f64(x, f64::exp2)),
+        F::Rsqrt => unary!(|x| via_f64(x, |v| 1.0 / v.sqrt())),
+        F::Sin => unary!(|x| via_f64(x, f64::sin)),
+        F::Cos => unary!(|x| via_f64(x, f64::cos)),
+        F::Frc => unary!(|x| x - x.floor()),
+        F::Rndd => unary!(|x| x.floor()),
+        F::Rndu => unary!(|x| x.ceil()),
+        F::Rnde => unary!(|x| x.round_ties_even()),
+        F::Rndz => unary!(|x| x.trunc()),
+        F::FromInt(_) => {
+            let F::FromInt(ty) = op.kind else { return None };
+            // At most 32 bits: a modified value is within ±2^32, exact in i64.
+            let v = packed_ints::<L>(grf, &op.srcs[0], ty);
+            let m = modifier(&op.srcs[0]);
+            lanes!(|i| result(with_mod(v[i], m) as f32, sat, keep))
+        }
+        F::ToInt(_) => {
+            let (F::ToInt(ty), InPlace::Int { base, size, stride }) = (op.kind, dst) else { return None };
+            let a = src!(0);
+            let mut values = [0u64; L];
+            for i in 0..L {
+                values[i] = to_int(ty, a[i]);
+            }
+            let (at, span) = (base as usize, (size * (stride * (L as u32 - 1) + 1)) as usize);
+            super::qword::store_elements(&mut grf[at..at + span], &values, enabled, size, stride);
+            None
         }
     }
 }
