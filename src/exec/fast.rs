@@ -267,6 +267,36 @@ pub fn compile(inst: &Inst) -> Option<FastOp> {
     Some(FastOp { kind, src0_ty: src_ty(&a), srcs: [a, b, c], dst_ty, unsigned, exact })
 }
 
+/// A float `mov` or `sel` that moves bits unchanged (every operand of one float format, no
+/// source modifier, no saturation: `mov`'s raw copy, MOV.md) as the same instruction on
+/// unsigned integers of that width, which the integer tiers run in place; None otherwise.
+pub fn raw_float_move(inst: &Inst) -> Option<Inst> {
+    if !matches!(inst.op, Opcode::Mov | Opcode::Sel) || inst.sat {
+        return None;
+    }
+    let ty = match inst.operands.first()? {
+        Operand::Direct(d) if !d.is_null => d.ty,
+        Operand::Indirect(i) => i.ty,
+        _ => return None,
+    };
+    let int = match ty {
+        DataType::F => DataType::Ud,
+        DataType::Df => DataType::Uq,
+        DataType::Hf | DataType::Bf => DataType::Uw,
+        _ => return None,
+    };
+    let mut moved = inst.clone();
+    for op in &mut moved.operands {
+        match op {
+            Operand::Direct(d) if d.ty == ty && d.modifier == SrcMod::None => d.ty = int,
+            Operand::Indirect(i) if i.ty == ty && i.modifier == SrcMod::None => i.ty = int,
+            Operand::Imm(imm) if imm.ty == ty => imm.ty = int,
+            _ => return None,
+        }
+    }
+    Some(moved)
+}
+
 pub(super) fn has_modifier(s: &FastSrc) -> bool {
     match s {
         FastSrc::Imm(..) | FastSrc::Vector(..) => false,

@@ -823,7 +823,8 @@ fn float_kernel<const L: usize, const K: u8>(
             })
         }};
     }
-    match const { KINDS[K as usize] } {
+    let kind = const { KINDS[K as usize] };
+    match kind {
         F::Add => {
             let (a, b) = (src!(0), src!(1));
             arith!(|i| a[i] + b[i], [a[i], b[i], 0.0])
@@ -855,14 +856,14 @@ fn float_kernel<const L: usize, const K: u8>(
             }
         }
         F::Mov | F::Sel | F::Min | F::Max => {
-            let (first, enabled) = match op.kind {
+            let (first, enabled) = match kind {
                 F::Mov => (u32::MAX, enabled),
                 F::Sel => (pmask, em_part & super::control::size_mask(L as u32)),
                 _ => {
                     let (a, b) = (src!(0), src!(1));
                     let mut take = 0u32;
                     for i in 0..L {
-                        take |= (takes_first(a[i], b[i], op.kind == F::Max) as u32) << i;
+                        take |= (takes_first(a[i], b[i], kind == F::Max) as u32) << i;
                     }
                     (take, enabled)
                 }

@@ -864,17 +864,24 @@ impl Plan {
     /// The plan of an ALU instruction on registers: an in-place integer form, the f32 form,
     /// or the general ALU.
     fn alu_plan(inst: &Inst, program: &Program) -> Plan {
-        match super::fast::compile(inst) {
-            Some(f) => match super::fast::compile_dword(inst, &f) {
+        let float = || match super::fast_float::compile(inst) {
+            Some(f) => Plan::Float(Box::new(f)),
+            None => super::float_lanes::compile(inst).map_or(Plan::Alu, |f| Plan::FloatLanes(Box::new(f))),
+        };
+        // A float move that changes no bits is an integer move of its width (the float tiers
+        // take it where the integer ones do not).
+        let raw = super::fast::raw_float_move(inst);
+        let int_inst = raw.as_ref().unwrap_or(inst);
+        match super::fast::compile(int_inst) {
+            Some(f) => match super::fast::compile_dword(int_inst, &f) {
                 Some(d) => Plan::Dword(d),
-                None => super::qword::compile_qword(inst, &f, program).map_or(Plan::Alu, Plan::Qword),
+                None => match super::qword::compile_qword(int_inst, &f, program) {
+                    Some(q) => Plan::Qword(q),
+                    None if raw.is_some() => float(),
+                    None => Plan::Alu,
+                },
             },
-            None => match super::fast_float::compile(inst) {
-                Some(f) => Plan::Float(Box::new(f)),
-                None => {
-                    super::float_lanes::compile(inst).map_or(Plan::Alu, |f| Plan::FloatLanes(Box::new(f)))
-                }
-            },
+            None => float(),
         }
     }
 
