@@ -470,13 +470,20 @@ impl<O: Observer> Ctx<'_, O> {
             }
             MemSpace::Svm => {
                 let mut bounds = (0u64, 0u64);
+                // The page the last lane read, looked up again only when a lane leaves it
+                // (a lookup hashes the page number; the lanes of a gather mostly share pages).
+                let mut last: Option<(u64, &[u8; PAGE_SIZE as usize])> = None;
                 for (j, plane) in values[..pieces].iter_mut().enumerate() {
                     for lane in lanes_of(lanes) {
                         let addr = addrs[lane as usize].wrapping_add(m.pieces[j] as u64);
                         if !plain_in_buffer(self.svm, addr, size, align, &mut bounds) {
                             return false;
                         }
-                        let page = self.svm.page(addr / PAGE_SIZE);
+                        let page_no = addr / PAGE_SIZE;
+                        let page = match last {
+                            Some((no, page)) if no == page_no => page,
+                            _ => last.insert((page_no, self.svm.page(page_no))).1,
+                        };
                         plane[lane as usize] =
                             load_le(&page[(addr % PAGE_SIZE) as usize..], m.size) << r.shift;
                     }
