@@ -719,43 +719,18 @@ pub(super) fn kind_code(kind: FastKind) -> u8 {
     KINDS.iter().position(|k| *k == kind).expect("every kind is listed") as u8
 }
 
-/// `$sized::<K>($n)` for the kind code `$code` (see [`KINDS`]): the specialised kernel of a
-/// kind, chosen once per instruction.
+/// `$sized::<K>($n)` for the kind code `$code` (see [`KINDS`]; another tier's table: its
+/// codes but the last, then the last, which takes every other code): the specialised kernel
+/// of a kind, chosen once per instruction.
 macro_rules! kernel_of_code {
     ($sized:ident, $code:expr, $n:expr) => {
+        $crate::exec::fast::kernel_of_code!($sized, $code, $n;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; 31)
+    };
+    ($sized:ident, $code:expr, $n:expr; $($c:literal)*; $last:literal) => {
         match $code {
-            0 => $sized::<0>($n),
-            1 => $sized::<1>($n),
-            2 => $sized::<2>($n),
-            3 => $sized::<3>($n),
-            4 => $sized::<4>($n),
-            5 => $sized::<5>($n),
-            6 => $sized::<6>($n),
-            7 => $sized::<7>($n),
-            8 => $sized::<8>($n),
-            9 => $sized::<9>($n),
-            10 => $sized::<10>($n),
-            11 => $sized::<11>($n),
-            12 => $sized::<12>($n),
-            13 => $sized::<13>($n),
-            14 => $sized::<14>($n),
-            15 => $sized::<15>($n),
-            16 => $sized::<16>($n),
-            17 => $sized::<17>($n),
-            18 => $sized::<18>($n),
-            19 => $sized::<19>($n),
-            20 => $sized::<20>($n),
-            21 => $sized::<21>($n),
-            22 => $sized::<22>($n),
-            23 => $sized::<23>($n),
-            24 => $sized::<24>($n),
-            25 => $sized::<25>($n),
-            26 => $sized::<26>($n),
-            27 => $sized::<27>($n),
-            28 => $sized::<28>($n),
-            29 => $sized::<29>($n),
-            30 => $sized::<30>($n),
-            _ => $sized::<31>($n),
+            $($c => $sized::<$c>($n),)*
+            _ => $sized::<$last>($n),
         }
     };
 }

@@ -749,15 +749,7 @@ fn kernel_for(kind: FloatKind, n: u32) -> Option<FloatKernel> {
         }
     }
     let code = KINDS.iter().position(|k| std::mem::discriminant(k) == std::mem::discriminant(&kind))?;
-    macro_rules! by_code {
-        ($($c:literal)*) => {
-            match code {
-                $($c => sized::<$c>(n),)*
-                _ => sized::<23>(n),
-            }
-        };
-    }
-    by_code!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22)
+    super::fast::kernel_of_code!(sized, code, n; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22; 23)
 }
 
 /// The lane work of a packed f32 op of kind `KINDS[K]` on `L` lanes: its sources read from
