@@ -24,18 +24,23 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
     json!({"n": v.len(), "mean_us": mean, "p50_us": v.get(v.len() / 2), "p99_us": v.get(v.len() * 99 / 100), "max_us": v.last()})
 }
 
-/// What the machine alone adds to short timed operations: `n` timings of a fixed loop of
-/// about the cost of a reverse step. Its maximum is the floor under the maxima above (a
-/// virtual machine's pauses reach 50-180 us).
-fn machine_pauses(n: usize) -> serde_json::Value {
-    let mut v = Vec::with_capacity(n);
-    let mut sum = 0u64;
-    for i in 0..n as u64 {
+/// What the machine alone adds to short timed operations: timings of a fixed loop of about
+/// the cost of a reverse step, as many as fill `total_us` (the time the timed steps took
+/// together, so that both are exposed to the machine's pauses as long). Its maximum is the
+/// floor under the maxima above (a virtual machine's pauses reach 20-180 us).
+fn machine_pauses(total_us: f64) -> serde_json::Value {
+    let mut v = Vec::new();
+    let (mut sum, mut timed) = (0u64, 0.0);
+    let mut i = 0u64;
+    while timed < total_us {
         let t = Instant::now();
-        for j in 0..300 {
+        for j in 0..1000 {
             sum = std::hint::black_box(sum.wrapping_add(i ^ j));
         }
-        v.push(t.elapsed().as_secs_f64() * 1e6);
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        v.push(us);
+        timed += us;
+        i += 1;
     }
     stats(v)
 }
@@ -138,7 +143,8 @@ pub fn bench_record(launch: &Path, queries: usize) -> u8 {
         found += hits.len();
     }
     let rr = reexecution(&s, queries, &mut seed);
-    let pauses = machine_pauses(backs.len() + backs_into_dropped.len() + backs_into_ahead.len());
+    let pauses =
+        machine_pauses([&backs, &backs_into_dropped, &backs_into_ahead].iter().flat_map(|v| v.iter()).sum());
     let line = json!({
         "steps": total, "threads": threads, "stop": format!("{stop:?}"),
         "record_ms": record_ms, "recorded_bytes": bytes, "bytes_per_step": bytes as f64 / total.max(1) as f64,
