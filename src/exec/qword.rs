@@ -78,6 +78,8 @@ pub struct QwordOp {
     /// The address register slot of a single-address indirect destination (found when
     /// the op is made, not at each step), if its element is in its variable.
     dst_slot: Option<u32>,
+    /// No source has a modifier (the lanes are the registers' values, extended).
+    plain: bool,
     /// Whether a source is indirect.
     indirect_src: bool,
     /// src0's bits within its type's width (what `shr` shifts and the bit counts count).
@@ -189,6 +191,7 @@ pub fn compile_qword(inst: &Inst, f: &FastOp, program: &crate::program::Program)
         dst,
         dst_indirect,
         dst_slot,
+        plain: mods.iter().all(|m| m.0 == SrcMod::None),
         indirect_src,
         width_mask,
         signed0: f.src0_ty.is_signed_int(),
@@ -448,6 +451,116 @@ fn kernel_for(kind: FastKind, n: u32) -> QwordKernel {
     fast::kernel_of_code!(kernel_sized, fast::kind_code(kind), n)
 }
 
+/// Whether `kind`'s result on a lane depends on that lane's two source values alone (and the
+/// op's fixed fields), as [`lane`] computes it.
+const fn lanewise(kind: FastKind) -> bool {
+    use FastKind as K;
+    !matches!(kind, K::Cmp(_) | K::Sel | K::Mad | K::Add3 | K::Bfn(_))
+}
+
+/// One lane of a [`lanewise`] kind from its sources `x` and `y` (extended and modified).
+#[inline(always)]
+fn lane(kind: FastKind, op: &QwordOp, x: u64, y: u64) -> u64 {
+    use FastKind as K;
+    let (wm, m) = (op.width_mask, op.count_mask);
+    match kind {
+        K::Mov => x,
+        K::Add => x.wrapping_add(y),
+        K::Mul => x.wrapping_mul(y),
+        K::And => x & y,
+        K::Or => x | y,
+        K::Xor => x ^ y,
+        K::Shl => x << (y & m),
+        K::Shr => (x & wm) >> (y & m),
+        K::Asr => ((x as i64) >> (y & m)) as u64,
+        // Bits 32..63 of the product modulo 2^64: all a destination of at most 32 bits keeps.
+        K::Mulh => ((x as i64).wrapping_mul(y as i64) >> 32) as u64,
+        // The bit counts and reversal read src0's bits (32 at most).
+        K::Cbit => (x & wm).count_ones() as u64,
+        K::Fbh => super::alu_int::fbh((x & wm) as u32, op.signed0) as u64,
+        K::Fbl => match (x & wm) as u32 {
+            0 => 0xffff_ffff,
+            v => v.trailing_zeros() as u64,
+        },
+        K::Lzd => ((x & wm) as u32).leading_zeros() as u64,
+        // Sources of at most 32 bits, extended and modified: exact as i64.
+        K::Div => fast::quotient_or_rest(true, x as i64, y as i64) as u64,
+        K::Mod => fast::quotient_or_rest(false, x as i64, y as i64) as u64,
+        K::Bfrev => ((x & wm) as u32).reverse_bits() as u64,
+        K::Not => !x,
+        // At src0's width w: left by y mod w and right by -y mod w (or the other way round).
+        K::Rol | K::Ror => {
+            let rm = wm.count_ones() as u64 - 1;
+            let (l, r) = if kind == K::Rol {
+                (y & rm, y.wrapping_neg() & rm)
+            } else {
+                (y.wrapping_neg() & rm, y & rm)
+            };
+            ((x & wm) << l | (x & wm) >> r) & wm
+        }
+        // `min` and `max`: src0 where it is the lesser (greater), in the op's order.
+        K::Max | K::Min => {
+            let greater = if op.unsigned { x > y } else { (x as i64) > (y as i64) };
+            let lesser = if op.unsigned { x < y } else { (x as i64) < (y as i64) };
+            if (kind == K::Max && greater) || (kind == K::Min && lesser) {
+                x
+            } else {
+                y
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// The lanes of a packed q/uq register at GRF offset `at`.
+#[inline(always)]
+fn packed<const L: usize>(grf: &[u8], at: u32) -> Option<[u64; L]> {
+    let (chunks, _) = grf.get(at as usize..)?.as_chunks::<8>();
+    let words: &[[u8; 8]; L] = chunks.get(..L)?.try_into().ok()?;
+    let mut out = [0u64; L];
+    for i in 0..L {
+        out[i] = u64::from_le_bytes(words[i]);
+    }
+    Some(out)
+}
+
+/// The lane work of a [`lanewise`] op in its commonest form, straight from the GRF to the
+/// GRF: src0 a packed q/uq register, src1 one too or a value for every lane, no modifiers,
+/// a packed qword destination, every lane enabled. False, with nothing done, for any other
+/// form. Each form of src1 computes and stores on its own: lanes that the forms merged
+/// went through the stack in stores of mixed widths, whose reload stalled the kernel.
+#[inline(always)]
+fn direct<const L: usize>(grf: &mut [u8], op: &QwordOp, kind: FastKind, chen: u32) -> bool {
+    let (Some(dst), S64::Packed(x)) = (op.dst, &op.srcs[0]) else { return false };
+    if (dst.size, dst.stride) != (8, 1) || !op.plain || !fast::every_lane::<L>(chen) {
+        return false;
+    }
+    let Some(a) = packed::<L>(grf, *x) else { return false };
+    let mut r = [0u64; L];
+    match op.srcs[1] {
+        S64::Packed(y) => {
+            let Some(b) = packed::<L>(grf, y) else { return false };
+            for i in 0..L {
+                r[i] = lane(kind, op, a[i], b[i]);
+            }
+        }
+        S64::Imm(y) => {
+            for i in 0..L {
+                r[i] = lane(kind, op, a[i], y);
+            }
+        }
+        S64::Scalar(at) => {
+            let Some([y]) = packed::<1>(grf, at) else { return false };
+            for i in 0..L {
+                r[i] = lane(kind, op, a[i], y);
+            }
+        }
+        _ => return false,
+    }
+    fast::store_qwords(&mut grf[dst.base as usize..], &r, chen);
+    true
+}
+
 /// The lane work of qword op `op` of kind `K` and exec size `L` (a [`QwordKernel`]).
 fn qword_kernel<const L: usize, const K: u8>(
     grf: &mut [u8],
@@ -459,10 +572,14 @@ fn qword_kernel<const L: usize, const K: u8>(
     out: Option<&mut [u64; 32]>,
 ) -> Option<u32> {
     let kind = const { fast::kind_of_code(K) };
+    if const { L >= 8 && lanewise(fast::kind_of_code(K)) }
+        && out.is_none()
+        && direct::<L>(grf, op, kind, chen)
+    {
+        return None;
+    }
     let a = source::<L>(grf, op, 0, offsets);
     let b = source::<L>(grf, op, 1, offsets);
-    let wm = op.width_mask;
-    let m = op.count_mask;
     let values = match kind {
         FastKind::Cmp(rel) => {
             let flags = ordered(op, &a, &b, rel);
@@ -475,9 +592,6 @@ fn qword_kernel<const L: usize, const K: u8>(
             }
             out
         }
-        FastKind::Mov => a,
-        FastKind::Add => zip(&a, &b, u64::wrapping_add),
-        FastKind::Mul => zip(&a, &b, u64::wrapping_mul),
         FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_) => {
             let c = source::<L>(grf, op, 2, offsets);
             let mut out = [0u64; L];
@@ -491,12 +605,6 @@ fn qword_kernel<const L: usize, const K: u8>(
             }
             out
         }
-        FastKind::And => zip(&a, &b, |x, y| x & y),
-        FastKind::Or => zip(&a, &b, |x, y| x | y),
-        FastKind::Xor => zip(&a, &b, |x, y| x ^ y),
-        FastKind::Shl => zip(&a, &b, |x, y| x << (y & m)),
-        FastKind::Shr => zip(&a, &b, |x, y| (x & wm) >> (y & m)),
-        FastKind::Asr => zip(&a, &b, |x, y| ((x as i64) >> (y & m)) as u64),
         FastKind::Sel => {
             let mut out = [0u64; L];
             for i in 0..L {
@@ -504,45 +612,7 @@ fn qword_kernel<const L: usize, const K: u8>(
             }
             out
         }
-        // Bits 32..63 of the product modulo 2^64: all a destination of at most 32 bits keeps.
-        FastKind::Mulh => zip(&a, &b, |x, y| ((x as i64).wrapping_mul(y as i64) >> 32) as u64),
-        // The bit counts and reversal read src0's bits (32 at most).
-        FastKind::Cbit => zip(&a, &a, |x, _| (x & wm).count_ones() as u64),
-        FastKind::Fbh => {
-            let signed = op.signed0;
-            zip(&a, &a, |x, _| super::alu_int::fbh((x & wm) as u32, signed) as u64)
-        }
-        FastKind::Fbl => zip(&a, &a, |x, _| match (x & wm) as u32 {
-            0 => 0xffff_ffff,
-            v => v.trailing_zeros() as u64,
-        }),
-        FastKind::Lzd => zip(&a, &a, |x, _| ((x & wm) as u32).leading_zeros() as u64),
-        // Sources of at most 32 bits, extended and modified: exact as i64.
-        FastKind::Div => zip(&a, &b, |x, y| fast::quotient_or_rest(true, x as i64, y as i64) as u64),
-        FastKind::Mod => zip(&a, &b, |x, y| fast::quotient_or_rest(false, x as i64, y as i64) as u64),
-        FastKind::Bfrev => zip(&a, &a, |x, _| ((x & wm) as u32).reverse_bits() as u64),
-        FastKind::Not => zip(&a, &a, |x, _| !x),
-        // At src0's width w: left by y mod w and right by -y mod w (or the other way round).
-        FastKind::Rol | FastKind::Ror => {
-            let rm = wm.count_ones() as u64 - 1;
-            zip(&a, &b, |x, y| {
-                let (l, r) = if kind == FastKind::Rol {
-                    (y & rm, y.wrapping_neg() & rm)
-                } else {
-                    (y.wrapping_neg() & rm, y & rm)
-                };
-                ((x & wm) << l | (x & wm) >> r) & wm
-            })
-        }
-        _ => {
-            let rel = if kind == FastKind::Max { CondMod::Gt } else { CondMod::Lt };
-            let first = ordered(op, &a, &b, rel);
-            let mut out = [0u64; L];
-            for i in 0..L {
-                out[i] = if first >> i & 1 != 0 { a[i] } else { b[i] };
-            }
-            out
-        }
+        _ => zip(&a, &b, |x, y| lane(kind, op, x, y)),
     };
     // `sel` writes under the execution mask alone: its predicate chooses.
     store(grf, op, &values, if kind == FastKind::Sel { em_part } else { chen }, out)
