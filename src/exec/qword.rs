@@ -78,8 +78,6 @@ pub struct QwordOp {
     /// The address register slot of a single-address indirect destination (found when
     /// the op is made, not at each step), if its element is in its variable.
     dst_slot: Option<u32>,
-    /// No source has a modifier (the lanes are the registers' values, extended).
-    plain: bool,
     /// Whether a source is indirect.
     indirect_src: bool,
     /// src0's bits within its type's width (what `shr` shifts and the bit counts count).
@@ -191,7 +189,6 @@ pub fn compile_qword(inst: &Inst, f: &FastOp, program: &crate::program::Program)
         dst,
         dst_indirect,
         dst_slot,
-        plain: mods.iter().all(|m| m.0 == SrcMod::None),
         indirect_src,
         width_mask,
         signed0: f.src0_ty.is_signed_int(),
@@ -524,40 +521,85 @@ fn packed<const L: usize>(grf: &[u8], at: u32) -> Option<[u64; L]> {
     Some(out)
 }
 
-/// The lane work of a [`lanewise`] op in its commonest form, straight from the GRF to the
-/// GRF: src0 a packed q/uq register, src1 one too or a value for every lane, no modifiers,
-/// a packed qword destination, every lane enabled. False, with nothing done, for any other
-/// form. Each form of src1 computes and stores on its own: lanes that the forms merged
-/// went through the stack in stores of mixed widths, whose reload stalled the kernel.
+/// The lanes of a packed d/ud register at GRF offset `at`, extended to 64 bits by their type.
+#[inline(always)]
+fn packed_dwords<const L: usize>(grf: &[u8], at: u32, signed: bool) -> Option<[u64; L]> {
+    let (chunks, _) = grf.get(at as usize..)?.as_chunks::<4>();
+    let words: &[[u8; 4]; L] = chunks.get(..L)?.try_into().ok()?;
+    let mut out = [0u64; L];
+    for i in 0..L {
+        let v = u32::from_le_bytes(words[i]);
+        out[i] = if signed { v as i32 as i64 as u64 } else { u64::from(v) };
+    }
+    Some(out)
+}
+
+/// `lanes` under modifier `m` (of a type signed or not), in place, one loop per modifier.
+#[inline(always)]
+fn modify<const L: usize>(mut lanes: [u64; L], (m, signed): (SrcMod, bool)) -> [u64; L] {
+    match m {
+        SrcMod::None => {}
+        SrcMod::Neg => lanes.iter_mut().for_each(|x| *x = apply(SrcMod::Neg, signed, *x)),
+        SrcMod::Abs => lanes.iter_mut().for_each(|x| *x = apply(SrcMod::Abs, signed, *x)),
+        SrcMod::NegAbs => lanes.iter_mut().for_each(|x| *x = apply(SrcMod::NegAbs, signed, *x)),
+        SrcMod::Not => lanes.iter_mut().for_each(|x| *x = apply(SrcMod::Not, signed, *x)),
+    }
+    lanes
+}
+
+/// The lane work of a [`lanewise`] op in its commonest forms, straight from the GRF to the
+/// GRF: src0 a packed register (q/uq, or d/ud extended), src1 one too or a value for every
+/// lane, a packed qword or dword destination, every lane enabled. False, with nothing done,
+/// for any other form. Each form of each source computes and stores on its own: lanes that
+/// the forms merged went through the stack in stores of mixed widths, whose reload stalled
+/// the kernel.
 #[inline(always)]
 fn direct<const L: usize>(grf: &mut [u8], op: &QwordOp, kind: FastKind, chen: u32) -> bool {
-    let (Some(dst), S64::Packed(x)) = (op.dst, &op.srcs[0]) else { return false };
-    if (dst.size, dst.stride) != (8, 1) || !op.plain || !fast::every_lane::<L>(chen) {
+    let Some(dst) = op.dst else { return false };
+    if !matches!((dst.size, dst.stride), (8, 1) | (4, 1)) || !fast::every_lane::<L>(chen) {
         return false;
     }
-    let Some(a) = packed::<L>(grf, *x) else { return false };
-    let mut r = [0u64; L];
-    match op.srcs[1] {
-        S64::Packed(y) => {
-            let Some(b) = packed::<L>(grf, y) else { return false };
-            for i in 0..L {
-                r[i] = lane(kind, op, a[i], b[i]);
-            }
-        }
-        S64::Imm(y) => {
-            for i in 0..L {
-                r[i] = lane(kind, op, a[i], y);
-            }
-        }
-        S64::Scalar(at) => {
-            let Some([y]) = packed::<1>(grf, at) else { return false };
-            for i in 0..L {
-                r[i] = lane(kind, op, a[i], y);
-            }
-        }
+    let a = match op.srcs[0] {
+        S64::Packed(x) => packed::<L>(grf, x),
+        S64::Dword(D32::Packed(x, signed)) => packed_dwords::<L>(grf, x, signed),
         _ => return false,
+    };
+    let Some(a) = a else { return false };
+    direct_from(grf, op, kind, dst, modify(a, op.mods[0]))
+}
+
+/// [`direct`] once src0's lanes `a` are read (a copy for each form of src0).
+#[inline(always)]
+fn direct_from<const L: usize>(grf: &mut [u8], op: &QwordOp, kind: FastKind, dst: QDst, a: [u64; L]) -> bool {
+    let mut r = [0u64; L];
+    let splat = match op.srcs[1] {
+        S64::Imm(y) => Some(y),
+        S64::Scalar(at) => packed::<1>(grf, at).map(|[y]| y),
+        _ => None,
+    };
+    if let Some(y) = splat {
+        let [y] = modify([y], op.mods[1]);
+        for i in 0..L {
+            r[i] = lane(kind, op, a[i], y);
+        }
+    } else {
+        let b = match op.srcs[1] {
+            S64::Packed(y) => packed::<L>(grf, y),
+            S64::Dword(D32::Packed(y, signed)) => packed_dwords::<L>(grf, y, signed),
+            _ => return false,
+        };
+        let Some(b) = b else { return false };
+        let b = modify(b, op.mods[1]);
+        for i in 0..L {
+            r[i] = lane(kind, op, a[i], b[i]);
+        }
     }
-    fast::store_qwords(&mut grf[dst.base as usize..], &r, chen);
+    let bytes = &mut grf[dst.base as usize..];
+    if dst.size == 8 {
+        fast::store_qwords(bytes, &r, u32::MAX);
+    } else {
+        fast::store_lanes(bytes, &low_dwords(&r), u32::MAX);
+    }
     true
 }
 

@@ -351,52 +351,66 @@ fn mulh_sat_agrees_on_fast_and_general_paths() {
     assert!(in_place > 350, "{in_place} of 400 in the qword tier");
 }
 
-/// The qword tier's commonest form, which runs straight from register to register: src0 a
-/// packed q/uq register, src1 one too, an immediate or a scalar, a packed q/uq destination,
-/// every lane enabled, no modifier. Generated over the lane-wise opcodes, both 64-bit types in
-/// each position, exec sizes 8 to 32 at their channel offsets, with one case in four taken
-/// out of that form (a modifier, a predicate, a dispatch mask with lanes off, a strided
-/// destination): every case agrees with the general ALU, in the qword tier.
+/// The qword tier's commonest forms, which run straight from register to register: src0 a
+/// packed register, src1 one too, an immediate or a scalar, a packed destination, every
+/// lane enabled. Generated over the lane-wise opcodes, q/uq/d/ud in each position (a d or ud
+/// source where another is 64-bit, as IGC's 64-bit arithmetic has them), source modifiers,
+/// exec sizes 8 to 32 at their channel offsets, with one case in four taken out of those
+/// forms (a predicate, a dispatch mask with lanes off, a strided destination, a scalar src0):
+/// every case agrees with the general ALU, in the qword tier.
 #[test]
 fn generated_packed_qword_instructions_agree_on_fast_and_general_paths() {
     const OPS: [&str; 13] =
         ["mov", "add", "mul", "and", "or", "xor", "shl", "shr", "asr", "min", "max", "rol", "ror"];
     let mut s = 0x64_u64;
     let mut direct = 0;
-    for case in 0..2400u32 {
-        let op = OPS[case as usize % OPS.len()];
-        let [ta, tb, td] = [0, 0, 0].map(|_| ["q", "uq"][(lcg(&mut s) % 2) as usize]);
+    let mut cases = 0;
+    while cases < 2400 {
+        let op = OPS[cases % OPS.len()];
+        let [ta, tb, td] = [0, 0, 0].map(|_| ["q", "uq", "d", "ud"][(lcg(&mut s) % 4) as usize]);
+        // Ops on 32-bit types alone are the dword tier's (a move has no src1).
+        if ![ta, if op == "mov" { ta } else { tb }, td].iter().any(|t| t.ends_with('q')) {
+            continue;
+        }
+        cases += 1;
         let size = [8, 16, 32][(lcg(&mut s) % 3) as usize];
         let offset = [0, 8, 16, 24].iter().copied().filter(|o| o % size == 0).nth((lcg(&mut s) % 4) as usize);
         let mask = format!("M{}", offset.unwrap_or(0) / 4 + 1);
-        // One case in four out of the direct form, one way or another.
-        let (mut m0, mut pred, mut dst, mut dispatch) = ("", "", "R(0,0)<1>", u32::MAX);
+        let mut modifier = || match lcg(&mut s) % 5 {
+            0 if matches!(op, "mov" | "add" | "mul" | "min" | "max") => "(-)",
+            1 if matches!(op, "mov" | "add" | "mul" | "min" | "max") => "(abs)",
+            0 if matches!(op, "and" | "or" | "xor") => "(~)",
+            _ => "",
+        };
+        let (m0, m1) = (modifier(), modifier());
+        // One case in four out of the direct forms, one way or another.
+        let (mut pred, mut dst, mut dispatch, mut a) = ("", "R(0,0)<1>", u32::MAX, "A(0,0)<1;1,0>");
         let plain = !lcg(&mut s).is_multiple_of(4);
         if !plain {
             match lcg(&mut s) % 4 {
-                0 if matches!(op, "mov" | "add" | "mul" | "min" | "max") => m0 = "(-)",
-                0 => m0 = "(~)",
-                1 => pred = "(P0) ",
-                2 => dispatch = lcg(&mut s) as u32,
-                _ => dst = "R(0,0)<2>",
+                0 => pred = "(P0) ",
+                1 => dispatch = lcg(&mut s) as u32,
+                2 => dst = "R(0,0)<2>",
+                _ => a = "A(0,1)<0;1,0>",
             }
         }
         let b = match (op, lcg(&mut s) % 3) {
             ("mov", _) => String::new(),
             (_, 0) => format!(" {}", immediate(&mut s, tb)),
-            (_, 1) => format!(" B(0,{})<0;1,0>", lcg(&mut s) % 8),
-            _ => " B(0,0)<1;1,0>".to_string(),
+            (_, 1) => format!(" {m1}B(0,{})<0;1,0>", lcg(&mut s) % 8),
+            _ => format!(" {m1}B(0,0)<1;1,0>"),
         };
-        let body = format!("    {pred}{op} ({mask}, {size}) {dst} {m0}A(0,0)<1;1,0>{b}");
+        let body = format!("    {pred}{op} ({mask}, {size}) {dst} {m0}{a}{b}");
         let text = kernel_text(&abr_decls(ta, tb, td), &body, 32);
+        let unit = if td.ends_with('q') { 8 } else { 4 };
         let (_, tier) =
-            on_both_paths(&text, lcg(&mut s), dispatch, Fill::Integers, 0, 8).unwrap_or_else(|first| {
+            on_both_paths(&text, lcg(&mut s), dispatch, Fill::Integers, 0, unit).unwrap_or_else(|first| {
                 panic!("fast and general paths differ on\n{body}\n(A: {ta}, B: {tb}, R: {td}): {first}")
             });
         assert_eq!(tier, vdb::exec::Tier::Qword, "{body} ({ta}, {tb}, {td})");
         direct += usize::from(plain);
     }
-    assert!(direct > 1500, "{direct} cases in the direct form");
+    assert!(direct > 1500, "{direct} cases in the direct forms");
 }
 
 /// Every opcode of the fast tiers, with immediates in every source position, every integer
