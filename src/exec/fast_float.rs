@@ -110,6 +110,7 @@ pub struct FloatOp {
 
 const SIGN: u32 = 0x8000_0000;
 const QUIET: u32 = 0x0040_0000;
+const EXP: u32 = 0x7f80_0000;
 
 /// Whether f32 bits are a denormal.
 #[inline(always)]
@@ -136,10 +137,49 @@ fn result(v: f32, sat: bool, keep: bool) -> u32 {
     // Without branches on the value (they vectorise): `max` gives 0 for NaN, `+ 0.0` makes
     // -0 +0.
     let v = if sat { v.max(0.0).min(1.0) + 0.0 } else { v };
-    let bits = v.to_bits();
-    // A NaN is quieted; a denormal (or zero: the same) flushed to its sign.
-    let flush = !keep && bits & 0x7f80_0000 == 0;
-    (bits & if flush { SIGN } else { u32::MAX }) | if v.is_nan() { QUIET } else { 0 }
+    result_bits(v.to_bits(), flushing(keep))
+}
+
+/// All ones where `c` holds: the lane masks the in-place kernels compute with, so that their
+/// lane loops have no branch on a value and vectorise.
+#[inline(always)]
+fn ones(c: bool) -> u32 {
+    0u32.wrapping_sub(c as u32)
+}
+
+/// The mask that turns flushing on: all ones unless denormals are kept.
+#[inline(always)]
+fn flushing(keep: bool) -> u32 {
+    ones(!keep)
+}
+
+/// f32 bits with a denormal (or a zero: the same) flushed to its sign where `flush` is all
+/// ones.
+#[inline(always)]
+fn flushed(bits: u32, flush: u32) -> u32 {
+    bits & !(ones(bits & EXP == 0) & flush & !SIGN)
+}
+
+/// A result's bits without saturation: a NaN quieted, a denormal flushed under `flush`.
+#[inline(always)]
+fn result_bits(bits: u32, flush: u32) -> u32 {
+    flushed(bits, flush) | (ones(bits & !SIGN > EXP) & QUIET)
+}
+
+/// [`result`] of `L` lanes: saturated (when `sat`) in one pass, their bits in another.
+#[inline(always)]
+#[allow(clippy::manual_clamp)] // as in `result`
+fn results<const L: usize>(mut v: [f32; L], sat: bool, keep: bool) -> [u32; L] {
+    if sat {
+        for x in &mut v {
+            *x = x.max(0.0).min(1.0) + 0.0;
+        }
+    }
+    let (flush, mut r) = (flushing(keep), [0; L]);
+    for (o, x) in r.iter_mut().zip(v) {
+        *o = result_bits(x.to_bits(), flush);
+    }
+    r
 }
 
 /// The kind of a float instruction (all sources and the destination f32, or a `mov`
@@ -772,7 +812,21 @@ fn float_kernel<const L: usize, const K: u8>(
             packed_lanes::<L>(grf, &op.srcs[$k], keep)
         };
     }
-    // Each arm computes its lanes and stores them itself.
+    // Each arm computes its lanes and stores them itself, into the destination under the
+    // channel enables (`sel`'s its own).
+    macro_rules! store {
+        ($r:expr) => {
+            store!($r, enabled)
+        };
+        ($r:expr, $enabled:expr) => {{
+            let r: [u32; L] = $r;
+            if let InPlace::Reg(base) = dst {
+                let base = base as usize;
+                super::fast::store_lanes(&mut grf[base..base + 4 * L], &r, $enabled);
+            }
+            None
+        }};
+    }
     macro_rules! lanes {
         (|$i:ident| $e:expr) => {
             lanes!(enabled, |$i| $e)
@@ -782,11 +836,7 @@ fn float_kernel<const L: usize, const K: u8>(
             for $i in 0..L {
                 r[$i] = $e;
             }
-            if let InPlace::Reg(base) = dst {
-                let base = base as usize;
-                super::fast::store_lanes(&mut grf[base..base + 4 * L], &r, $enabled);
-            }
-            None
+            store!(r, $enabled)
         }};
     }
     // The arithmetic: every lane computed, then, only where a lane came out NaN, each
@@ -797,22 +847,26 @@ fn float_kernel<const L: usize, const K: u8>(
             for $i in 0..L {
                 v[$i] = $e;
             }
-            if v.iter().fold(false, |any, x| any | x.is_nan()) {
+            let mut nan = 0;
+            for x in &v {
+                nan |= ones(x.to_bits() & !SIGN > EXP);
+            }
+            if nan != 0 {
                 for $i in 0..L {
                     v[$i] = first_nan(v[$i], $srcs);
                 }
             }
-            lanes!(|i| result(v[i], sat, keep))
+            store!(results(v, sat, keep))
         }};
     }
     // The one-source math: each lane computed from its source.
     macro_rules! unary {
         (|$x:ident| $e:expr) => {{
-            let a = src!(0);
-            lanes!(|i| {
-                let $x = a[i];
-                result($e, sat, keep)
-            })
+            let (a, mut v) = (src!(0), [0f32; L]);
+            for (o, &$x) in v.iter_mut().zip(&a) {
+                *o = $e;
+            }
+            store!(results(v, sat, keep))
         }};
     }
     let kind = const { KINDS[K as usize] };
@@ -969,13 +1023,10 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
                 SrcMod::Abs => (!SIGN, 0),
                 SrcMod::NegAbs => (!SIGN, SIGN),
             };
-            let at = *at as usize;
+            let (at, flush) = (*at as usize, flushing(keep));
             let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
             for (o, w) in out.iter_mut().zip(words) {
-                let raw = u32::from_le_bytes(*w);
-                let flush = !keep && raw & 0x7f80_0000 == 0;
-                let raw = raw & if flush { SIGN } else { u32::MAX };
-                *o = f32::from_bits((raw & and) ^ xor);
+                *o = f32::from_bits((flushed(u32::from_le_bytes(*w), flush) & and) ^ xor);
             }
         }
         FSrc::Gather(..) => {}
