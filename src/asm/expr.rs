@@ -34,6 +34,21 @@ fn imm_type(name: &str) -> Option<DataType> {
     DataType::from_name(name).filter(|t| !t.is_convert_only())
 }
 
+/// The binary operators' precedence levels, loosest first.
+fn level_of(op: &str) -> Option<usize> {
+    Some(match op {
+        "|" => 0,
+        "^" => 1,
+        "&" => 2,
+        "==" | "!=" => 3,
+        "<" | ">" | "<=" | ">=" => 4,
+        "<<" | ">>" | ">>>" => 5,
+        "+" | "-" => 6,
+        "*" | "/" | "%" => 7,
+        _ => return None,
+    })
+}
+
 /// Nesting allowed in a constant expression (IGC's own never pass 3). Each level is a dozen
 /// frames of the precedence climb: 256 levels overflowed a spawned thread's 2 MiB stack in a
 /// debug build, 64 fit in 1 MiB (a test checks it).
@@ -42,6 +57,14 @@ const MAX_EXPR_DEPTH: u32 = 64;
 impl UnitParser<'_> {
     /// An integer constant expression. With `no_rel`, `<`/`>` end the expression (regions).
     pub fn expr(&mut self, no_rel: bool) -> PResult<i64> {
+        // Nearly every expression of a dump is one literal (a region's numbers): taken
+        // without climbing the eight levels when no operator follows it.
+        if let Tok::Int { value, hex } = self.peek().tok {
+            if !matches!(&self.peek_n(1).tok, Tok::P(p) if *p == "?" || level_of(p).is_some()) {
+                self.pos += 1;
+                return Ok(int_literal_value(value, hex));
+            }
+        }
         let cond = self.binary(0, no_rel)?;
         if !self.eat_p("?") {
             return Ok(cond);
@@ -54,20 +77,6 @@ impl UnitParser<'_> {
 
     /// Precedence climbing over the binary operator levels, loosest first.
     fn binary(&mut self, level: usize, no_rel: bool) -> PResult<i64> {
-        // The binary operators by precedence level, loosest first.
-        fn level_of(op: &str) -> Option<usize> {
-            Some(match op {
-                "|" => 0,
-                "^" => 1,
-                "&" => 2,
-                "==" | "!=" => 3,
-                "<" | ">" | "<=" | ">=" => 4,
-                "<<" | ">>" | ">>>" => 5,
-                "+" | "-" => 6,
-                "*" | "/" | "%" => 7,
-                _ => return None,
-            })
-        }
         const LEVELS: usize = 8;
         if level >= LEVELS {
             return self.unary();
@@ -119,11 +128,10 @@ impl UnitParser<'_> {
     }
 
     fn primary(&mut self) -> PResult<i64> {
-        let t = self.peek().clone();
-        match &t.tok {
-            Tok::Int { value, hex } => {
+        match &self.peek().tok {
+            &Tok::Int { value, hex } => {
                 self.pos += 1;
-                Ok(int_literal_value(*value, *hex))
+                Ok(int_literal_value(value, hex))
             }
             Tok::P("(") => {
                 self.pos += 1;
@@ -167,7 +175,9 @@ impl UnitParser<'_> {
     /// `VALUE:T`: `-`? (decimal | hex | float | `(expr)`) `:` type.
     pub fn immediate(&mut self) -> PResult<Immediate> {
         let neg = self.eat_p("-");
-        let t = self.next();
+        let sized =
+            !neg && matches!(&self.peek().tok, Tok::Ident(w) if w == "%sizeof" || w == "%DispatchSimd");
+        let t = if sized { self.peek().clone() } else { self.next() };
         enum Lit {
             Int(i64, bool),
             Float(f64),
@@ -182,10 +192,7 @@ impl UnitParser<'_> {
                 self.expect_p(")")?;
                 Lit::Int(v, false)
             }
-            Tok::Ident(w) if !neg && (w == "%sizeof" || w == "%DispatchSimd") => {
-                self.pos -= 1;
-                Lit::Int(self.primary()?, false)
-            }
+            Tok::Ident(_) if sized => Lit::Int(self.primary()?, false),
             other => {
                 let msg = format!(
                     "syntax error, unexpected {}, expecting an immediate value",

@@ -122,7 +122,7 @@ impl<'a> Lexer<'a> {
                 self.push(Tok::Newline, start, line, col);
                 self.ws = true;
             } else if c == ' ' || c == '\t' || c == '\r' {
-                self.bump();
+                self.skip_ascii(|b| matches!(b, b' ' | b'\t' | b'\r'));
                 self.ws = true;
             } else if c == '\\' && self.continuation_follows() {
                 // `\` then optional blanks then newline (or the end of the file): join the lines.
@@ -231,10 +231,20 @@ impl<'a> Lexer<'a> {
 
     fn take_while(&mut self, pred: impl Fn(char) -> bool) -> String {
         let start = self.pos;
+        self.skip_ascii(|b| pred(b as char));
         while self.peek().is_some_and(&pred) {
             self.bump();
         }
         self.text[start..self.pos].to_string()
+    }
+
+    /// Moves past a run of ASCII bytes (not newlines) that `pred` holds for, a column each:
+    /// what `bump` would do one character at a time.
+    fn skip_ascii(&mut self, pred: impl Fn(u8) -> bool) {
+        let rest = &self.bytes[self.pos..];
+        let len = rest.iter().position(|&b| !(b.is_ascii() && b != b'\n' && pred(b))).unwrap_or(rest.len());
+        self.pos += len;
+        self.col += len as u32;
     }
 
     fn number(&mut self) -> Tok {

@@ -171,12 +171,9 @@ impl UnitParser<'_> {
     }
 
     fn label_name(&mut self) -> PResult<(String, Span)> {
-        match &self.peek().tok {
-            Tok::Ident(s) | Tok::Str(s) => {
-                let s = s.clone();
-                Ok((s, self.next().span))
-            }
-            _ => self.unexpected("a label name"),
+        match self.take_word(true) {
+            Some(word) => Ok(word),
+            None => self.unexpected("a label name"),
         }
     }
 

@@ -141,12 +141,19 @@ impl<'c> UnitParser<'c> {
         &self.toks[(self.pos + n).min(last)]
     }
 
+    /// The current token, moved out (the parser never looks back at a token it took: its
+    /// place keeps the span for `span_from`), and the cursor past it.
     pub fn next(&mut self) -> Token {
-        let t = self.peek().clone();
-        if self.pos < self.toks.len() {
-            self.pos += 1;
+        let last = self.toks.len().saturating_sub(1);
+        if self.pos >= last {
+            // The end of the file stays for every later look.
+            self.pos = self.toks.len();
+            return self.peek().clone();
         }
-        t
+        let t = &mut self.toks[self.pos];
+        self.pos += 1;
+        let gap = Token { tok: Tok::Newline, span: t.span, ws_before: t.ws_before };
+        std::mem::replace(t, gap)
     }
 
     pub fn at_p(&self, p: &str) -> bool {
@@ -192,24 +199,29 @@ impl<'c> UnitParser<'c> {
     }
 
     pub fn expect_ident(&mut self, what: &str) -> PResult<(String, Span)> {
-        match &self.peek().tok {
-            Tok::Ident(s) => {
-                let s = s.clone();
-                Ok((s, self.next().span))
-            }
-            _ => self.unexpected(what),
+        match self.take_word(false) {
+            Some(word) => Ok(word),
+            None => self.unexpected(what),
         }
     }
 
     /// Identifier or string literal (kernel and function names).
     pub fn expect_name(&mut self, what: &str) -> PResult<(String, Span)> {
-        match &self.peek().tok {
-            Tok::Ident(s) | Tok::Str(s) => {
-                let s = s.clone();
-                Ok((s, self.next().span))
-            }
-            _ => self.unexpected(what),
+        match self.take_word(true) {
+            Some(word) => Ok(word),
+            None => self.unexpected(what),
         }
+    }
+
+    /// The current token's text and span, taken, if it is an identifier (or, with
+    /// `strings`, a string literal).
+    pub fn take_word(&mut self, strings: bool) -> Option<(String, Span)> {
+        if !matches!(self.peek().tok, Tok::Ident(_)) && !(strings && matches!(self.peek().tok, Tok::Str(_))) {
+            return None;
+        }
+        let t = self.next();
+        let (Tok::Ident(s) | Tok::Str(s)) = t.tok else { return None };
+        Some((s, t.span))
     }
 
     /// Span from `start` to the end of the previous token.
