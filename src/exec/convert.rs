@@ -4,28 +4,27 @@
 
 use crate::isa::DataType;
 
-/// Rounding mode of cr0 bits 5:4.
+/// Rounding mode of cr0 bits 5:4 (the field's value is the discriminant).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum RoundMode {
     /// Round to nearest, ties to even (00).
-    Rne,
+    Rne = 0,
     /// Round toward +inf (01).
-    Ru,
+    Ru = 1,
     /// Round toward -inf (10).
-    Rd,
+    Rd = 2,
     /// Round toward zero (11).
-    Rtz,
+    Rtz = 3,
 }
 
 impl RoundMode {
     /// Decodes the 2-bit mode field value (0..=3).
     pub const fn from_bits(mode: u32) -> RoundMode {
-        match mode & 3 {
-            0 => RoundMode::Rne,
-            1 => RoundMode::Ru,
-            2 => RoundMode::Rd,
-            _ => RoundMode::Rtz,
-        }
+        // An index, not a match: every f32 op decodes cr0, and the match compiled to a jump
+        // table on that path.
+        const MODES: [RoundMode; 4] = [RoundMode::Rne, RoundMode::Ru, RoundMode::Rd, RoundMode::Rtz];
+        MODES[(mode & 3) as usize]
     }
 
     /// Reads the mode from the control register (bits 5:4).

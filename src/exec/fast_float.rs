@@ -693,6 +693,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// mask offset `off`. Under `directed`, a rounding mode other than to nearest, each lane
     /// is rounded as the general path rounds it. The caller checked the bounds (`need`).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn run_float_packed<const L: usize>(
         &mut self,
         op: &FloatOp,
