@@ -49,27 +49,55 @@ fn is_label_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '$' | '@' | '?')
 }
 
-struct Lexer<'a> {
+/// One file's lexer, resumable: [`Lexer::lines`] appends the tokens of the next lines to
+/// [`Lexer::out`], so that a parser holds a few lines' tokens at a time, not the file's.
+pub(crate) struct Lexer<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
     line: u32,
     col: u32,
     file: FileId,
-    out: Vec<Token>,
+    /// The tokens lexed and not yet taken by the caller.
+    pub out: Vec<Token>,
     ws: bool,
+    /// Whether the end of the file's tokens (a newline, then `Eof`) are out.
+    done: bool,
 }
 
 /// Tokenises `text`. Never fails: bad characters become [`Tok::Bad`] for the parser to report.
 pub fn lex(file: FileId, text: &str) -> Vec<Token> {
-    // About one token per four bytes of a dump: reserved once rather than grown by copies.
-    let out = Vec::with_capacity(text.len() / 4);
-    let mut lx = Lexer { text, bytes: text.as_bytes(), pos: 0, line: 1, col: 1, file, out, ws: true };
-    lx.run();
+    let mut lx = Lexer::new(file, text);
+    lx.lines(usize::MAX);
     lx.out
 }
 
 impl<'a> Lexer<'a> {
+    pub fn new(file: FileId, text: &'a str) -> Lexer<'a> {
+        Lexer {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            line: 1,
+            col: 1,
+            file,
+            out: Vec::new(),
+            ws: true,
+            done: false,
+        }
+    }
+
+    /// Lexes up to `count` more lines (each ending at its newline token; the last with `Eof`
+    /// after its newline): the tokens always end at the end of a line.
+    pub fn lines(&mut self, count: usize) {
+        let mut left = count;
+        while left > 0 && !self.done {
+            if self.token() {
+                left -= 1;
+            }
+        }
+    }
+
     #[inline]
     fn peek(&self) -> Option<char> {
         match self.bytes.get(self.pos) {
@@ -114,51 +142,55 @@ impl<'a> Lexer<'a> {
         self.ws = false;
     }
 
-    fn run(&mut self) {
-        while let Some(c) = self.peek() {
-            let (start, line, col) = (self.pos, self.line, self.col);
-            if c == '\n' {
-                self.bump();
-                self.push(Tok::Newline, start, line, col);
-                self.ws = true;
-            } else if c == ' ' || c == '\t' || c == '\r' {
-                self.skip_ascii(|b| matches!(b, b' ' | b'\t' | b'\r'));
-                self.ws = true;
-            } else if c == '\\' && self.continuation_follows() {
-                // `\` then optional blanks then newline (or the end of the file): join the lines.
-                while self.peek().is_some_and(|c| c != '\n') {
-                    self.bump();
-                }
-                self.bump();
-                self.ws = true;
-            } else if c == '/' && self.peek_at(1) == Some('/') {
-                self.skip_to_line_end();
-                self.ws = true;
-            } else if c == '/' && self.peek_at(1) == Some('*') {
-                self.block_comment(start, line, col);
-            } else if col == 1 && is_label_start(c) && self.try_label(start, line, col) {
-            } else if c.is_ascii_alphabetic() || c == '_' {
-                let word = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
-                self.push(Tok::Ident(word), start, line, col);
-            } else if c == '%' && self.peek_at(1).is_some_and(|c| c.is_ascii_alphabetic() || c == '_') {
-                self.bump();
-                let word = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
-                self.push(Tok::Ident(format!("%{word}")), start, line, col);
-            } else if c.is_ascii_digit() {
-                let tok = self.number();
-                self.push(tok, start, line, col);
-            } else if c == '"' {
-                let tok = self.string();
-                self.push(tok, start, line, col);
-            } else if let Some(p) = self.punct() {
-                self.push(Tok::P(p), start, line, col);
-            } else {
-                self.bad_run(c, start, line, col);
-            }
-        }
+    /// Lexes the next token (or skips blanks or a comment): true when that ended a line.
+    fn token(&mut self) -> bool {
         let (start, line, col) = (self.pos, self.line, self.col);
-        self.push(Tok::Newline, start, line, col);
-        self.push(Tok::Eof, start, line, col);
+        let Some(c) = self.peek() else {
+            self.push(Tok::Newline, start, line, col);
+            self.push(Tok::Eof, start, line, col);
+            self.done = true;
+            return true;
+        };
+        if c == '\n' {
+            self.bump();
+            self.push(Tok::Newline, start, line, col);
+            self.ws = true;
+            return true;
+        } else if c == ' ' || c == '\t' || c == '\r' {
+            self.skip_ascii(|b| matches!(b, b' ' | b'\t' | b'\r'));
+            self.ws = true;
+        } else if c == '\\' && self.continuation_follows() {
+            // `\` then optional blanks then newline (or the end of the file): join the lines.
+            while self.peek().is_some_and(|c| c != '\n') {
+                self.bump();
+            }
+            self.bump();
+            self.ws = true;
+        } else if c == '/' && self.peek_at(1) == Some('/') {
+            self.skip_to_line_end();
+            self.ws = true;
+        } else if c == '/' && self.peek_at(1) == Some('*') {
+            self.block_comment(start, line, col);
+        } else if col == 1 && is_label_start(c) && self.try_label(start, line, col) {
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let word = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
+            self.push(Tok::Ident(word), start, line, col);
+        } else if c == '%' && self.peek_at(1).is_some_and(|c| c.is_ascii_alphabetic() || c == '_') {
+            self.bump();
+            let word = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
+            self.push(Tok::Ident(format!("%{word}")), start, line, col);
+        } else if c.is_ascii_digit() {
+            let tok = self.number();
+            self.push(tok, start, line, col);
+        } else if c == '"' {
+            let tok = self.string();
+            self.push(tok, start, line, col);
+        } else if let Some(p) = self.punct() {
+            self.push(Tok::P(p), start, line, col);
+        } else {
+            self.bad_run(c, start, line, col);
+        }
+        false
     }
 
     /// Characters that start no token, up to the next blank or line end, as one token: a

@@ -119,9 +119,8 @@ pub fn parse_files_with_warnings(
             );
             continue;
         }
-        let toks = lexer::lex(file, &files[i].text);
         let unit = UnitId(units.len() as u32);
-        units.push(UnitParser::new(&mut ctx, toks, file, unit).run());
+        units.push(UnitParser::new(&mut ctx, &files[i].text, file, unit).run());
     }
     let mut diags = std::mem::take(&mut ctx.diags);
     diags.files = files.clone();

@@ -4,7 +4,7 @@
 //! live in sibling modules as further `impl UnitParser` blocks.
 
 use super::diag::{Diagnostics, Severity};
-use super::lexer::{Tok, Token};
+use super::lexer::{Lexer, Tok, Token};
 use crate::isa::{AddrId, InstIdx, Operand, PredId, StateId, UnitId, VarId};
 use crate::program::{
     AddrVar, AttrValue, FileId, GenVar, Inst, Label, PredVar, Span, StateVar, Unit, UnitKind,
@@ -59,7 +59,9 @@ pub(crate) struct Fixup {
 /// Parser state for one file (one unit).
 pub(crate) struct UnitParser<'c> {
     pub ctx: &'c mut Ctx,
-    pub toks: Vec<Token>,
+    /// The file's lexer: its `out` holds the tokens of the lines around the cursor `pos`
+    /// (those taken before, but the last, are dropped as the parse goes; see `fill`).
+    lexer: Lexer<'c>,
     pub pos: usize,
     pub file: FileId,
     pub unit: UnitId,
@@ -102,11 +104,11 @@ pub(crate) fn describe(tok: &Tok) -> String {
 }
 
 impl<'c> UnitParser<'c> {
-    pub fn new(ctx: &'c mut Ctx, toks: Vec<Token>, file: FileId, unit: UnitId) -> Self {
+    pub fn new(ctx: &'c mut Ctx, text: &'c str, file: FileId, unit: UnitId) -> Self {
         let entry = InstIdx(ctx.insts.len() as u32);
         UnitParser {
             ctx,
-            toks,
+            lexer: Lexer::new(file, text),
             pos: 0,
             file,
             unit,
@@ -132,25 +134,40 @@ impl<'c> UnitParser<'c> {
     // ----- cursor -------------------------------------------------------------------------
 
     pub fn peek(&self) -> &Token {
-        let last = self.toks.len().saturating_sub(1);
-        &self.toks[self.pos.min(last)]
+        self.peek_n(0)
     }
 
     pub fn peek_n(&self, n: usize) -> &Token {
-        let last = self.toks.len().saturating_sub(1);
-        &self.toks[(self.pos + n).min(last)]
+        let toks = &self.lexer.out;
+        &toks[(self.pos + n).min(toks.len().saturating_sub(1))]
+    }
+
+    /// Makes sure the tokens hold this line's and the next line's (no statement looks
+    /// further), lexing more lines when they do not, and drops most of those taken before.
+    fn fill(&mut self) {
+        const LINES: usize = 64;
+        let toks = &mut self.lexer.out;
+        // `span_from` reads the token before the cursor: it stays.
+        if self.pos > 1024 {
+            toks.drain(..self.pos - 1);
+            self.pos = 1;
+        }
+        if toks.iter().skip(self.pos).filter(|t| t.tok == Tok::Newline).take(2).count() < 2 {
+            self.lexer.lines(LINES);
+        }
     }
 
     /// The current token, moved out (the parser never looks back at a token it took: its
     /// place keeps the span for `span_from`), and the cursor past it.
     pub fn next(&mut self) -> Token {
-        let last = self.toks.len().saturating_sub(1);
+        let last = self.lexer.out.len().saturating_sub(1);
         if self.pos >= last {
-            // The end of the file stays for every later look.
-            self.pos = self.toks.len();
+            // The last token lexed (the end of the file's, or of the lines lexed so far)
+            // stays for every later look.
+            self.pos = self.lexer.out.len();
             return self.peek().clone();
         }
-        let t = &mut self.toks[self.pos];
+        let t = &mut self.lexer.out[self.pos];
         self.pos += 1;
         let gap = Token { tok: Tok::Newline, span: t.span, ws_before: t.ws_before };
         std::mem::replace(t, gap)
@@ -216,7 +233,12 @@ impl<'c> UnitParser<'c> {
     /// The current token's text and span, taken, if it is an identifier (or, with
     /// `strings`, a string literal).
     pub fn take_word(&mut self, strings: bool) -> Option<(String, Span)> {
-        if !matches!(self.peek().tok, Tok::Ident(_)) && !(strings && matches!(self.peek().tok, Tok::Str(_))) {
+        let word = match self.peek().tok {
+            Tok::Ident(_) => true,
+            Tok::Str(_) => strings,
+            _ => false,
+        };
+        if !word {
             return None;
         }
         let t = self.next();
@@ -227,7 +249,7 @@ impl<'c> UnitParser<'c> {
     /// Span from `start` to the end of the previous token.
     pub fn span_from(&self, start: Span) -> Span {
         let end = if self.pos > 0 {
-            self.toks[(self.pos - 1).min(self.toks.len() - 1)].span.end
+            self.lexer.out[(self.pos - 1).min(self.lexer.out.len() - 1)].span.end
         } else {
             start.end
         };
@@ -279,6 +301,7 @@ impl<'c> UnitParser<'c> {
     pub fn run(mut self) -> Unit {
         let mut first = true;
         loop {
+            self.fill();
             match self.peek().tok {
                 Tok::Eof => break,
                 Tok::Newline => {
@@ -422,7 +445,7 @@ impl<'c> UnitParser<'c> {
     // ----- end of unit --------------------------------------------------------------------
 
     fn finish(mut self) -> Unit {
-        let end_span = self.toks.last().map(|t| t.span).unwrap_or(super::diag::file_start(self.file));
+        let end_span = self.lexer.out.last().map(|t| t.span).unwrap_or(super::diag::file_start(self.file));
         let sentinel = crate::program::Inst {
             op: crate::isa::Opcode::EndOfCode,
             sub: crate::isa::SubOp::None,
