@@ -385,6 +385,53 @@ fn parse_rejections_point_at_the_right_place() {
     assert!(parse_str("x.visaasm", ".kernel \"k\"\n").is_err());
 }
 
+/// The parser holds a few lines' tokens at a time (it lexes 64 lines when it runs short and
+/// drops the tokens it passed every thousand or so): a rejection is found at its line and
+/// column wherever it sits in a long file, a statement continued over lines with `\\` or
+/// split by a block comment still parses, and every line of a long valid file is one
+/// instruction.
+#[test]
+fn parse_rejections_are_found_anywhere_in_a_long_file() {
+    const LINES: usize = 3000;
+    let good = "    add (M1, 16) V32(0,0)<1> V32(0,0)<1;1,0> 0x1:d\n";
+    let long = good.repeat(LINES);
+    let prog = body(&long).unwrap_or_else(|d| panic!("{}", d.render()));
+    // One instruction a line, and the end-of-code sentinel; each spans its text.
+    assert_eq!(prog.insts.len(), LINES + 1);
+    let text = good.trim();
+    for (i, inst) in prog.insts[..LINES].iter().enumerate() {
+        let span = inst.span;
+        assert_eq!((span.line, span.col), (13 + i as u32, 5), "instruction {i}");
+        assert_eq!((span.end - span.start) as usize, text.len(), "instruction {i}");
+    }
+    let cases = [
+        ("    mov (M1, 16) V32(0,0)<3> 0x1:d\n", "Dst HorzStride"),
+        ("    goto (M1, 1) nowhere\n", "undefined label: nowhere"),
+        ("    add (M1, 16) V32(0,0)<1> V32(0,0)<1;1,0>\n", "expecting a source operand"),
+        ("    add (M1, 16) V32(0,0)<1> \\\n  /* x\n */ V32(0,0)<1;1,0> 0x1:d 0x2:d\n", "end of line"),
+    ];
+    for (bad, needle) in cases {
+        let short = body(bad).expect_err("rejected");
+        let first = short.errors().next().expect("an error");
+        // Line 13 is the body's first; the error may be on a later line of a continued one.
+        let (line0, col) = (first.span.line - 13, first.span.col);
+        let mut at = vec![0, 1, 63, 64, 65, 127, 128, 500, 1023, 1024, 1500, LINES - 1, LINES];
+        at.extend((0..8).map(|i| 37 + i * 331));
+        for k in at {
+            let text = format!("{}{bad}{}", good.repeat(k), good.repeat(LINES - k));
+            let err = body(&text).expect_err("rejected");
+            let errors: Vec<_> = err.errors().collect();
+            assert_eq!(errors.len(), 1, "{needle} after {k} lines: {}", err.render());
+            assert_eq!(
+                (errors[0].span.line, errors[0].span.col),
+                (13 + k as u32 + line0, col),
+                "{needle} after {k} lines"
+            );
+            assert!(errors[0].message.contains(needle), "{}", err.render());
+        }
+    }
+}
+
 #[test]
 fn parse_static_faults_are_warnings() {
     let (prog, diags) = parse_files_with_warnings(
