@@ -459,9 +459,17 @@ fn via_f64(x: f32, f: impl Fn(f64) -> f64) -> f32 {
 }
 
 /// `min`/`max` choice (MIN_MAX.md), as the general ALU makes it: true where src0 is chosen.
+/// The same rule as `alu::takes_first`, on f32 and without a branch on the values (one NaN
+/// gives the other operand, two give src1, -0 is below +0), so that lane loops vectorise.
 #[inline(always)]
 fn takes_first(x: f32, y: f32, want_max: bool) -> bool {
-    super::alu::takes_first(x.into(), y.into(), want_max)
+    let (x_nan, y_nan) = (x.is_nan(), y.is_nan());
+    let by_value = if x == y { x.is_sign_negative() != want_max } else { (x > y) == want_max };
+    if x_nan | y_nan {
+        !x_nan
+    } else {
+        by_value
+    }
 }
 
 /// A compare relation on two f32 values (NaN: only `ne` holds; -0 == +0).
@@ -903,16 +911,22 @@ fn float_kernel<const L: usize, const K: u8>(
             }
         }
         F::Mov | F::Sel | F::Min | F::Max => {
-            let (first, enabled) = match kind {
-                F::Mov => (u32::MAX, enabled),
-                F::Sel => (pmask, em_part & super::control::size_mask(L as u32)),
-                _ => {
-                    let (a, b) = (src!(0), src!(1));
-                    let mut take = 0u32;
-                    for i in 0..L {
-                        take |= (takes_first(a[i], b[i], kind == F::Max) as u32) << i;
+            // All ones in the lanes that take src0.
+            let mut first = [u32::MAX; L];
+            let enabled = match kind {
+                F::Mov => enabled,
+                F::Sel => {
+                    for (i, f) in first.iter_mut().enumerate() {
+                        *f = ones(pmask >> i & 1 != 0);
                     }
-                    (take, enabled)
+                    em_part & super::control::size_mask(L as u32)
+                }
+                _ => {
+                    let (a, b, want_max) = (src!(0), src!(1), kind == F::Max);
+                    for i in 0..L {
+                        first[i] = ones(takes_first(a[i], b[i], want_max));
+                    }
+                    enabled
                 }
             };
             // The chosen source moves by `mov`'s rule: its bits unchanged without a
@@ -921,10 +935,10 @@ fn float_kernel<const L: usize, const K: u8>(
             let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
             if mods == [SrcMod::None; 2] && !sat {
                 // Bits unchanged: a blend of the two sources (decided once, not per lane).
-                return lanes!(enabled, |i| if first >> i & 1 != 0 { raw[0][i] } else { raw[1][i] });
+                return lanes!(enabled, |i| raw[0][i] & first[i] | raw[1][i] & !first[i]);
             }
             lanes!(enabled, |i| {
-                let s = usize::from(first >> i & 1 == 0);
+                let s = usize::from(first[i] == 0);
                 let bits = raw[s][i];
                 if mods[s] == SrcMod::None && !sat {
                     bits
