@@ -50,7 +50,8 @@ fn is_label_char(c: char) -> bool {
 }
 
 /// One file's lexer, resumable: [`Lexer::lines`] appends the tokens of the next lines to
-/// [`Lexer::out`], so that a parser holds a few lines' tokens at a time, not the file's.
+/// [`Lexer::out`], so that a parser holds a few lines' tokens at a time, not the file's. It
+/// never fails: bad characters become [`Tok::Bad`] for the parser to report.
 pub(crate) struct Lexer<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -63,13 +64,6 @@ pub(crate) struct Lexer<'a> {
     ws: bool,
     /// Whether the end of the file's tokens (a newline, then `Eof`) are out.
     done: bool,
-}
-
-/// Tokenises `text`. Never fails: bad characters become [`Tok::Bad`] for the parser to report.
-pub fn lex(file: FileId, text: &str) -> Vec<Token> {
-    let mut lx = Lexer::new(file, text);
-    lx.lines(usize::MAX);
-    lx.out
 }
 
 impl<'a> Lexer<'a> {
@@ -385,6 +379,13 @@ impl<'a> Lexer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every token of `text` (never fails: bad characters become [`Tok::Bad`]).
+    fn lex(file: FileId, text: &str) -> Vec<Token> {
+        let mut lx = Lexer::new(file, text);
+        lx.lines(usize::MAX);
+        lx.out
+    }
 
     fn kinds(text: &str) -> Vec<Tok> {
         lex(FileId(0), text).into_iter().map(|t| t.tok).collect()

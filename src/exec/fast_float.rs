@@ -112,32 +112,36 @@ const SIGN: u32 = 0x8000_0000;
 const QUIET: u32 = 0x0040_0000;
 const EXP: u32 = 0x7f80_0000;
 
-/// Whether f32 bits are a denormal.
+/// A source modifier as an AND then an XOR of the sign bit (`not` has no meaning on floats).
 #[inline(always)]
-fn denormal(bits: u32) -> bool {
-    bits & 0x7f80_0000 == 0 && bits & 0x007f_ffff != 0
+fn modifier_masks(m: SrcMod) -> (u32, u32) {
+    match m {
+        SrcMod::None | SrcMod::Not => (u32::MAX, 0),
+        SrcMod::Neg => (u32::MAX, SIGN),
+        SrcMod::Abs => (!SIGN, 0),
+        SrcMod::NegAbs => (!SIGN, SIGN),
+    }
 }
 
 /// A source value: flushed if denormals are not kept, then the modifier.
 #[inline(always)]
 fn value(raw: u32, modifier: SrcMod, keep: bool) -> f32 {
-    let b = if !keep && denormal(raw) { raw & SIGN } else { raw };
-    f32::from_bits(match modifier {
-        SrcMod::None | SrcMod::Not => b,
-        SrcMod::Neg => b ^ SIGN,
-        SrcMod::Abs => b & !SIGN,
-        SrcMod::NegAbs => b | SIGN,
-    })
+    let (and, xor) = modifier_masks(modifier);
+    f32::from_bits((flushed(raw, flushing(keep)) & and) ^ xor)
+}
+
+/// Saturation to [0, 1]: `max` gives 0 for NaN, `+ 0.0` makes -0 +0 (without branches on
+/// the value, so that lane loops vectorise).
+#[inline(always)]
+#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN; saturation makes it 0.
+fn saturated(v: f32) -> f32 {
+    v.max(0.0).min(1.0) + 0.0
 }
 
 /// A result's bits: saturation to [0, 1] (NaN gives 0), quiet NaNs, flushed denormals.
 #[inline(always)]
-#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN; saturation makes it 0.
 fn result(v: f32, sat: bool, keep: bool) -> u32 {
-    // Without branches on the value (they vectorise): `max` gives 0 for NaN, `+ 0.0` makes
-    // -0 +0.
-    let v = if sat { v.max(0.0).min(1.0) + 0.0 } else { v };
-    result_bits(v.to_bits(), flushing(keep))
+    result_bits(if sat { saturated(v) } else { v }.to_bits(), flushing(keep))
 }
 
 /// All ones where `c` holds: the lane masks the in-place kernels compute with, so that their
@@ -168,11 +172,10 @@ fn result_bits(bits: u32, flush: u32) -> u32 {
 
 /// [`result`] of `L` lanes: saturated (when `sat`) in one pass, their bits in another.
 #[inline(always)]
-#[allow(clippy::manual_clamp)] // as in `result`
 fn results<const L: usize>(mut v: [f32; L], sat: bool, keep: bool) -> [u32; L] {
     if sat {
         for x in &mut v {
-            *x = x.max(0.0).min(1.0) + 0.0;
+            *x = saturated(*x);
         }
     }
     let (flush, mut r) = (flushing(keep), [0; L]);
@@ -1030,14 +1033,8 @@ fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
         FSrc::Imm(bits) => out = [value(*bits, m, keep); L],
         FSrc::Scalar(at, _) => out = [value(element(grf, *at as usize, 4), m, keep); L],
         FSrc::Packed(at, _) => {
-            // `value` without branches: the modifier as an AND then an XOR of the sign,
-            // flushing as an AND that keeps the sign of a denormal only.
-            let (and, xor) = match m {
-                SrcMod::None | SrcMod::Not => (u32::MAX, 0),
-                SrcMod::Neg => (u32::MAX, SIGN),
-                SrcMod::Abs => (!SIGN, 0),
-                SrcMod::NegAbs => (!SIGN, SIGN),
-            };
+            // `value` lane by lane, the modifier's masks found once.
+            let (and, xor) = modifier_masks(m);
             let (at, flush) = (*at as usize, flushing(keep));
             let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
             for (o, w) in out.iter_mut().zip(words) {

@@ -497,9 +497,9 @@ fn lane(kind: FastKind, op: &QwordOp, x: u64, y: u64) -> u64 {
         }
         // `min` and `max`: src0 where it is the lesser (greater), in the op's order.
         K::Max | K::Min => {
-            let greater = if op.unsigned { x > y } else { (x as i64) > (y as i64) };
-            let lesser = if op.unsigned { x < y } else { (x as i64) < (y as i64) };
-            if (kind == K::Max && greater) || (kind == K::Min && lesser) {
+            let order = if op.unsigned { x.cmp(&y) } else { (x as i64).cmp(&(y as i64)) };
+            let wanted = if kind == K::Max { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less };
+            if order == wanted {
                 x
             } else {
                 y
@@ -535,9 +535,9 @@ fn packed_dwords<const L: usize>(grf: &[u8], at: u32, signed: bool) -> Option<[u
 }
 
 /// `lanes` under modifier `m` (of a type signed or not), in place, one loop per modifier:
-/// [`modified`] for the direct forms, where its array `map` (an out-of-line call) cost the
-/// add with a negated source 2.5×. `modified` stays as it is for the other paths: this
-/// form in its place made hash64 on acm-g10 slower (`-j1`, 66 → 80 ms).
+/// [`modified`] for the direct forms, where its array `map` was left as an out-of-line call.
+/// `modified` stays for the other paths, where this form in its place was slower
+/// (`docs/design-history.md`, session 53).
 #[inline(always)]
 fn modify<const L: usize>(mut lanes: [u64; L], (m, signed): (SrcMod, bool)) -> [u64; L] {
     match m {

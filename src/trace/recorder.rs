@@ -923,9 +923,10 @@ impl Trace {
         }
     }
 
-    /// Asks the thread reading ahead (started with the first drop) to record part `k`'s body
-    /// again, when it was dropped and that thread is not recording another or has not
-    /// recorded this one already (one at a time; a recorded one not taken is let go).
+    /// Asks the thread reading ahead (started with the first lean part or drop, else here) to
+    /// record part `k`'s body again, when it was dropped and that thread is not recording
+    /// another or has not recorded this one already (one at a time; a recorded one not taken
+    /// is let go).
     fn read_ahead(&self, k: usize) {
         let (Some(part), Some(rerun)) = (self.parts.get(k), &self.rerun) else { return };
         let (Some(from), None) = (&part.from, part.body.get()) else { return };
@@ -989,8 +990,8 @@ impl Trace {
     }
 
     /// Starts the thread that reads dropped parts ahead, if not started: with the first part
-    /// without its body, while the run records (starting a thread costs 50-120 us, which the
-    /// reverse step that first asks for a part would otherwise pay).
+    /// without its body, while the run records (starting a thread takes tens of microseconds,
+    /// which the reverse step that first asks for a part would otherwise pay).
     fn start_reading_ahead(&mut self) {
         if let (Some(_), Ok(worker @ None)) = (&self.rerun, self.ahead.get_mut()) {
             *worker = ReadAhead::start();
