@@ -37,7 +37,9 @@ pub struct Machine {
     pub slms: Slms,
     /// Relocations, resolved by the launch: for each instruction index, the address of the
     /// zebin data symbol its `faddr` names (None elsewhere), so `faddr` looks up no name.
-    pub relocations: Vec<Option<u64>>,
+    /// Fixed for the launch and shared by every copy (a checkpoint copies the machine: one
+    /// entry per instruction copied each time was most of a big kernel's recording memory).
+    pub relocations: Arc<[Option<u64>]>,
     /// Bound surfaces by surface variable index (`StateId`): SVM base address and size.
     pub surfaces: Vec<Option<(u64, u64)>>,
     /// The threads' private memory, where the launch gives one: the SVM region behind the
