@@ -67,6 +67,65 @@ enum FSrc {
     Gather(Box<[u32; 32]>, SrcMod),
 }
 
+/// A packed, scalar or immediate f32 source as the kernels read it, without a branch on
+/// its form: every lane loads `L` packed words at `packed` and the one value (the word at
+/// `one`, or `imm`), and takes the one value where `splat` is all ones; then the modifier as
+/// an AND and an XOR. Offsets a form does not use are 0 (in every file's bounds).
+#[derive(Clone, Copy, Debug, Default)]
+struct LaneSrc {
+    packed: u32,
+    one: u32,
+    /// All ones where the one value is the immediate.
+    is_imm: u32,
+    imm: u32,
+    splat: u32,
+    and: u32,
+    xor: u32,
+}
+
+impl LaneSrc {
+    /// `s` (not a gather) in this form.
+    fn of(s: &FSrc) -> LaneSrc {
+        let (and, xor) = modifier_masks(modifier(s));
+        let plain = LaneSrc { and, xor, ..LaneSrc::default() };
+        match s {
+            FSrc::Imm(bits) => LaneSrc { is_imm: u32::MAX, imm: *bits, splat: u32::MAX, ..plain },
+            FSrc::Scalar(at, _) => LaneSrc { one: *at, splat: u32::MAX, ..plain },
+            FSrc::Packed(at, _) => LaneSrc { packed: *at, ..plain },
+            FSrc::Gather(..) => plain,
+        }
+    }
+
+    /// An immediate's bits.
+    fn imm(bits: u32) -> LaneSrc {
+        LaneSrc::of(&FSrc::Imm(bits))
+    }
+
+    /// `L` lanes as stored (no flush, no modifier).
+    #[inline(always)]
+    fn raw<const L: usize>(&self, grf: &[u8]) -> [u32; L] {
+        let one = element(grf, self.one as usize, 4) & !self.is_imm | self.imm & self.is_imm;
+        let at = self.packed as usize;
+        let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
+        let mut out = [0u32; L];
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = u32::from_le_bytes(*w) & !self.splat | one & self.splat;
+        }
+        out
+    }
+
+    /// `L` lanes as values: flushed (unless denormals are kept), then modified.
+    #[inline(always)]
+    fn values<const L: usize>(&self, grf: &[u8], keep: bool) -> [f32; L] {
+        let (raw, flush) = (self.raw::<L>(grf), flushing(keep));
+        let mut out = [0f32; L];
+        for (o, r) in out.iter_mut().zip(raw) {
+            *o = f32::from_bits((flushed(r, flush) & self.and) ^ self.xor);
+        }
+        out
+    }
+}
+
 /// Where a float op's result goes.
 #[derive(Clone, Debug)]
 enum FDst {
@@ -101,6 +160,11 @@ pub struct FloatOp {
     /// form ([`Ctx::run_float_packed`]), with its lane work specialised for its kind and exec
     /// size ([`float_kernel`]).
     packed: Option<(InPlace, FloatKernel)>,
+    /// The sources as the kernel reads them ([`LaneSrc`]): add and mul as `mad`'s three,
+    /// `a · 1 + b` and `a · b + (-0)`, which round the same (one kernel for the three: in a
+    /// real kernel's mix of instructions, a call to a different kernel at each step was
+    /// mispredicted at each step).
+    lane_srcs: [LaneSrc; 3],
     /// The sources read through address registers, by position (their `srcs` entries are
     /// gathers whose lanes' offsets are found, and checked, when the op runs).
     indirect: Option<Box<[Option<IndirectOperand>; 3]>>,
@@ -321,9 +385,17 @@ pub fn compile(inst: &Inst) -> Option<FloatOp> {
         _ => None,
     };
     let packed = packed.and_then(|dst| Some((dst, kernel_for(kind, n)?)));
+    // The kernels' loads: a form's unused offsets are 0, so every file must hold 4n bytes.
+    need = need.max(4 * n);
+    let [a, b, c] = [0, 1, 2].map(|k| LaneSrc::of(&srcs[k]));
+    let lane_srcs = match kind {
+        FloatKind::Add => [a, LaneSrc::imm(1f32.to_bits()), b],
+        FloatKind::Mul => [a, b, LaneSrc::imm((-0f32).to_bits())],
+        _ => [a, b, c],
+    };
     let indirect = indirect.iter().any(Option::is_some).then(|| Box::new(indirect));
     let en = super::step::Enables::new(inst.exec, inst.pred);
-    Some(FloatOp { kind, opcode: inst.op, srcs, dst, sat: inst.sat, need, packed, indirect, en })
+    Some(FloatOp { kind, opcode: inst.op, srcs, dst, sat: inst.sat, need, packed, lane_srcs, indirect, en })
 }
 
 /// Whether the rounding mode leaves `kind`'s results as they are: moves, choices, compares,
@@ -760,14 +832,13 @@ type FloatKernel = fn(&mut [u8], &FloatOp, bool, u32, u32, u32) -> Option<u32>;
 
 /// The kinds a [`FloatKernel`] is specialised for, by code (the index here); a kind's
 /// operand (a compare's relation, a conversion's integer type) is read from the op.
-const KINDS: [FloatKind; 24] = {
+/// Add and mul run as `mad` ([`FloatOp::lane_srcs`]).
+const KINDS: [FloatKind; 22] = {
     use FloatKind as F;
     [
         F::Mov,
         F::FromInt(DataType::D),
         F::ToInt(DataType::D),
-        F::Add,
-        F::Mul,
         F::Mad,
         F::Div,
         F::Pow,
@@ -800,8 +871,9 @@ fn kernel_for(kind: FloatKind, n: u32) -> Option<FloatKernel> {
             _ => None,
         }
     }
+    let kind = if matches!(kind, FloatKind::Add | FloatKind::Mul) { FloatKind::Mad } else { kind };
     let code = KINDS.iter().position(|k| std::mem::discriminant(k) == std::mem::discriminant(&kind))?;
-    super::fast::kernel_of_code!(sized, code, n; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22; 23)
+    super::fast::kernel_of_code!(sized, code, n; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; 21)
 }
 
 /// The lane work of a packed f32 op of kind `KINDS[K]` on `L` lanes: its sources read from
@@ -821,7 +893,7 @@ fn float_kernel<const L: usize, const K: u8>(
     let enabled = chen & super::control::size_mask(L as u32);
     macro_rules! src {
         ($k:expr) => {
-            packed_lanes::<L>(grf, &op.srcs[$k], keep)
+            op.lane_srcs[$k].values::<L>(grf, keep)
         };
     }
     // Each arm computes its lanes and stores them itself, into the destination under the
@@ -883,15 +955,8 @@ fn float_kernel<const L: usize, const K: u8>(
     }
     let kind = const { KINDS[K as usize] };
     match kind {
-        F::Add => {
-            let (a, b) = (src!(0), src!(1));
-            arith!(|i| a[i] + b[i], [a[i], b[i], 0.0])
-        }
-        F::Mul => {
-            let (a, b) = (src!(0), src!(1));
-            arith!(|i| a[i] * b[i], [a[i], b[i], 0.0])
-        }
-        F::Mad => {
+        // Add and mul too, as `mad` ([`FloatOp::lane_srcs`]).
+        F::Add | F::Mul | F::Mad => {
             let (a, b, c) = (src!(0), src!(1), src!(2));
             arith!(|i| a[i].mul_add(b[i], c[i]), [a[i], b[i], c[i]])
         }
@@ -934,7 +999,7 @@ fn float_kernel<const L: usize, const K: u8>(
             };
             // The chosen source moves by `mov`'s rule: its bits unchanged without a
             // modifier or saturation, else converted (flushed, quieted, saturated).
-            let raw = [packed_raw::<L>(grf, &op.srcs[0]), packed_raw::<L>(grf, &op.srcs[1])];
+            let raw = [op.lane_srcs[0].raw::<L>(grf), op.lane_srcs[1].raw::<L>(grf)];
             let mods = [modifier(&op.srcs[0]), modifier(&op.srcs[1])];
             if mods == [SrcMod::None; 2] && !sat {
                 // Bits unchanged: a blend of the two sources (decided once, not per lane).
@@ -981,25 +1046,6 @@ fn float_kernel<const L: usize, const K: u8>(
             None
         }
     }
-}
-
-/// `L` lanes of a packed, scalar or immediate 32-bit source, as stored.
-#[inline(always)]
-fn packed_raw<const L: usize>(grf: &[u8], s: &FSrc) -> [u32; L] {
-    let mut out = [0u32; L];
-    match s {
-        FSrc::Imm(bits) => out = [*bits; L],
-        FSrc::Scalar(at, _) => out = [element(grf, *at as usize, 4); L],
-        FSrc::Packed(at, _) => {
-            let at = *at as usize;
-            let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
-            for (o, w) in out.iter_mut().zip(words) {
-                *o = u32::from_le_bytes(*w);
-            }
-        }
-        FSrc::Gather(..) => {}
-    }
-    out
 }
 
 /// `L` lanes of a packed, scalar or immediate integer source of type `ty` (at most 32 bits),
