@@ -183,7 +183,7 @@ impl ThreadPatch {
     /// The patch that brings thread `thread` from `key` (its state at the last checkpoint,
     /// files of `live`'s sizes) to `live`; None if they agree.
     fn new(thread: usize, live: &ThreadState, key: &ThreadState) -> Option<ThreadPatch> {
-        let (mut runs, mut bytes) = (Vec::<(u32, u32)>::new(), Vec::new());
+        let mut runs = Vec::<(u32, u32)>::new();
         for (u, (new, old)) in live.grf.chunks(UNIT).zip(key.grf.chunks(UNIT)).enumerate() {
             if same(new, old) {
                 continue;
@@ -193,7 +193,12 @@ impl ThreadPatch {
                 Some((start, len)) if *start + *len == at => *len += new.len() as u32,
                 _ => runs.push((at, new.len() as u32)),
             }
-            bytes.extend_from_slice(new);
+        }
+        // The runs' bytes copied once into a buffer of their size (grown unit by unit, it was
+        // reallocated, copied again and given back at each doubling).
+        let mut bytes = Vec::with_capacity(runs.iter().map(|&(_, len)| len as usize).sum());
+        for &(at, len) in &runs {
+            bytes.extend_from_slice(&live.grf[at as usize..(at + len) as usize]);
         }
         if runs.is_empty()
             && live.control == key.control
