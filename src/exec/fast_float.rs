@@ -161,9 +161,9 @@ pub struct FloatOp {
     /// size ([`float_kernel`]).
     packed: Option<(InPlace, FloatKernel)>,
     /// The sources as the kernel reads them ([`LaneSrc`]): add and mul as `mad`'s three,
-    /// `a · 1 + b` and `a · b + (-0)`, which round the same (one kernel for the three: in a
-    /// real kernel's mix of instructions, a call to a different kernel at each step was
-    /// mispredicted at each step).
+    /// `a · 1 + b` and `a · b + (-0)`, which round the same (one kernel for the three: a
+    /// real kernel mixes them, and a call target that changes from step to step is a
+    /// mispredicted branch).
     lane_srcs: [LaneSrc; 3],
     /// The sources read through address registers, by position (their `srcs` entries are
     /// gathers whose lanes' offsets are found, and checked, when the op runs).

@@ -37,8 +37,8 @@ pub struct Machine {
     pub slms: Slms,
     /// Relocations, resolved by the launch: for each instruction index, the address of the
     /// zebin data symbol its `faddr` names (None elsewhere), so `faddr` looks up no name.
-    /// Fixed for the launch and shared by every copy (a checkpoint copies the machine: one
-    /// entry per instruction copied each time was most of a big kernel's recording memory).
+    /// Fixed for the launch, and shared by every copy of the machine (each checkpoint makes
+    /// one): a table per instruction copied at every checkpoint grows with the program.
     pub relocations: Arc<[Option<u64>]>,
     /// Bound surfaces by surface variable index (`StateId`): SVM base address and size.
     pub surfaces: Vec<Option<(u64, u64)>>,
