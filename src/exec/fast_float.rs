@@ -795,7 +795,7 @@ impl<O: Observer> Ctx<'_, O> {
             let grf = &self.thread.grf;
             let [a, b, c] = [0, 1, 2].map(|k| {
                 if k < arity(op.kind) {
-                    packed_lanes::<L>(grf, &op.srcs[k], keep)
+                    LaneSrc::of(&op.srcs[k]).values::<L>(grf, keep)
                 } else {
                     [0.0; L]
                 }
@@ -1063,28 +1063,6 @@ fn packed_ints<const L: usize>(grf: &[u8], s: &FSrc, ty: DataType) -> [i64; L] {
             for (i, o) in out.iter_mut().enumerate() {
                 *o =
                     super::fast::sign_extend(ty, element(grf, *at as usize + i * size as usize, size) as u64);
-            }
-        }
-        FSrc::Gather(..) => {}
-    }
-    out
-}
-
-/// `L` lanes of a packed, scalar or immediate f32 source: flushed, modifier applied.
-#[inline(always)]
-fn packed_lanes<const L: usize>(grf: &[u8], s: &FSrc, keep: bool) -> [f32; L] {
-    let m = modifier(s);
-    let mut out = [0f32; L];
-    match s {
-        FSrc::Imm(bits) => out = [value(*bits, m, keep); L],
-        FSrc::Scalar(at, _) => out = [value(element(grf, *at as usize, 4), m, keep); L],
-        FSrc::Packed(at, _) => {
-            // `value` lane by lane, the modifier's masks found once.
-            let (and, xor) = modifier_masks(m);
-            let (at, flush) = (*at as usize, flushing(keep));
-            let (words, _) = grf[at..at + 4 * L].as_chunks::<4>();
-            for (o, w) in out.iter_mut().zip(words) {
-                *o = f32::from_bits((flushed(u32::from_le_bytes(*w), flush) & and) ^ xor);
             }
         }
         FSrc::Gather(..) => {}
