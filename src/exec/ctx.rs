@@ -88,8 +88,16 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// Writes the low `size` bytes (1, 2, 4 or 8) of `value` at GRF `offset`.
-    #[inline]
+    #[inline(always)]
     pub fn write_grf_elem(&mut self, offset: u32, size: u32, value: u64) -> Result<(), FaultKind> {
+        // Without an observer, the store in place (through `write_grf_with` it is a call).
+        if !O::ACTIVE {
+            let Some(dst) = self.thread.grf.get_mut(offset as usize..offset as usize + size as usize) else {
+                return Err(FaultKind::RegionOutOfBounds { operand: 0, offset, len: size });
+            };
+            super::operand::store_le(dst, size, value);
+            return Ok(());
+        }
         self.write_grf_with(offset, size, |dst| super::operand::store_le(dst, size, value))
     }
 

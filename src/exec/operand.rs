@@ -190,7 +190,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// The variable GRF byte `address` falls in, `[start, end)` (none for a byte of no
     /// variable): the last one found when it holds the address, else looked up.
     #[inline(always)]
-    fn root_at(&self, address: i64) -> Option<(u32, u32)> {
+    pub(super) fn root_at(&self, address: i64) -> Option<(u32, u32)> {
         let (start, end) = self.last_root.get();
         if (i64::from(start)..i64::from(end)).contains(&address) {
             return Some((start, end));
@@ -278,12 +278,13 @@ impl<O: Observer> Ctx<'_, O> {
         let mut rest = enabled & super::control::size_mask(n);
         let mut at = [0u32; 32];
         if rest.count_ones() > 1 && self.offsets_in_one_root(ind, n.min(32) as usize, &mut at) {
-            while rest != 0 {
-                let lane = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                self.write_grf_elem(at[lane], size, values[lane])?;
-            }
-            return Ok(());
+            // The store's width chosen once, not per lane.
+            return match size {
+                1 => self.store_lanes::<1>(&at, rest, values),
+                2 => self.store_lanes::<2>(&at, rest, values),
+                4 => self.store_lanes::<4>(&at, rest, values),
+                _ => self.store_lanes::<8>(&at, rest, values),
+            };
         }
         let mut root = Root::default();
         while rest != 0 {
@@ -291,6 +292,23 @@ impl<O: Observer> Ctx<'_, O> {
             rest &= rest - 1;
             let at = self.lane_address(ind, 0, lane, &mut root, None)?;
             self.write_grf_elem(at, size, values[lane as usize])?;
+        }
+        Ok(())
+    }
+
+    /// The low `S` bytes of `values[lane]` written at `at[lane]`, for each lane of `rest` in
+    /// order.
+    #[inline(always)]
+    fn store_lanes<const S: u32>(
+        &mut self,
+        at: &[u32; 32],
+        mut rest: u32,
+        values: &[u64; 32],
+    ) -> Result<(), FaultKind> {
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            self.write_grf_elem(at[lane], S, values[lane])?;
         }
         Ok(())
     }

@@ -80,6 +80,11 @@ pub struct QwordOp {
     dst_slot: Option<u32>,
     /// Whether a source is indirect.
     indirect_src: bool,
+    /// A `mov` without modifier or saturation from a direct or immediate source through a
+    /// single-address destination whose address register slot is known (`dst_slot`): the
+    /// form IGC gives a private array's element stored at a computed index, one lane at a
+    /// time under a one-bit predicate. Such a lane is stored by [`Ctx::move_one_lane`].
+    one_lane_move: bool,
     /// src0's bits within its type's width (what `shr` shifts and the bit counts count).
     width_mask: u64,
     /// src0's type is signed (`fbh` counts sign bits).
@@ -182,6 +187,11 @@ pub fn compile_qword(inst: &Inst, f: &FastOp, program: &crate::program::Program)
         let var = program.addrs.get(ind.addr.0 as usize)?;
         (ind.addr_elem < var.num_elts).then(|| var.slot + ind.addr_elem)
     });
+    let one_lane_move = kind == FastKind::Mov
+        && !inst.sat
+        && mods[0].0 == SrcMod::None
+        && !indirect_src
+        && dst_slot.is_some();
     Some(QwordOp {
         kind,
         srcs,
@@ -190,6 +200,7 @@ pub fn compile_qword(inst: &Inst, f: &FastOp, program: &crate::program::Program)
         dst_indirect,
         dst_slot,
         indirect_src,
+        one_lane_move,
         width_mask,
         signed0: f.src0_ty.is_signed_int(),
         table: if let FastKind::Bfn(t) = kind { t } else { 0 },
@@ -817,9 +828,40 @@ impl<O: Observer> Ctx<'_, O> {
     #[inline(always)]
     pub fn run_qword(&mut self, op: &QwordOp, chen: u32, em_part: u32, pmask: u32) -> Result<(), FaultKind> {
         if op.indirect_src || op.dst_indirect.is_some() {
+            let enabled = chen & super::control::size_mask(op.en.size());
+            if op.one_lane_move && enabled.is_power_of_two() {
+                if let Some(done) = self.move_one_lane(op, enabled.trailing_zeros()) {
+                    return done;
+                }
+            }
             return self.run_qword_indirect(op, chen, em_part, pmask);
         }
         self.run_qword_with(op, None, chen, em_part, pmask)
+    }
+
+    /// The one enabled lane of a [`QwordOp::one_lane_move`]: None, with nothing changed,
+    /// when its address is misaligned or outside a variable (the general form then names
+    /// the fault), else the store's result. The lane's element is found as
+    /// [`Ctx::write_indirect_lane`] finds it, without the lookups that form makes for any
+    /// operand.
+    #[inline(always)]
+    fn move_one_lane(&mut self, op: &QwordOp, lane: u32) -> Option<Result<(), FaultKind>> {
+        let (Some(ind), Some(slot)) = (op.dst_indirect.as_deref(), op.dst_slot) else { return None };
+        if let Err(fault) = self.grf(0, op.need) {
+            return Some(Err(fault));
+        }
+        let size = ind.ty.size();
+        let base = i64::from(self.addr_slot(slot)?) + i64::from(ind.imm_offset);
+        if base & (i64::from(size) - 1) != 0 {
+            return None;
+        }
+        let (start, end) = self.root_at(base)?;
+        let address = base + i64::from(ind.region.element(lane) * size);
+        if address < i64::from(start) || address + i64::from(size) > i64::from(end) {
+            return None;
+        }
+        let value = lane_value(&self.thread.grf, &op.srcs[0], None, lane as usize);
+        Some(self.write_grf_elem(address as u32, size, value))
     }
 
     /// The lane work and the store into a direct destination or a predicate; `offsets`
@@ -883,24 +925,17 @@ impl<O: Observer> Ctx<'_, O> {
         self.grf(0, op.need)?;
         let enabled = if op.kind == FastKind::Sel { em_part } else { chen };
         if op.kind == FastKind::Mov && op.sat.is_none() {
-            // A move's lane is its source's lane: only the lanes it writes are read (a
-            // private array's element stored at a computed index writes one of sixteen).
+            // A move of one lane reads that lane alone (a private array's element stored at
+            // a computed index writes one of sixteen).
             let (m, signed) = op.mods[0];
             let lanes = offsets.map(|o| &o[0]);
-            let mut rest = enabled & super::control::size_mask(n);
+            let rest = enabled & super::control::size_mask(n);
             if rest.is_power_of_two() {
                 // One lane: read, then written, with no other lane's read to come.
                 let lane = rest.trailing_zeros();
                 let value = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane as usize));
                 return self.write_indirect_lane(dst, lane, value, op.dst_slot);
             }
-            let mut values = [0u64; 32];
-            while rest != 0 {
-                let lane = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                values[lane] = apply(m, signed, lane_value(&self.thread.grf, &op.srcs[0], lanes, lane));
-            }
-            return self.write_indirect(dst, n, enabled, &values);
         }
         let mut values = [0u64; 32];
         (op.kernel)(&mut self.thread.grf, op, offsets, chen, em_part, pmask, Some(&mut values));
