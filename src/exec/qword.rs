@@ -617,6 +617,109 @@ fn direct_from<const L: usize>(grf: &mut [u8], op: &QwordOp, kind: FastKind, dst
     true
 }
 
+/// The kinds whose results' low 32 bits depend on their sources' low 32 bits alone (the
+/// shift's count is taken modulo 32 for a destination of 32 bits or fewer).
+const fn low_bits(kind: FastKind) -> bool {
+    use FastKind as K;
+    matches!(
+        kind,
+        K::Mov | K::Add | K::Mul | K::And | K::Or | K::Xor | K::Shl | K::Not | K::Mad | K::Add3 | K::Bfn(_)
+    )
+}
+
+/// A [`low_bits`] op into a packed destination of dwords or words, on u32 lanes: the bits
+/// the destination keeps are those of the 64-bit form, and sixteen lanes fit one vector
+/// register. This is the form IGC gives most 32-bit arithmetic on DG2 and later (`add3`,
+/// `bfn`, `mad`, and sources with a modifier, which the dword tier leaves to this one).
+/// Sources: immediates, scalar and packed dwords, packed words (extended by their type),
+/// the low dwords of packed qwords or of `<2;1,0>` dword pairs. False, with nothing done,
+/// for any other form.
+#[inline(always)]
+fn narrow<const L: usize>(grf: &mut [u8], op: &QwordOp, kind: FastKind, chen: u32) -> bool {
+    let Some(dst) = op.dst else { return false };
+    if dst.stride != 1 || !matches!(dst.size, 2 | 4) {
+        return false;
+    }
+    let three = matches!(kind, FastKind::Mad | FastKind::Add3 | FastKind::Bfn(_));
+    let Some(a) = low_dwords_of::<L>(grf, &op.srcs[0], op.mods[0]) else { return false };
+    let Some(b) = low_dwords_of::<L>(grf, &op.srcs[1], op.mods[1]) else { return false };
+    let c = if three { low_dwords_of::<L>(grf, &op.srcs[2], op.mods[2]) } else { Some([0; L]) };
+    let Some(c) = c else { return false };
+    let mut r = [0u32; L];
+    for i in 0..L {
+        // `kind` is a constant here: the match folds away.
+        r[i] = match kind {
+            FastKind::Mov => a[i],
+            FastKind::Add => a[i].wrapping_add(b[i]),
+            FastKind::Mul => a[i].wrapping_mul(b[i]),
+            FastKind::And => a[i] & b[i],
+            FastKind::Or => a[i] | b[i],
+            FastKind::Xor => a[i] ^ b[i],
+            // The count modulo 32, the destination's width at most.
+            FastKind::Shl => a[i] << (b[i] & 31),
+            FastKind::Not => !a[i],
+            FastKind::Mad => a[i].wrapping_mul(b[i]).wrapping_add(c[i]),
+            FastKind::Add3 => a[i].wrapping_add(b[i]).wrapping_add(c[i]),
+            _ => bfn(op.table, a[i], b[i], c[i]),
+        };
+    }
+    let bytes = &mut grf[dst.base as usize..];
+    if dst.size == 4 {
+        fast::store_lanes(bytes, &r, chen);
+    } else {
+        fast::store_words(bytes, &r.map(|v| v as u16), chen);
+    }
+    true
+}
+
+/// The low 32 bits of source `s`'s lanes (extended by its type, then modified), for the
+/// forms [`narrow`] takes.
+#[inline(always)]
+fn low_dwords_of<const L: usize>(grf: &[u8], s: &S64, (m, signed): (SrcMod, bool)) -> Option<[u32; L]> {
+    let v = match *s {
+        S64::Imm(v) => [v as u32; L],
+        S64::Dword(D32::Scalar(at, _)) => dwords_at::<1>(grf, at, 4).map(|[v]| [v; L])?,
+        S64::Dword(D32::Packed(at, _)) => dwords_at::<L>(grf, at, 4)?,
+        S64::Dword(D32::Strided(at, _)) => dwords_at::<L>(grf, at, 8)?,
+        // A qword's absolute value reads its high dword.
+        S64::Packed(at) if !matches!(m, SrcMod::Abs | SrcMod::NegAbs) => dwords_at::<L>(grf, at, 8)?,
+        S64::Words(at, signed) => packed_words::<L>(grf, at, signed)?,
+        _ => return None,
+    };
+    // The modifier on the value extended to 64 bits, as the 64-bit form applies it: only
+    // `abs` reads the extension (from 32 bits or fewer here).
+    let wide = |x: u32| if signed { x as i32 as i64 as u64 } else { u64::from(x) };
+    Some(match m {
+        SrcMod::None => v,
+        m => v.map(|x| apply(m, signed, wide(x)) as u32),
+    })
+}
+
+/// `L` dwords from GRF offset `at`, `step` bytes apart.
+#[inline(always)]
+fn dwords_at<const L: usize>(grf: &[u8], at: u32, step: usize) -> Option<[u32; L]> {
+    let bytes = grf.get(at as usize..at as usize + step * (L - 1) + 4)?;
+    let mut out = [0u32; L];
+    for (i, o) in out.iter_mut().enumerate() {
+        let b = &bytes[step * i..step * i + 4];
+        *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    Some(out)
+}
+
+/// The lanes of a packed w/uw register at GRF offset `at`, extended to 32 bits by their type.
+#[inline(always)]
+fn packed_words<const L: usize>(grf: &[u8], at: u32, signed: bool) -> Option<[u32; L]> {
+    let (chunks, _) = grf.get(at as usize..)?.as_chunks::<2>();
+    let words: &[[u8; 2]; L] = chunks.get(..L)?.try_into().ok()?;
+    let mut out = [0u32; L];
+    for i in 0..L {
+        let v = u16::from_le_bytes(words[i]);
+        out[i] = if signed { v as i16 as i32 as u32 } else { u32::from(v) };
+    }
+    Some(out)
+}
+
 /// The lane work of qword op `op` of kind `K` and exec size `L` (a [`QwordKernel`]).
 fn qword_kernel<const L: usize, const K: u8>(
     grf: &mut [u8],
@@ -628,6 +731,12 @@ fn qword_kernel<const L: usize, const K: u8>(
     out: Option<&mut [u64; 32]>,
 ) -> Option<u32> {
     let kind = const { fast::kind_of_code(K) };
+    if const { L >= 8 && low_bits(fast::kind_of_code(K)) }
+        && out.is_none()
+        && narrow::<L>(grf, op, kind, chen)
+    {
+        return None;
+    }
     if const { L >= 8 && lanewise(fast::kind_of_code(K)) }
         && out.is_none()
         && direct::<L>(grf, op, kind, chen)
@@ -810,8 +919,11 @@ fn exact_kernel<const L: usize>(
 /// The three-input boolean function of truth table `table`: result bit = table bit
 /// (s0 + 2·s1 + 4·s2), as the union of the minterms the table selects.
 #[inline(always)]
-fn bfn(table: u8, x: u64, y: u64, z: u64) -> u64 {
-    let mut r = 0;
+fn bfn<T>(table: u8, x: T, y: T, z: T) -> T
+where
+    T: Copy + Default + std::ops::Not<Output = T> + std::ops::BitAnd<Output = T> + std::ops::BitOrAssign,
+{
+    let mut r = T::default();
     for k in 0..8 {
         if table >> k & 1 != 0 {
             let p = if k & 1 != 0 { x } else { !x };
