@@ -506,12 +506,17 @@ fn generated_instructions_agree_on_fast_and_general_paths() {
                 register(&mut s, name, m)
             }
         };
-        let srcs: Vec<String> = [(ta, m0), (tb, m1), (ta, m2)]
+        let mut srcs: Vec<String> = [(ta, m0), (tb, m1), (ta, m2)]
             .iter()
             .take(n_srcs)
             .enumerate()
             .map(|(i, (t, m))| src(i, t, m))
             .collect();
+        // Now and then src1 is src0 itself: equal values in every lane (a borrow of 0 from
+        // `subb`, compares that hold for equals).
+        if n_srcs >= 2 && lcg(&mut s).is_multiple_of(8) {
+            srcs[1] = srcs[0].clone();
+        }
         // Packed, or every other element (how 64-bit emulation joins halves).
         let dst = if op == "setp" || op.starts_with("cmp") && lcg(&mut s).is_multiple_of(2) {
             "P1".to_string()
