@@ -190,7 +190,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// The variable GRF byte `address` falls in, `[start, end)` (none for a byte of no
     /// variable): the last one found when it holds the address, else looked up.
     #[inline(always)]
-    pub(super) fn root_at(&self, address: i64) -> Option<(u32, u32)> {
+    fn root_at(&self, address: i64) -> Option<(u32, u32)> {
         let (start, end) = self.last_root.get();
         if (i64::from(start)..i64::from(end)).contains(&address) {
             return Some((start, end));
@@ -252,6 +252,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// [`Ctx::write_indirect`] of one lane's `value` (`slot`: as [`Ctx::lane_address`]
     /// takes it).
+    #[inline(always)]
     pub(super) fn write_indirect_lane(
         &mut self,
         ind: &IndirectOperand,

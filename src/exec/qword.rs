@@ -941,39 +941,23 @@ impl<O: Observer> Ctx<'_, O> {
     pub fn run_qword(&mut self, op: &QwordOp, chen: u32, em_part: u32, pmask: u32) -> Result<(), FaultKind> {
         if op.indirect_src || op.dst_indirect.is_some() {
             let enabled = chen & super::control::size_mask(op.en.size());
-            if op.one_lane_move && enabled.is_power_of_two() {
-                if let Some(done) = self.move_one_lane(op, enabled.trailing_zeros()) {
-                    return done;
-                }
+            if let (true, Some(ind)) =
+                (op.one_lane_move && enabled.is_power_of_two(), op.dst_indirect.as_deref())
+            {
+                return self.move_one_lane(op, ind, enabled.trailing_zeros());
             }
             return self.run_qword_indirect(op, chen, em_part, pmask);
         }
         self.run_qword_with(op, None, chen, em_part, pmask)
     }
 
-    /// The one enabled lane of a [`QwordOp::one_lane_move`]: None, with nothing changed,
-    /// when its address is misaligned or outside a variable (the general form then names
-    /// the fault), else the store's result. The lane's element is found as
-    /// [`Ctx::write_indirect_lane`] finds it, without the lookups that form makes for any
-    /// operand.
+    /// The one enabled lane of a [`QwordOp::one_lane_move`], read and stored through
+    /// [`Ctx::write_indirect_lane`] without the indirect form's preparations for any op.
     #[inline(always)]
-    fn move_one_lane(&mut self, op: &QwordOp, lane: u32) -> Option<Result<(), FaultKind>> {
-        let (Some(ind), Some(slot)) = (op.dst_indirect.as_deref(), op.dst_slot) else { return None };
-        if let Err(fault) = self.grf(0, op.need) {
-            return Some(Err(fault));
-        }
-        let size = ind.ty.size();
-        let base = i64::from(self.addr_slot(slot)?) + i64::from(ind.imm_offset);
-        if base & (i64::from(size) - 1) != 0 {
-            return None;
-        }
-        let (start, end) = self.root_at(base)?;
-        let address = base + i64::from(ind.region.element(lane) * size);
-        if address < i64::from(start) || address + i64::from(size) > i64::from(end) {
-            return None;
-        }
+    fn move_one_lane(&mut self, op: &QwordOp, ind: &IndirectOperand, lane: u32) -> Result<(), FaultKind> {
+        self.grf(0, op.need)?;
         let value = lane_value(&self.thread.grf, &op.srcs[0], None, lane as usize);
-        Some(self.write_grf_elem(address as u32, size, value))
+        self.write_indirect_lane(ind, lane, value, op.dst_slot)
     }
 
     /// The lane work and the store into a direct destination or a predicate; `offsets`
